@@ -1,0 +1,11 @@
+function(roofline_warnings tgt)
+  target_compile_options(${tgt} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wshadow=local -Wno-unused-parameter>)
+  if(ROOFLINE_WERROR)
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+  if(ROOFLINE_SANITIZE)
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer>)
+    target_link_options(${tgt} PUBLIC -fsanitize=address,undefined)
+  endif()
+endfunction()

@@ -1,0 +1,118 @@
+#include "command.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/cuda/runtime.hpp"
+#include "roofline/hardware/cpu_info.hpp"
+#include "roofline/hardware/gpu_info.hpp"
+#include "roofline/store/results.hpp"
+
+namespace roofline::cli {
+
+namespace {
+std::vector<CommandFactory>& factories() {
+  static std::vector<CommandFactory> f;
+  return f;
+}
+}  // namespace
+
+bool Registry::add(CommandFactory f) {
+  factories().push_back(f);
+  return true;
+}
+
+std::vector<std::unique_ptr<Command>> Registry::create_all() {
+  std::vector<std::unique_ptr<Command>> out;
+  for (auto f : factories()) out.push_back(f());
+  return out;
+}
+
+Context::Context(GlobalOptions& opts, std::string command, bool stores)
+    : opts_(opts), command_(std::move(command)), stores_(stores) {}
+
+Context::~Context() = default;
+
+store::Db& Context::db() {
+  if (!db_) db_ = std::make_unique<store::Db>(store::Db::resolve_path(opts_.db));
+  return *db_;
+}
+
+std::int64_t Context::run_id() {
+  if (run_id_ == 0) run_id_ = store::begin_run(db(), {command_, opts_.argv});
+  return run_id_;
+}
+
+std::int64_t Context::cpu_device_id() {
+  if (!cpu_id_) {
+    hw::CpuInfo c = hw::query_cpu();
+    cpu_id_ = store::record_device(db(), run_id(), {"cpu", 0, c.model_name, "", c.to_json().dump()});
+  }
+  return *cpu_id_;
+}
+
+std::int64_t Context::gpu_device_id(int ordinal) {
+  for (auto& [o, id] : gpu_ids_)
+    if (o == ordinal) return id;
+  hw::GpuInfo g = hw::query_gpu(ordinal);
+  std::int64_t id = store::record_device(db(), run_id(), {"gpu", ordinal, g.name, g.uuid, g.to_json().dump()});
+  gpu_ids_.emplace_back(ordinal, id);
+  return id;
+}
+
+bool Context::interactive() const { return !opts_.quiet && !opts_.json && !opts_.csv; }
+
+void Context::status(const std::string& line) const {
+  if (!interactive()) return;
+  std::cerr << line << std::endl;
+}
+
+DeviceChoice parse_devices(const std::string& spec) {
+  DeviceChoice c;
+  for (const auto& raw : split(spec, ',')) {
+    std::string p = to_lower(trim(raw));
+    if (p == "cpu") c.cpu = true;
+    else if (p == "gpu" || p == "cuda") c.all_gpus = true;
+    else if (p == "all") {
+      c.cpu = true;
+      c.all_gpus = true;
+    } else if (starts_with(p, "gpu:") || starts_with(p, "cuda:")) {
+      std::string n = p.substr(p.find(':') + 1);
+      std::int64_t idx = -1;
+      try {
+        idx = parse_int(n, "GPU number");
+      } catch (const Error&) {
+        idx = -1;
+      }
+      if (idx < 0)
+        throw_usage(fmt::format("unknown device '{}': the GPU number must be 0 or more", raw),
+                    "use --device cpu, gpu, gpu:N or all");
+      c.gpus.push_back(static_cast<int>(idx));
+    } else {
+      throw_usage(fmt::format("unknown device '{}'", raw), "use --device cpu, gpu, gpu:N or all (comma-separated)");
+    }
+  }
+  if (!c.cpu && !c.all_gpus && c.gpus.empty()) throw_usage("--device is empty", "use --device cpu, gpu, gpu:N or all");
+  return c;
+}
+
+std::vector<int> resolve_gpus(const DeviceChoice& choice) {
+  int n = cuda::gpu_count();
+  std::vector<int> out;
+  if (choice.all_gpus)
+    for (int i = 0; i < n; ++i) out.push_back(i);
+  for (int g : choice.gpus) {
+    cuda::require_gpu(g);
+    bool seen = false;
+    for (int o : out) seen |= o == g;
+    if (!seen) out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace roofline::cli

@@ -1,0 +1,95 @@
+// Every `roofline` subcommand is a Command registered from its own file in
+// src/cli/commands/. main() parses the command line, opens the results store,
+// records the run, calls run(), and renders the Report as text, JSON or CSV.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "roofline/core/report.hpp"
+#include "roofline/store/db.hpp"
+
+namespace roofline::cli {
+
+struct GlobalOptions {
+  std::string db;  // --db
+  bool json = false, csv = false;
+  bool quiet = false;
+  std::vector<std::string> argv;
+  Format format() const { return json ? Format::Json : (csv ? Format::Csv : Format::Text); }
+};
+
+class Context {
+ public:
+  Context(GlobalOptions& opts, std::string command, bool stores);
+  ~Context();
+
+  const GlobalOptions& options() const { return opts_; }
+  // The results store, opened on first use (commands that store open it before
+  // they start working, so an unusable database fails fast).
+  store::Db& db();
+  bool stores() const { return stores_; }
+  // The id of this invocation's row in `runs`, created on first use.
+  std::int64_t run_id();
+  bool has_run() const { return run_id_ > 0; }
+  // The store's row for this run's CPU / GPU `ordinal`, recorded (with the
+  // device sheet as JSON) on first use.
+  std::int64_t cpu_device_id();
+  std::int64_t gpu_device_id(int ordinal);
+  // Progress messages on stderr (not with --quiet, --json or --csv).
+  void status(const std::string& line) const;
+  bool interactive() const;
+
+ private:
+  GlobalOptions& opts_;
+  std::string command_;
+  bool stores_;
+  std::unique_ptr<store::Db> db_;
+  std::int64_t run_id_ = 0;
+  std::optional<std::int64_t> cpu_id_;
+  std::vector<std::pair<int, std::int64_t>> gpu_ids_;
+};
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual const char* name() const = 0;
+  virtual const char* summary() const = 0;
+  // Adds this command's options to its CLI11 subcommand.
+  virtual void configure(CLI::App& sub) = 0;
+  virtual Report run(Context& ctx) = 0;
+  // Whether the command writes a run to the results store.
+  virtual bool stores_results() const { return true; }
+};
+
+using CommandFactory = std::unique_ptr<Command> (*)();
+struct Registry {
+  static bool add(CommandFactory f);
+  static std::vector<std::unique_ptr<Command>> create_all();
+};
+
+#define ROOFLINE_COMMAND(Class)                                                 \
+  namespace {                                                                   \
+  const bool registered_##Class = ::roofline::cli::Registry::add(              \
+      []() -> std::unique_ptr<::roofline::cli::Command> { return std::make_unique<Class>(); }); \
+  }
+
+// Devices named by --device: "cpu", "gpu" (every GPU), "gpu:N", "all", or a
+// comma-separated list of those. Throws a usage Error for anything else.
+struct DeviceChoice {
+  bool cpu = false;
+  std::vector<int> gpus;  // ordinals
+  bool all_gpus = false;  // "gpu" or "all": every GPU present (possibly none)
+};
+DeviceChoice parse_devices(const std::string& spec);
+// The GPU ordinals the choice names, given how many GPUs are present. GPUs
+// named explicitly but absent throw Error(Device); "gpu"/"all" with none
+// present return an empty list (the caller reports GPU parts as unavailable).
+std::vector<int> resolve_gpus(const DeviceChoice& choice);
+
+}  // namespace roofline::cli
