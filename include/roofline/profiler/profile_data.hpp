@@ -1,0 +1,154 @@
+// What a profiled program leaves behind, aggregated on the fly (no trace is
+// needed for the summaries): per-kernel, per-API and per-memcpy statistics,
+// launch overheads, GPU busy time and gaps, PM-sampling time series, hardware
+// counters per kernel, and the diagnoses drawn from them. The injection
+// library fills it inside the profiled process and writes it as JSON; the
+// `roofline profile` process reads it back, prints it and stores it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace roofline::prof {
+
+// Exact count, total, min, max, mean and standard deviation (Welford); the
+// median from a bounded reservoir sample (exact while count <= capacity).
+class DurationStats {
+ public:
+  static constexpr size_t kReservoir = 2048;
+  void add(double ns);
+  void merge(const DurationStats& o);
+  std::uint64_t count() const { return count_; }
+  double total() const { return total_; }
+  double min() const { return count_ ? min_ : 0; }
+  double max() const { return max_; }
+  double mean() const { return mean_; }
+  double stddev() const;  // sample standard deviation
+  double median() const;
+  bool median_exact() const { return count_ <= kReservoir; }
+  nlohmann::json to_json() const;
+  static DurationStats from_json(const nlohmann::json& j);
+
+ private:
+  std::uint64_t count_ = 0;
+  double total_ = 0, min_ = 0, max_ = 0, mean_ = 0, m2_ = 0;
+  std::vector<double> reservoir_;
+  std::uint64_t rng_ = 0x9E3779B97F4A7C15ull;
+};
+
+struct KernelSummary {
+  std::string name;        // as CUPTI reports it (mangled for C++ kernels)
+  std::string demangled;   // full demangled name
+  std::string nvtx_path;   // innermost NVTX ranges at launch, "model/layer/pass" ("" when none)
+  DurationStats duration;  // ns
+  std::uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};  // of the first launch
+  int registers = 0;
+  std::uint64_t static_smem = 0, dynamic_smem = 0;
+  int device = 0;
+};
+
+struct ApiSummary {
+  std::string name;        // "cudaLaunchKernel", "cuMemcpyHtoDAsync_v2", ...
+  std::string domain;      // "runtime" or "driver"
+  DurationStats duration;  // ns
+  std::uint64_t errors = 0;
+};
+
+struct MemcpySummary {
+  std::string kind;        // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "memset"
+  DurationStats duration;  // ns
+  std::uint64_t total_bytes = 0, min_bytes = 0, max_bytes = 0;
+  std::uint64_t pageable = 0;     // copies that touched pageable host memory
+  std::uint64_t synchronous = 0;  // issued by a synchronous API (cudaMemcpy, not ...Async)
+};
+
+// nsys cuda_kern_exec_sum: per launch, API time (host call), queue time (call
+// return to kernel start) and kernel time.
+struct LaunchSummary {
+  std::string kernel;
+  DurationStats api_ns, queue_ns, kernel_ns;
+};
+
+struct Interval {
+  std::uint64_t start_ns = 0, end_ns = 0;
+};
+
+struct Timeline {
+  std::uint64_t process_start_ns = 0, process_end_ns = 0;  // wall clock of the profiled process
+  std::uint64_t first_gpu_ns = 0, last_gpu_ns = 0;         // first kernel/memcpy start, last end
+  std::uint64_t kernel_busy_ns = 0;    // union of kernel intervals
+  std::uint64_t gpu_busy_ns = 0;       // union of kernel, memcpy and memset intervals
+  std::vector<Interval> largest_gaps;  // GPU idle gaps, longest first (bounded)
+  std::map<std::string, std::uint64_t> gap_histogram;  // "<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"
+  double busy_fraction() const;        // kernel_busy / (last_gpu - first_gpu)
+};
+
+struct PmSample {
+  std::uint64_t t_ns = 0;  // timestamp (same clock as the timeline)
+  double gr_active = 0;    // fraction 0..1
+  double sm_active = 0;
+  double tensor_active = 0;
+  double dram_read_bps = 0, dram_write_bps = 0;
+};
+
+// Derived from hardware counters for one kernel instance (or the sum over the
+// profiled instances of one kernel name).
+struct KernelCounters {
+  std::string kernel;
+  std::string nvtx_path;
+  std::uint64_t instances = 0;
+  double duration_ns = 0;
+  std::map<std::string, double> flops;         // CUDA cores by precision: "fp64", "fp32", "fp16" (half+bf16)
+  std::map<std::string, double> tensor_flops;  // tensor cores: "fp64","tf32","fp16","bf16","fp8","int8"
+  double dram_read_bytes = 0, dram_write_bytes = 0;
+  double l2_read_bytes = 0, l2_write_bytes = 0;
+  double achieved_occupancy = 0;               // 0..1
+  std::map<std::string, double> raw;           // metric name -> value, as read
+  double total_flops() const;
+  double dram_bytes() const { return dram_read_bytes + dram_write_bytes; }
+};
+
+struct KernelSequence {
+  std::vector<std::string> kernels;  // consecutive kernel names
+  std::uint64_t count = 0;
+  double total_ns = 0;
+};
+
+struct Diagnosis {
+  std::string rule;        // stable id, e.g. "launch-bound"
+  std::string severity;    // "high", "medium", "low", "info"
+  std::string title;       // one line
+  std::string evidence;    // the numbers that triggered it
+  std::string suggestion;  // what to do
+  double impact_ns = 0;    // estimated time at stake (0 when unknown)
+};
+
+struct ProfileData {
+  int pid = 0;
+  std::string command;          // the profiled command line
+  std::string exit_status;      // "exited 0", "exited 3", "killed by signal 9", "still running"
+  int exit_code = 0;
+  bool complete = false;        // false when only a periodic snapshot survived (process killed)
+  std::vector<std::string> devices;  // GPU names by ordinal
+  std::map<std::string, KernelSummary> kernels;  // key: name + '\x1f' + nvtx_path
+  std::map<std::string, ApiSummary> apis;        // key: name
+  std::map<std::string, MemcpySummary> memcpys;  // key: kind
+  std::map<std::string, LaunchSummary> launches; // key: kernel name
+  Timeline timeline;
+  double pm_interval_ns = 0;
+  std::vector<PmSample> pm_samples;
+  std::vector<KernelCounters> counters;
+  std::vector<KernelSequence> sequences;
+  std::vector<Diagnosis> diagnoses;
+  std::vector<std::string> warnings;  // e.g. counters not permitted, CUPTI busy
+
+  nlohmann::json to_json() const;
+  static ProfileData from_json(const nlohmann::json& j);
+  // Folds another process's data (a forked child) into this one.
+  void merge(const ProfileData& other);
+};
+
+}  // namespace roofline::prof
