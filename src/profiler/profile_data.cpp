@@ -1,0 +1,341 @@
+#include "roofline/profiler/profile_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace roofline::prof {
+
+// ------------------------------------------------------------ DurationStats
+
+void DurationStats::add(double ns) {
+  ++count_;
+  total_ += ns;
+  if (count_ == 1) {
+    min_ = max_ = ns;
+  } else {
+    min_ = std::min(min_, ns);
+    max_ = std::max(max_, ns);
+  }
+  double delta = ns - mean_;
+  mean_ += delta / static_cast<double>(count_);
+  m2_ += delta * (ns - mean_);
+  // Reservoir sampling (Algorithm R) with a private xorshift generator, so the
+  // result does not depend on anything else in the process.
+  if (reservoir_.size() < kReservoir) {
+    reservoir_.push_back(ns);
+  } else {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    std::uint64_t j = rng_ % count_;
+    if (j < kReservoir) reservoir_[j] = ns;
+  }
+}
+
+void DurationStats::merge(const DurationStats& o) {
+  if (o.count_ == 0) return;
+  if (count_ == 0) {
+    *this = o;
+    return;
+  }
+  std::uint64_t n = count_ + o.count_;
+  double delta = o.mean_ - mean_;
+  m2_ += o.m2_ + delta * delta * static_cast<double>(count_) * static_cast<double>(o.count_) / static_cast<double>(n);
+  mean_ = (mean_ * static_cast<double>(count_) + o.mean_ * static_cast<double>(o.count_)) / static_cast<double>(n);
+  total_ += o.total_;
+  min_ = std::min(min_, o.min_);
+  max_ = std::max(max_, o.max_);
+  // Keep a reservoir proportional to each side's share.
+  std::vector<double> merged;
+  size_t take_a = std::min(reservoir_.size(),
+                           static_cast<size_t>(std::llround(double(kReservoir) * double(count_) / double(n))));
+  size_t take_b = std::min(o.reservoir_.size(), kReservoir - take_a);
+  merged.insert(merged.end(), reservoir_.begin(), reservoir_.begin() + static_cast<long>(take_a));
+  merged.insert(merged.end(), o.reservoir_.begin(), o.reservoir_.begin() + static_cast<long>(take_b));
+  reservoir_ = std::move(merged);
+  count_ = n;
+}
+
+double DurationStats::stddev() const {
+  return count_ > 1 ? std::sqrt(m2_ / static_cast<double>(count_ - 1)) : 0.0;
+}
+
+double DurationStats::median() const {
+  if (reservoir_.empty()) return 0;
+  std::vector<double> s = reservoir_;
+  size_t mid = s.size() / 2;
+  std::nth_element(s.begin(), s.begin() + static_cast<long>(mid), s.end());
+  double hi = s[mid];
+  if (s.size() % 2 == 1) return hi;
+  double lo = *std::max_element(s.begin(), s.begin() + static_cast<long>(mid));
+  return (lo + hi) / 2;
+}
+
+nlohmann::json DurationStats::to_json() const {
+  return {{"count", count_}, {"total", total_}, {"min", min()}, {"max", max_},
+          {"mean", mean_},   {"m2", m2_},       {"reservoir", reservoir_}};
+}
+
+DurationStats DurationStats::from_json(const nlohmann::json& j) {
+  DurationStats d;
+  d.count_ = j.value("count", std::uint64_t{0});
+  d.total_ = j.value("total", 0.0);
+  d.min_ = j.value("min", 0.0);
+  d.max_ = j.value("max", 0.0);
+  d.mean_ = j.value("mean", 0.0);
+  d.m2_ = j.value("m2", 0.0);
+  if (j.contains("reservoir")) d.reservoir_ = j["reservoir"].get<std::vector<double>>();
+  return d;
+}
+
+// ---------------------------------------------------------------- helpers
+
+double Timeline::busy_fraction() const {
+  if (last_gpu_ns <= first_gpu_ns) return 0;
+  return static_cast<double>(kernel_busy_ns) / static_cast<double>(last_gpu_ns - first_gpu_ns);
+}
+
+double KernelCounters::total_flops() const {
+  double t = 0;
+  for (const auto& [k, v] : flops) t += v;
+  for (const auto& [k, v] : tensor_flops) t += v;
+  return t;
+}
+
+// ------------------------------------------------------------------- JSON
+
+namespace {
+
+nlohmann::json dims(const std::uint32_t d[3]) { return {d[0], d[1], d[2]}; }
+void read_dims(const nlohmann::json& j, const char* key, std::uint32_t d[3]) {
+  if (!j.contains(key)) return;
+  for (int i = 0; i < 3; ++i) d[i] = j[key][i].get<std::uint32_t>();
+}
+
+}  // namespace
+
+nlohmann::json ProfileData::to_json() const {
+  nlohmann::json j;
+  j["pid"] = pid;
+  j["command"] = command;
+  j["exit_status"] = exit_status;
+  j["exit_code"] = exit_code;
+  j["complete"] = complete;
+  j["devices"] = devices;
+  auto& jk = j["kernels"] = nlohmann::json::array();
+  for (const auto& [key, k] : kernels)
+    jk.push_back({{"name", k.name},
+                  {"demangled", k.demangled},
+                  {"nvtx_path", k.nvtx_path},
+                  {"duration", k.duration.to_json()},
+                  {"grid", dims(k.grid)},
+                  {"block", dims(k.block)},
+                  {"registers", k.registers},
+                  {"static_smem", k.static_smem},
+                  {"dynamic_smem", k.dynamic_smem},
+                  {"device", k.device}});
+  auto& ja = j["apis"] = nlohmann::json::array();
+  for (const auto& [key, a] : apis)
+    ja.push_back({{"name", a.name}, {"domain", a.domain}, {"duration", a.duration.to_json()}, {"errors", a.errors}});
+  auto& jm = j["memcpys"] = nlohmann::json::array();
+  for (const auto& [key, m] : memcpys)
+    jm.push_back({{"kind", m.kind},
+                  {"duration", m.duration.to_json()},
+                  {"total_bytes", m.total_bytes},
+                  {"min_bytes", m.min_bytes},
+                  {"max_bytes", m.max_bytes},
+                  {"pageable", m.pageable},
+                  {"synchronous", m.synchronous}});
+  auto& jl = j["launches"] = nlohmann::json::array();
+  for (const auto& [key, l] : launches)
+    jl.push_back({{"kernel", l.kernel},
+                  {"api_ns", l.api_ns.to_json()},
+                  {"queue_ns", l.queue_ns.to_json()},
+                  {"kernel_ns", l.kernel_ns.to_json()}});
+  nlohmann::json gaps = nlohmann::json::array();
+  for (const auto& g : timeline.largest_gaps) gaps.push_back({g.start_ns, g.end_ns});
+  j["timeline"] = {{"process_start_ns", timeline.process_start_ns},
+                   {"process_end_ns", timeline.process_end_ns},
+                   {"first_gpu_ns", timeline.first_gpu_ns},
+                   {"last_gpu_ns", timeline.last_gpu_ns},
+                   {"kernel_busy_ns", timeline.kernel_busy_ns},
+                   {"gpu_busy_ns", timeline.gpu_busy_ns},
+                   {"largest_gaps", gaps},
+                   {"gap_histogram", timeline.gap_histogram}};
+  j["pm_interval_ns"] = pm_interval_ns;
+  auto& jp = j["pm_samples"] = nlohmann::json::array();
+  for (const auto& s : pm_samples)
+    jp.push_back({s.t_ns, s.gr_active, s.sm_active, s.tensor_active, s.dram_read_bps, s.dram_write_bps});
+  auto& jc = j["counters"] = nlohmann::json::array();
+  for (const auto& c : counters)
+    jc.push_back({{"kernel", c.kernel},
+                  {"nvtx_path", c.nvtx_path},
+                  {"instances", c.instances},
+                  {"duration_ns", c.duration_ns},
+                  {"flops", c.flops},
+                  {"tensor_flops", c.tensor_flops},
+                  {"dram_read_bytes", c.dram_read_bytes},
+                  {"dram_write_bytes", c.dram_write_bytes},
+                  {"l2_read_bytes", c.l2_read_bytes},
+                  {"l2_write_bytes", c.l2_write_bytes},
+                  {"achieved_occupancy", c.achieved_occupancy},
+                  {"raw", c.raw}});
+  auto& js = j["sequences"] = nlohmann::json::array();
+  for (const auto& s : sequences) js.push_back({{"kernels", s.kernels}, {"count", s.count}, {"total_ns", s.total_ns}});
+  auto& jd = j["diagnoses"] = nlohmann::json::array();
+  for (const auto& d : diagnoses)
+    jd.push_back({{"rule", d.rule},
+                  {"severity", d.severity},
+                  {"title", d.title},
+                  {"evidence", d.evidence},
+                  {"suggestion", d.suggestion},
+                  {"impact_ns", d.impact_ns}});
+  j["warnings"] = warnings;
+  return j;
+}
+
+ProfileData ProfileData::from_json(const nlohmann::json& j) {
+  ProfileData p;
+  p.pid = j.value("pid", 0);
+  p.command = j.value("command", "");
+  p.exit_status = j.value("exit_status", "");
+  p.exit_code = j.value("exit_code", 0);
+  p.complete = j.value("complete", false);
+  if (j.contains("devices")) p.devices = j["devices"].get<std::vector<std::string>>();
+  for (const auto& jk : j.value("kernels", nlohmann::json::array())) {
+    KernelSummary k;
+    k.name = jk.value("name", "");
+    k.demangled = jk.value("demangled", "");
+    k.nvtx_path = jk.value("nvtx_path", "");
+    k.duration = DurationStats::from_json(jk.at("duration"));
+    read_dims(jk, "grid", k.grid);
+    read_dims(jk, "block", k.block);
+    k.registers = jk.value("registers", 0);
+    k.static_smem = jk.value("static_smem", std::uint64_t{0});
+    k.dynamic_smem = jk.value("dynamic_smem", std::uint64_t{0});
+    k.device = jk.value("device", 0);
+    p.kernels[k.name + '\x1f' + k.nvtx_path] = std::move(k);
+  }
+  for (const auto& ja : j.value("apis", nlohmann::json::array())) {
+    ApiSummary a;
+    a.name = ja.value("name", "");
+    a.domain = ja.value("domain", "");
+    a.duration = DurationStats::from_json(ja.at("duration"));
+    a.errors = ja.value("errors", std::uint64_t{0});
+    p.apis[a.name] = std::move(a);
+  }
+  for (const auto& jm : j.value("memcpys", nlohmann::json::array())) {
+    MemcpySummary m;
+    m.kind = jm.value("kind", "");
+    m.duration = DurationStats::from_json(jm.at("duration"));
+    m.total_bytes = jm.value("total_bytes", std::uint64_t{0});
+    m.min_bytes = jm.value("min_bytes", std::uint64_t{0});
+    m.max_bytes = jm.value("max_bytes", std::uint64_t{0});
+    m.pageable = jm.value("pageable", std::uint64_t{0});
+    m.synchronous = jm.value("synchronous", std::uint64_t{0});
+    p.memcpys[m.kind] = std::move(m);
+  }
+  for (const auto& jl : j.value("launches", nlohmann::json::array())) {
+    LaunchSummary l;
+    l.kernel = jl.value("kernel", "");
+    l.api_ns = DurationStats::from_json(jl.at("api_ns"));
+    l.queue_ns = DurationStats::from_json(jl.at("queue_ns"));
+    l.kernel_ns = DurationStats::from_json(jl.at("kernel_ns"));
+    p.launches[l.kernel] = std::move(l);
+  }
+  if (j.contains("timeline")) {
+    const auto& t = j["timeline"];
+    p.timeline.process_start_ns = t.value("process_start_ns", std::uint64_t{0});
+    p.timeline.process_end_ns = t.value("process_end_ns", std::uint64_t{0});
+    p.timeline.first_gpu_ns = t.value("first_gpu_ns", std::uint64_t{0});
+    p.timeline.last_gpu_ns = t.value("last_gpu_ns", std::uint64_t{0});
+    p.timeline.kernel_busy_ns = t.value("kernel_busy_ns", std::uint64_t{0});
+    p.timeline.gpu_busy_ns = t.value("gpu_busy_ns", std::uint64_t{0});
+    for (const auto& g : t.value("largest_gaps", nlohmann::json::array()))
+      p.timeline.largest_gaps.push_back({g[0].get<std::uint64_t>(), g[1].get<std::uint64_t>()});
+    if (t.contains("gap_histogram"))
+      p.timeline.gap_histogram = t["gap_histogram"].get<std::map<std::string, std::uint64_t>>();
+  }
+  p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
+  for (const auto& s : j.value("pm_samples", nlohmann::json::array()))
+    p.pm_samples.push_back({s[0].get<std::uint64_t>(), s[1].get<double>(), s[2].get<double>(), s[3].get<double>(),
+                            s[4].get<double>(), s[5].get<double>()});
+  for (const auto& jc : j.value("counters", nlohmann::json::array())) {
+    KernelCounters c;
+    c.kernel = jc.value("kernel", "");
+    c.nvtx_path = jc.value("nvtx_path", "");
+    c.instances = jc.value("instances", std::uint64_t{0});
+    c.duration_ns = jc.value("duration_ns", 0.0);
+    c.flops = jc.value("flops", std::map<std::string, double>{});
+    c.tensor_flops = jc.value("tensor_flops", std::map<std::string, double>{});
+    c.dram_read_bytes = jc.value("dram_read_bytes", 0.0);
+    c.dram_write_bytes = jc.value("dram_write_bytes", 0.0);
+    c.l2_read_bytes = jc.value("l2_read_bytes", 0.0);
+    c.l2_write_bytes = jc.value("l2_write_bytes", 0.0);
+    c.achieved_occupancy = jc.value("achieved_occupancy", 0.0);
+    c.raw = jc.value("raw", std::map<std::string, double>{});
+    p.counters.push_back(std::move(c));
+  }
+  for (const auto& js : j.value("sequences", nlohmann::json::array()))
+    p.sequences.push_back({js.value("kernels", std::vector<std::string>{}), js.value("count", std::uint64_t{0}),
+                           js.value("total_ns", 0.0)});
+  for (const auto& jd : j.value("diagnoses", nlohmann::json::array()))
+    p.diagnoses.push_back({jd.value("rule", ""), jd.value("severity", ""), jd.value("title", ""),
+                           jd.value("evidence", ""), jd.value("suggestion", ""), jd.value("impact_ns", 0.0)});
+  if (j.contains("warnings")) p.warnings = j["warnings"].get<std::vector<std::string>>();
+  return p;
+}
+
+void ProfileData::merge(const ProfileData& o) {
+  for (const auto& [key, k] : o.kernels) {
+    auto [it, inserted] = kernels.try_emplace(key, k);
+    if (!inserted) it->second.duration.merge(k.duration);
+  }
+  for (const auto& [key, a] : o.apis) {
+    auto [it, inserted] = apis.try_emplace(key, a);
+    if (!inserted) {
+      it->second.duration.merge(a.duration);
+      it->second.errors += a.errors;
+    }
+  }
+  for (const auto& [key, m] : o.memcpys) {
+    auto [it, inserted] = memcpys.try_emplace(key, m);
+    if (!inserted) {
+      auto& d = it->second;
+      d.duration.merge(m.duration);
+      d.min_bytes = std::min(d.min_bytes, m.min_bytes);
+      d.max_bytes = std::max(d.max_bytes, m.max_bytes);
+      d.total_bytes += m.total_bytes;
+      d.pageable += m.pageable;
+      d.synchronous += m.synchronous;
+    }
+  }
+  for (const auto& [key, l] : o.launches) {
+    auto [it, inserted] = launches.try_emplace(key, l);
+    if (!inserted) {
+      it->second.api_ns.merge(l.api_ns);
+      it->second.queue_ns.merge(l.queue_ns);
+      it->second.kernel_ns.merge(l.kernel_ns);
+    }
+  }
+  // Timelines of different processes overlap; busy time adds up only as an
+  // upper bound, so the merged figure is the sum clipped to the joint span.
+  auto& t = timeline;
+  const auto& u = o.timeline;
+  if (u.last_gpu_ns > 0) {
+    t.first_gpu_ns = t.first_gpu_ns ? std::min(t.first_gpu_ns, u.first_gpu_ns) : u.first_gpu_ns;
+    t.last_gpu_ns = std::max(t.last_gpu_ns, u.last_gpu_ns);
+    std::uint64_t span = t.last_gpu_ns - t.first_gpu_ns;
+    t.kernel_busy_ns = std::min(span, t.kernel_busy_ns + u.kernel_busy_ns);
+    t.gpu_busy_ns = std::min(span, t.gpu_busy_ns + u.gpu_busy_ns);
+  }
+  t.process_start_ns = t.process_start_ns ? std::min(t.process_start_ns, u.process_start_ns) : u.process_start_ns;
+  t.process_end_ns = std::max(t.process_end_ns, u.process_end_ns);
+  for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;
+  pm_samples.insert(pm_samples.end(), o.pm_samples.begin(), o.pm_samples.end());
+  counters.insert(counters.end(), o.counters.begin(), o.counters.end());
+  for (const auto& w : o.warnings) warnings.push_back(w);
+  complete = complete && o.complete;
+}
+
+}  // namespace roofline::prof
