@@ -43,6 +43,30 @@ int main(int argc, char** argv) {
     subs.emplace_back(sub, c.get());
   }
 
+  // The first word that is not an option (or --db's value) names the command:
+  // say plainly when it is not one, instead of CLI11's generic message.
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a == "--db") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    bool known = false;
+    std::string names;
+    for (auto& [sub, cmd] : subs) {
+      known |= a == cmd->name();
+      names += names.empty() ? cmd->name() : std::string(", ") + cmd->name();
+    }
+    if (!known) {
+      print_error(Error(ErrorKind::Usage, "unknown command '" + a + "'",
+                        "the commands are: " + names + " (roofline --help describes them)"));
+      return 2;
+    }
+    break;
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,63 @@
+// The CLI's shared behaviour: version, help, unknown commands and options,
+// the results database chosen by --db and ROOFLINE_DB, and store errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/store/db.hpp"
+#include "support/cli.hpp"
+
+using roofline::test::run_cli;
+using roofline::test::TempDir;
+
+TEST(Cli, VersionAndHelp) {
+  auto v = run_cli({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("CUDA"), std::string::npos);
+  auto h = run_cli({"--help"});
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("runs"), std::string::npos);
+}
+
+TEST(Cli, UnknownCommandIsAUsageError) {
+  auto r = run_cli({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("frobnicate"), std::string::npos) << r.err;
+}
+
+TEST(Cli, NoCommandIsAUsageError) {
+  auto r = run_cli({});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, DbOptionAndEnvironmentChooseTheDatabase) {
+  TempDir dir;
+  auto a = run_cli({"--json", "runs", "--db", dir.file("a.db")});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(nlohmann::json::parse(a.out)["tables"][0]["title"].get<std::string>().find("a.db"), std::string::npos);
+  auto b = run_cli({"--json", "runs"}, {"ROOFLINE_DB=" + dir.file("b.db")});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(nlohmann::json::parse(b.out)["tables"][0]["title"].get<std::string>().find("b.db"), std::string::npos);
+  // Default: ./roofline.db in the working directory.
+  auto c = run_cli({"--json", "runs"}, {}, dir.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(nlohmann::json::parse(c.out)["tables"][0]["title"].get<std::string>().find("roofline.db"),
+            std::string::npos);
+}
+
+TEST(Cli, StoreErrorsExitWithTheStoreCodeAndAHint) {
+  TempDir dir;
+  roofline::test::write_file(dir.file("junk.db"), std::string(4096, '\x42'));
+  auto r = run_cli({"runs", "--db", dir.file("junk.db")});
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_NE(r.err.find("not a roofline results database"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("what to do"), std::string::npos) << r.err;
+  roofline::test::write_file(dir.file("plain"), "x");
+  auto u = run_cli({"runs", "--db", dir.file("plain") + "/sub.db"});
+  EXPECT_EQ(u.exit_code, 5) << u.err;
+}
+
+TEST(Cli, JsonAndCsvAreExclusive) {
+  auto r = run_cli({"--json", "--csv", "runs"});
+  EXPECT_EQ(r.exit_code, 2);
+}
