@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Packs what a GPU run needs into .carry/ (ignored by git; name it in the
+# device tool's `carry`): the stripped binaries and libraries of ./build as
+# .carry/dist.tar.xz, and the Fashion-MNIST files as .carry/fashion-mnist/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+mkdir -p .carry/fashion-mnist
+cp -u /usr/share/datasets/fashion-mnist/*.gz .carry/fashion-mnist/ 2>/dev/null || true
+stage=$(mktemp -d)
+mkdir -p "$stage/bin" "$stage/lib"
+for f in "$build"/bin/*; do [[ -f $f && -x $f ]] && cp "$f" "$stage/bin/"; done
+[[ -d $build/lib ]] && cp -r "$build"/lib/. "$stage/lib/" || true
+[[ -d $build/programs ]] && { mkdir -p "$stage/programs"; cp -r "$build"/programs/. "$stage/programs/"; }
+find "$stage" -type f \( -perm -u+x -o -name '*.so' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
+tar -C "$stage" -cJf .carry/dist.tar.xz .
+rm -rf "$stage"
+du -sh .carry/dist.tar.xz .carry/fashion-mnist

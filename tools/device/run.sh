@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU-machine entry point: unpacks .carry/dist.tar.xz into ./build, sets
+# up the environment (cuDNN from PyTorch's environment), prints the machine,
+# then runs each named part's script (tools/device/<part>.sh) with a time
+# limit, logging to $OUT/<part>.log. Usage: tools/device/run.sh PART[:SECONDS]...
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
+mkdir -p build && tar -C build -xJf .carry/dist.tar.xz
+P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
+export ROOFLINE_DATA=$PWD/.carry/fashion-mnist ROOFLINE_DB=$OUT/roofline.db PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv
+for spec in "$@"; do
+  part=${spec%%:*}; limit=${spec#*:}; [[ $limit == "$spec" ]] && limit=300
+  echo "=== $part (limit ${limit}s) $(date -u +%T)"
+  start=$(date +%s.%N)
+  timeout --signal=TERM --kill-after=10 "$limit" bash "tools/device/$part.sh" > "$OUT/$part.log" 2>&1
+  rc=$?
+  printf '=== %s rc=%d %.1fs\n' "$part" "$rc" "$(echo "$(date +%s.%N) - $start" | bc)"
+  grep -E "PASS|MISS|FAIL|SKIP|error|Error|\[  FAILED|\[  PASSED" "$OUT/$part.log" | tail -40
+done
