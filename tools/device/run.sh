@@ -17,6 +17,6 @@ for spec in "$@"; do
   start=$(date +%s.%N)
   timeout --signal=TERM --kill-after=10 "$limit" bash "tools/device/$part.sh" > "$OUT/$part.log" 2>&1
   rc=$?
-  printf '=== %s rc=%d %.1fs\n' "$part" "$rc" "$(echo "$(date +%s.%N) - $start" | bc)"
+  awk -v p="$part" -v r="$rc" -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "=== %s rc=%d %.1fs\n", p, r, e-s}'
   grep -E "PASS|MISS|FAIL|SKIP|error|Error|\[  FAILED|\[  PASSED" "$OUT/$part.log" | tail -40
 done
