@@ -88,7 +88,7 @@ DatasheetMatch explain_match(const std::string& name, std::uint64_t memory_bytes
     if (sms > 0 && d.sms > 0 && sms != d.sms) against.push_back(fmt::format("{} SMs, this GPU has {}", d.sms, sms));
     // Drivers report a little less than the printed size (ECC, reserved memory).
     if (memory_bytes > 0 && (gib < 0.85 * d.memory_gb || gib > 1.06 * d.memory_gb))
-      against.push_back(fmt::format("{} GB of memory, this GPU has {:.1f} GiB", format_sig(d.memory_gb), gib));
+      against.push_back(fmt::format("{:g} GB of memory, this GPU has {:.1f} GiB", d.memory_gb, gib));
     if (against.empty())
       ok.push_back(&d);
     else
@@ -98,13 +98,12 @@ DatasheetMatch explain_match(const std::string& name, std::uint64_t memory_bytes
   if (ok.size() == 1) {
     const Datasheet& d = *ok[0];
     std::vector<std::string> why;
-    why.push_back(fmt::format("the name \"{}\" names the {}", name, join(d.name_tokens, " ")));
-    if (!form.empty()) why.push_back(fmt::format("and says {}", form));
+    why.push_back(fmt::format("\"{}\" names the {}", name, join(d.name_tokens, " ")));
+    if (!form.empty()) why.push_back("says " + form);
     if (sms > 0) why.push_back(fmt::format("{} SMs", sms));
-    if (memory_bytes > 0) why.push_back(fmt::format("{:.1f} GiB fits {} GB", gib, format_sig(d.memory_gb)));
+    if (memory_bytes > 0) why.push_back(fmt::format("{:.1f} GiB fits {:g} GB", gib, d.memory_gb));
     m.entry = &d;
     m.reason = join(why, ", ");
-    if (!m.rejected.empty()) m.reason += "; other variants ruled out (see below)";
   } else if (ok.empty()) {
     m.reason = m.rejected.empty() ? fmt::format("no datasheet entry names \"{}\"", name)
                                   : fmt::format("\"{}\" names a known product but no variant fits", name);
