@@ -28,11 +28,17 @@ const Datasheet* find_datasheet(const std::string& id_or_name) {
 }
 
 std::vector<const Datasheet*> search_datasheets(const std::string& query) {
+  // Whole words first ("l4" is the L4, not part of "l40s"), else any substring.
   std::string q = to_lower(trim(query));
-  std::vector<const Datasheet*> out;
-  for (const auto& d : datasheets())
-    if (contains(d.id, q) || contains(to_lower(d.name), q)) out.push_back(&d);
-  return out;
+  std::vector<const Datasheet*> words, parts;
+  for (const auto& d : datasheets()) {
+    bool word = false;
+    for (const auto& w : split(d.id, '-')) word |= w == q;
+    for (const auto& w : split(to_lower(d.name), ' ')) word |= w == q;
+    if (word) words.push_back(&d);
+    if (contains(d.id, q) || contains(to_lower(d.name), q)) parts.push_back(&d);
+  }
+  return words.empty() ? parts : words;
 }
 
 namespace {

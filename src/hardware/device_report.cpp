@@ -132,8 +132,10 @@ void add_cpu_sheet(Report& r, const CpuInfo& c, double now_mhz) {
       peaks_table(r, "cpu_peaks", "CPU theoretical peaks (derived: cores x clock x FMA units x lanes x 2)", false);
   add_peak_rows(p, peaks, 1e9, "G", nullptr);
   if (peaks.empty()) p.note("no peak derivable: the core count, clock or SIMD width is unknown");
+  p.note("FMA units: " + u.assumption);
+  p.note("clock: " + c.peak_clock_source());
   p.note(
-      "CPU peaks assume every core runs the widest vector FMA at the clock above; AVX-512 all-core clocks are "
+      "CPU peaks assume every core runs the widest vector FMA at that clock; AVX-512 all-core clocks are "
       "often lower");
 }
 
@@ -289,7 +291,7 @@ void add_datasheet(Report& r, const std::string& query) {
   t.prop("sms", "SMs", std::int64_t{d->sms});
   t.prop("boost", "Max SM clock", d->boost_mhz > 0 ? Cell(d->boost_mhz) : Cell(std::string("not published")), "MHz");
   t.prop("memory", "Memory", fmt::format("{:g} GB {}, {}-bit", d->memory_gb, d->memory_type, d->memory_bus_bits));
-  t.prop("bandwidth", "Bandwidth", d->bandwidth / 1e12, "TB/s");
+  t.prop("bandwidth", "Bandwidth", d->bandwidth / 1e9, "GB/s");
   t.prop("tdp", "TDP", d->tdp_w, "W");
   t.prop("matches", "Matches driver names with",
          join(d->name_tokens, " ") + (d->form_token.empty() ? "" : " (form: " + d->form_token + ")") +

@@ -230,6 +230,9 @@ TEST(DatasheetFind, ByIdNameOrUniquePart) {
   EXPECT_EQ(find_datasheet("h100"), nullptr);
   EXPECT_EQ(search_datasheets("h100").size(), 3u);
   EXPECT_EQ(search_datasheets("l40s").size(), 1u);
+  ASSERT_EQ(search_datasheets("l4").size(), 1u);  // a whole word: not the L40S
+  EXPECT_EQ(search_datasheets("l4")[0]->id, "l4-24gb");
+  EXPECT_EQ(search_datasheets("sxm4").size(), 2u);
   EXPECT_TRUE(search_datasheets("mi300x").empty());
 }
 
