@@ -1,7 +1,13 @@
 // Published figures of known GPUs, each with its source, and the theoretical
 // roofline of any device: from its datasheet entry when one matches, else
 // derived from its attributes (and marked as derived).
+//
+// Dense and 2:4-sparse tensor rates are separate keys, CUDA-core and
+// tensor-core rates are separate keys, and every board variant (SXM, PCIe,
+// NVL; memory size) is its own entry: the three confusions that make
+// published peaks wrong.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,22 +25,52 @@ struct Datasheet {
   std::string form_factor;   // "SXM5", "PCIe", ...
   std::string memory_type;   // "HBM3"
   double memory_gb = 0;
-  double bandwidth = 0;      // bytes/s
+  double bandwidth = 0;  // bytes/s
   double tdp_w = 0;
   // Peak rates in FLOP/s (OP/s for int8), keyed like ceilings: "fp32.cuda",
-  // "bf16.tensor" (dense), "bf16.tensor.sparse" (2:4 sparse), ...
+  // "bf16.tensor" (dense), "bf16.tensor.sparse" (2:4 sparse), ... A variant
+  // sits between unit and ".sparse": "fp16.tensor.fp16acc" (FP16 accumulate,
+  // where it differs from FP32 accumulate). Formats a GPU lacks are absent.
   std::map<std::string, double> peaks;
-  std::vector<std::string> sources;  // document titles and URLs
+  std::vector<std::string> sources;  // document titles and URLs; basis cites them as [1], [2], ...
+
+  // Added by the hardware area:
+  int sms = 0;
+  int memory_bus_bits = 0;
+  double boost_mhz = 0;                      // max SM clock; 0 when NVIDIA publishes none
+  std::vector<std::string> name_tokens;      // words that name the product in a driver name: {"h100"}
+  std::string form_token;                    // how a driver name spells the form factor: "sxm", "pcie", "nvl"
+  std::map<std::string, std::string> basis;  // per peak key: "[1]", "[1]: sparse 1,979 / 2", "derived: ..."
+  std::string notes;
+
+  // True when the figure is not printed by NVIDIA but derived by roofline
+  // from one that is (e.g. FP64 on L4 as 1/64 of FP32); such figures carry
+  // Source::Derived in ceilings.
+  bool is_derived(const std::string& key) const;
 };
 
 const std::vector<Datasheet>& datasheets();
 // The entry describing this GPU (name, memory size and SM count decide
 // between variants), or nullptr.
 const Datasheet* match_datasheet(const GpuInfo& gpu);
+// An entry by id or full name (case-insensitive), or nullptr.
 const Datasheet* find_datasheet(const std::string& id_or_name);
+// Entries whose id or name contains `query` (case-insensitive).
+std::vector<const Datasheet*> search_datasheets(const std::string& query);
+
+// Why a GPU matched an entry (or why none did), for `roofline device`.
+struct DatasheetMatch {
+  const Datasheet* entry = nullptr;
+  std::string reason;                 // the evidence for the match, or why there is none
+  std::vector<std::string> rejected;  // "h100-pcie-80gb: 114 SMs, this GPU has 132"
+};
+DatasheetMatch explain_match(const std::string& name, std::uint64_t memory_bytes, int sms);
+DatasheetMatch explain_match(const GpuInfo& gpu);
 
 // Theoretical ceilings: datasheet figures (Source::Datasheet) when an entry
-// matches, else figures derived from the attributes (Source::Derived).
+// matches, else figures derived from the attributes (Source::Derived). Dense
+// rates only: 2:4-sparse peaks are not reachable by dense work and would make
+// every dense kernel look half as efficient as it is; peaks.hpp lists them.
 model::Roofline reference_roofline(const GpuInfo& gpu);
 model::Roofline reference_roofline(const CpuInfo& cpu);
 
