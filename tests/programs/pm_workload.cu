@@ -9,6 +9,8 @@
 //   pm_workload --overhead [--runs R] [--seconds S] [--interval-us I]
 //       Times a steady mix of compute and memory kernels with and without PM
 //       sampling (alternating, R runs each) and prints the medians.
+//   pm_workload --list-metrics
+//       The base metrics PM sampling supports on GPU 0's chip.
 //
 // Output: JSON on stdout. Exit 0, or 2 on bad arguments, 4 on a CUDA or CUPTI failure.
 #include <cuda_runtime.h>
@@ -89,7 +91,8 @@ nlohmann::json summarize(const std::vector<roofline::prof::PmSample>& all, std::
 int usage(const char* msg) {
   std::fprintf(stderr,
                "pm_workload: %s\nusage: pm_workload --duty D [--seconds S] [--kernel-us U] [--interval-us I]\n"
-               "       pm_workload --overhead [--runs R] [--seconds S] [--interval-us I]\n",
+               "       pm_workload --overhead [--runs R] [--seconds S] [--interval-us I]\n"
+               "       pm_workload --list-metrics\n",
                msg);
   return 2;
 }
@@ -99,7 +102,7 @@ int usage(const char* msg) {
 int main(int argc, char** argv) {
   double duty = -1, seconds = 2, kernel_us = 500, interval_us = 100;
   int runs = 5;
-  bool overhead = false;
+  bool overhead = false, list = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto num = [&](double& v) {
@@ -122,13 +125,21 @@ int main(int argc, char** argv) {
       runs = int(r);
     } else if (a == "--overhead") {
       overhead = true;
+    } else if (a == "--list-metrics") {
+      list = true;
     } else {
       return usage(("unknown argument '" + a + "'").c_str());
     }
   }
-  if (!overhead && duty < 0) return usage("give --duty or --overhead");
+  if (!overhead && !list && duty < 0) return usage("give --duty, --overhead or --list-metrics");
 
   try {
+    if (list) {
+      nlohmann::json out;
+      out["pm_sampling_base_metrics"] = roofline::prof::PmSampler::supported_metrics(0);
+      std::cout << out.dump(1) << "\n";
+      return 0;
+    }
     roofline::prof::PmSamplerOptions po;
     po.interval_ns = std::uint64_t(interval_us * 1000);
     nlohmann::json out;
