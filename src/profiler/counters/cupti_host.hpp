@@ -47,8 +47,8 @@ CounterStatus status(CUptiResult r, const char* call);
     if (!s_.ok()) return s_;                    \
   } while (0)
 
-// cuptiProfilerInitialize, reference counted across the range profiler and the
-// PM sampler; release() deinitializes after the last user.
+// cuptiProfilerInitialize, once per process (users are counted, but CUPTI is
+// never deinitialized: restarting after cuptiProfilerDeInitialize is undocumented).
 CounterStatus acquire_profiler();
 void release_profiler() noexcept;
 

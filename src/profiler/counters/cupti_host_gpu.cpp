@@ -22,14 +22,19 @@ CounterStatus status(CUptiResult r, const char* call) {
 
 namespace {
 std::mutex g_init_mu;
+bool g_initialized = false;
 int g_init_users = 0;
 }  // namespace
 
+// Initialized once per process and never deinitialized: the range profiler and
+// the PM sampler start and stop several times in one process (the tests do), and
+// CUPTI does not document re-initialization after cuptiProfilerDeInitialize.
 CounterStatus acquire_profiler() {
   std::lock_guard<std::mutex> lock(g_init_mu);
-  if (g_init_users == 0) {
+  if (!g_initialized) {
     auto p = ROOFLINE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
     ROOFLINE_CUPTI_TRY(cuptiProfilerInitialize(&p));
+    g_initialized = true;
   }
   ++g_init_users;
   return CounterStatus::success();
@@ -37,11 +42,7 @@ CounterStatus acquire_profiler() {
 
 void release_profiler() noexcept {
   std::lock_guard<std::mutex> lock(g_init_mu);
-  if (g_init_users == 0) return;
-  if (--g_init_users == 0) {
-    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
-    (void)cuptiProfilerDeInitialize(&p);  // nothing useful to do on failure at teardown
-  }
+  if (g_init_users > 0) --g_init_users;
 }
 
 CounterStatus device_supported(int device, CUpti_Profiler_API api) {

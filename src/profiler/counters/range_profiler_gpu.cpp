@@ -450,6 +450,16 @@ CounterStatus RangeProfiler::try_start() noexcept {
   Impl& im = *impl_;
   if (im.own_sub || im.attached)
     return CounterStatus::make(CounterProblem::Failed, "the range profiler is already running");
+  auto fail_start = [&](CounterStatus s) {
+    if (im.own_sub) {
+      cuptiUnsubscribe(im.own_sub);
+      im.own_sub = nullptr;
+    }
+    im.teardown_contexts();
+    if (im.acquired) cupti::release_profiler();
+    im.acquired = false;
+    return s;
+  };
   try {
     if (cuda::gpu_count() == 0)
       return CounterStatus::make(CounterProblem::NoGpu, "no GPU for counters: " + cuda::gpu_unavailable_reason(),
@@ -457,18 +467,6 @@ CounterStatus RangeProfiler::try_start() noexcept {
     if (im.opts.device < 0 || im.opts.device >= cuda::gpu_count())
       return CounterStatus::make(CounterProblem::BadOption, fmt::format("GPU {} does not exist", im.opts.device),
                                  fmt::format("use a device between 0 and {}", cuda::gpu_count() - 1));
-    ROOFLINE_STATUS_TRY(cupti::acquire_profiler());
-    im.acquired = true;
-    auto fail_start = [&](CounterStatus s) {
-      if (im.own_sub) {
-        cuptiUnsubscribe(im.own_sub);
-        im.own_sub = nullptr;
-      }
-      im.teardown_contexts();
-      cupti::release_profiler();
-      im.acquired = false;
-      return s;
-    };
     // Make the device's primary context current, then prepare it at once.
     int prev = 0;
     if (cudaGetDevice(&prev) != cudaSuccess) prev = im.opts.device;
@@ -481,10 +479,14 @@ CounterStatus RangeProfiler::try_start() noexcept {
       return fail_start(CounterStatus::make(CounterProblem::Failed, "cannot find the current CUDA context"));
     if (prev != im.opts.device) cudaSetDevice(prev);
 
+    // Subscribe first: it is how CUPTI tells that another tool (ncu, nsys, a
+    // second profiler in this process) already holds it.
     if (CUptiResult r = cuptiSubscribe(&im.own_sub, trampoline, &im); r != CUPTI_SUCCESS) {
       im.own_sub = nullptr;
       return fail_start(cupti::status(r, "cuptiSubscribe"));
     }
+    if (CounterStatus s = cupti::acquire_profiler(); !s.ok()) return fail_start(s);
+    im.acquired = true;
     if (CounterStatus s = im.enable_callbacks(im.own_sub); !s.ok()) return fail_start(s);
     CounterStatus prepared;
     {
@@ -496,7 +498,8 @@ CounterStatus RangeProfiler::try_start() noexcept {
     im.active = true;
     return CounterStatus::success();
   } catch (const std::exception& e) {
-    return CounterStatus::make(CounterProblem::Failed, std::string("range profiler start failed: ") + e.what());
+    return fail_start(
+        CounterStatus::make(CounterProblem::Failed, std::string("range profiler start failed: ") + e.what()));
   }
 }
 
