@@ -3,6 +3,8 @@
 // points' behaviour in this build when no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/counter_status.hpp"
 #include "roofline/profiler/pm_sampler.hpp"
@@ -74,6 +76,12 @@ TEST(PmSampleConversion, PercentsBecomeFractionsAndCountsBecomeRates) {
   std::vector<std::pair<PmMetricCandidate, double>> count = {
       {{PmQuantity::DramRead, "rd", PmUnit::BytesPerSample}, 1e6}};
   EXPECT_DOUBLE_EQ(to_pm_sample(5, 5, count, 0).dram_read_bps, 0);
+  std::vector<std::pair<PmMetricCandidate, double>> nan = {
+      {{PmQuantity::GrActive, "gr", PmUnit::Percent}, std::nan("")}};
+  EXPECT_DOUBLE_EQ(to_pm_sample(0, 100, nan, 0).gr_active, 0);
+  std::vector<std::pair<PmMetricCandidate, double>> frac = {
+      {{PmQuantity::SmActive, "sm", PmUnit::Fraction}, 0.25}};
+  EXPECT_DOUBLE_EQ(to_pm_sample(0, 100, frac, 0).sm_active, 0.25);
 }
 
 TEST(PmSampleConversion, EveryQuantityHasCandidates) {

@@ -29,6 +29,7 @@ const char* to_string(PmQuantity q) noexcept;
 // How a metric's value becomes the PmSample field.
 enum class PmUnit {
   Percent,            // 0..100 -> fraction 0..1
+  Fraction,           // 0..1 as is (per_cycle_elapsed ratios)
   BytesPerSecond,     // as is
   BytesPerSample,     // a count over the sample: divided by the sample's duration
   PercentOfDramPeak,  // 0..100 of the DRAM peak -> bytes/s (needs the peak bandwidth)
