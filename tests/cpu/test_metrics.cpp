@@ -134,10 +134,9 @@ TEST(Metrics, UnavailableMetricsAreAbsentNotZero) {
 }
 
 TEST(Metrics, BytesAndOccupancy) {
-  std::map<std::string, double> raw = {{m::kDramRead, 67108864},     {m::kDramWrite, 60000000},
-                                       {m::kL2ReadSectors, 2097152},  {m::kL2WriteSectors, 2097152},
-                                       {m::kOccupancy, 87.5},         {m::kDuration, 52000},
-                                       {"lts__t_bytes.sum", 4e8}};
+  std::map<std::string, double> raw = {
+      {m::kDramRead, 67108864}, {m::kDramWrite, 60000000}, {m::kL2ReadSectors, 2097152}, {m::kL2WriteSectors, 2097152},
+      {m::kOccupancy, 87.5},    {m::kDuration, 52000},     {"lts__t_bytes.sum", 4e8}};
   KernelCounters c = derive(raw);
   EXPECT_DOUBLE_EQ(c.dram_read_bytes, 67108864);
   EXPECT_DOUBLE_EQ(c.dram_write_bytes, 60000000);
@@ -159,7 +158,7 @@ TEST(Metrics, AccumulateSumsCountsAndWeightsOccupancyByDuration) {
   EXPECT_DOUBLE_EQ(total.duration_ns, 4000);
   EXPECT_DOUBLE_EQ(total.dram_read_bytes, 40);
   EXPECT_DOUBLE_EQ(total.achieved_occupancy, (0.5 * 1000 + 1.0 * 3000) / 4000);
-  EXPECT_DOUBLE_EQ(total.raw.at(m::kFfma), 400);                                    // .sum adds up
+  EXPECT_DOUBLE_EQ(total.raw.at(m::kFfma), 400);                                       // .sum adds up
   EXPECT_DOUBLE_EQ(total.raw.at(m::kOccupancy), (50.0 * 1000 + 100.0 * 3000) / 4000);  // others weighted
 }
 
@@ -233,7 +232,9 @@ TEST(Metrics, NoDurationMeansNoPlacement) {
 
 TEST(Metrics, MetricListsPerChip) {
   auto hopper = default_range_metrics(9, 0).all();
-  auto has = [](const std::vector<std::string>& v, const char* s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+  auto has = [](const std::vector<std::string>& v, const char* s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
   EXPECT_TRUE(has(hopper, m::kTensorFp16));
   EXPECT_TRUE(has(hopper, m::kTensorFp8));
   EXPECT_FALSE(has(hopper, m::kTensorFp16DstFp32));  // n/a on GH100

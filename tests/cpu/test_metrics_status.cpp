@@ -15,7 +15,8 @@ using namespace roofline::prof;
 
 TEST(CounterStatus, InsufficientPrivilegesSaysHowToAllowCounters) {
   // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES = 35
-  CounterStatus s = CounterStatus::from_cupti(35, "cuptiProfilerGetCounterAvailability", "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  CounterStatus s =
+      CounterStatus::from_cupti(35, "cuptiProfilerGetCounterAvailability", "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
   EXPECT_EQ(s.problem, CounterProblem::NotPermitted);
   EXPECT_NE(s.what.find("not permitted for this user (ERR_NVGPUCTRPERM)"), std::string::npos) << s.what;
   EXPECT_NE(s.what.find("cuptiProfilerGetCounterAvailability"), std::string::npos);
@@ -79,8 +80,7 @@ TEST(PmSampleConversion, PercentsBecomeFractionsAndCountsBecomeRates) {
   std::vector<std::pair<PmMetricCandidate, double>> nan = {
       {{PmQuantity::GrActive, "gr", PmUnit::Percent}, std::nan("")}};
   EXPECT_DOUBLE_EQ(to_pm_sample(0, 100, nan, 0).gr_active, 0);
-  std::vector<std::pair<PmMetricCandidate, double>> frac = {
-      {{PmQuantity::SmActive, "sm", PmUnit::Fraction}, 0.25}};
+  std::vector<std::pair<PmMetricCandidate, double>> frac = {{{PmQuantity::SmActive, "sm", PmUnit::Fraction}, 0.25}};
   EXPECT_DOUBLE_EQ(to_pm_sample(0, 100, frac, 0).sm_active, 0.25);
 }
 

@@ -108,7 +108,8 @@ void expect_exact_cuda_core(const std::string& phase) {
     }
     KernelCounters c = derive(rec.values, rec.kernel, rec.nvtx_path);
     for (const auto& [p, want] : e.flops) EXPECT_EQ(c.flops[p], want) << phase << " CUDA-core " << p << " FLOPs";
-    for (const auto& [p, v] : c.tensor_flops) EXPECT_EQ(v, 0) << phase << " has no tensor work, yet " << p << " reads " << v;
+    for (const auto& [p, v] : c.tensor_flops)
+      EXPECT_EQ(v, 0) << phase << " has no tensor work, yet " << p << " reads " << v;
     EXPECT_GT(c.duration_ns, 0);
     EXPECT_GT(c.achieved_occupancy, 0);
     EXPECT_LE(c.achieved_occupancy, 1.0);
@@ -258,7 +259,8 @@ TEST(RangeProfiler, MissingOptionalMetricsAreListedNotFatal) {
   std::string list;
   for (const auto& u : r.unavailable) list += u + " ";
   RecordProperty("unavailable", list);
-  for (const auto& u : r.unavailable) EXPECT_NE(u, m::kTensorBf16) << "BF16 tensor ops exist on every chip since Ampere";
+  for (const auto& u : r.unavailable)
+    EXPECT_NE(u, m::kTensorBf16) << "BF16 tensor ops exist on every chip since Ampere";
 }
 
 TEST(RangeProfiler, UnknownMetricIsAUsageErrorNamingIt) {

@@ -2,9 +2,8 @@
 // chosen interval, in order, on the CUPTI timestamp clock, with utilization
 // that is low while the GPU idles and high while it computes, and DRAM
 // bandwidth that is high while it copies.
-#include <gtest/gtest.h>
-
 #include <cupti_activity.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
@@ -104,8 +103,10 @@ TEST(PmSampler, IdleThenComputeThenCopy) {
 
   const std::uint64_t iv = std::uint64_t(pm.interval_ns());
   int n_idle = 0, n_busy = 0;
-  const double sm_idle = mean_in(samples, idle, iv, [](const PmSample& x) { return x.sm_active; }, &n_idle);
-  const double sm_busy = mean_in(samples, busy, iv, [](const PmSample& x) { return x.sm_active; }, &n_busy);
+  const double sm_idle = mean_in(
+      samples, idle, iv, [](const PmSample& x) { return x.sm_active; }, &n_idle);
+  const double sm_busy = mean_in(
+      samples, busy, iv, [](const PmSample& x) { return x.sm_active; }, &n_busy);
   const double gr_busy = mean_in(samples, busy, iv, [](const PmSample& x) { return x.gr_active; });
   const double rd_copy = mean_in(samples, copy, iv, [](const PmSample& x) { return x.dram_read_bps; });
   const double rd_busy = mean_in(samples, busy, iv, [](const PmSample& x) { return x.dram_read_bps; });

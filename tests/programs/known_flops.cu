@@ -23,14 +23,15 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
 }
 #define KF_CHECK(call) check((call), #call)
 
 // ------------------------------------------------------------------ kernels
 
-__global__ void __launch_bounds__(256) kf_fma_f32(const float* __restrict__ x, float* __restrict__ y, float b, float c,
-                                                  int iters) {
+__global__ void __launch_bounds__(256)
+    kf_fma_f32(const float* __restrict__ x, float* __restrict__ y, float b, float c, int iters) {
   const std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
   float a[kFmaChains];
 #pragma unroll
@@ -227,12 +228,12 @@ KnownFlops::KnownFlops(const Sizes& s) : impl_(std::make_unique<Impl>()) {
 KnownFlops::~KnownFlops() {
   Impl& im = *impl_;
   if (im.lt) cublasLtDestroy(im.lt);
-  for (void* p : {static_cast<void*>(im.fx), static_cast<void*>(im.fy), static_cast<void*>(im.hx),
-                  static_cast<void*>(im.hy), static_cast<void*>(im.bx), static_cast<void*>(im.by),
-                  static_cast<void*>(im.pa), static_cast<void*>(im.pb), static_cast<void*>(im.cx),
-                  static_cast<void*>(im.cy), static_cast<void*>(im.ga), static_cast<void*>(im.gb),
-                  static_cast<void*>(im.gd), static_cast<void*>(im.ta), static_cast<void*>(im.tb),
-                  static_cast<void*>(im.td), im.workspace})
+  for (void* p :
+       {static_cast<void*>(im.fx), static_cast<void*>(im.fy), static_cast<void*>(im.hx), static_cast<void*>(im.hy),
+        static_cast<void*>(im.bx), static_cast<void*>(im.by), static_cast<void*>(im.pa), static_cast<void*>(im.pb),
+        static_cast<void*>(im.cx), static_cast<void*>(im.cy), static_cast<void*>(im.ga), static_cast<void*>(im.gb),
+        static_cast<void*>(im.gd), static_cast<void*>(im.ta), static_cast<void*>(im.tb), static_cast<void*>(im.td),
+        im.workspace})
     if (p) cudaFree(p);
 }
 

@@ -33,10 +33,10 @@ struct Expected {
   std::string kernel;  // substring of the (mangled) kernel name; empty for library GEMMs
   // Exact thread-instruction counts (metric base name -> count), for the CUDA-core kernels.
   std::map<std::string, double> instructions;
-  std::map<std::string, double> flops;         // CUDA-core FLOPs by precision (fp16 = half and bf16 lanes)
-  std::map<std::string, double> tensor_flops;  // tensor FLOPs by precision, summed over the phase's kernels
+  std::map<std::string, double> flops;           // CUDA-core FLOPs by precision (fp16 = half and bf16 lanes)
+  std::map<std::string, double> tensor_flops;    // tensor FLOPs by precision, summed over the phase's kernels
   double dram_read_min = 0, dram_write_min = 0;  // analytic minimum bytes
-  bool streaming = false;  // DRAM traffic should equal the minimum (within tolerance)
+  bool streaming = false;                        // DRAM traffic should equal the minimum (within tolerance)
 };
 
 constexpr int kFmaChains = 8;

@@ -83,8 +83,8 @@ nlohmann::json summarize(const std::vector<roofline::prof::PmSample>& all, std::
     wr += s.dram_write_bps;
   }
   const double n = std::max<double>(1, double(in.size()));
-  return {{"samples_total", all.size()}, {"samples_in_window", in.size()}, {"window_source", source},
-          {"mean_gr_active", gr / n},   {"mean_sm_active", sm / n},       {"mean_tensor_active", tc / n},
+  return {{"samples_total", all.size()},  {"samples_in_window", in.size()}, {"window_source", source},
+          {"mean_gr_active", gr / n},     {"mean_sm_active", sm / n},       {"mean_tensor_active", tc / n},
           {"mean_dram_read_bps", rd / n}, {"mean_dram_write_bps", wr / n}};
 }
 
@@ -199,9 +199,12 @@ int main(int argc, char** argv) {
       out["pm"] = summarize(pm.samples(), t0, t1, pm.interval_ns());
       out["pm_metrics"] = pm.chosen_metrics();
       const auto st = pm.stats();
-      out["pm_stats"] = {{"decodes", st.decodes},          {"samples", st.samples},
-                         {"empty", st.empty_samples},      {"dropped", st.dropped_samples},
-                         {"image_full", st.image_full},    {"hw_overflow", st.hw_overflow},
+      out["pm_stats"] = {{"decodes", st.decodes},
+                         {"samples", st.samples},
+                         {"empty", st.empty_samples},
+                         {"dropped", st.dropped_samples},
+                         {"image_full", st.image_full},
+                         {"hw_overflow", st.hw_overflow},
                          {"decode_seconds", st.decode_seconds}};
     } else {
       roofline::testprog::Sizes sz;

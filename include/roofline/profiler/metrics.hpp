@@ -112,12 +112,12 @@ double l2_bandwidth(const KernelCounters& c);          // bytes/s
 // FP32 CUDA-core roof.
 struct KernelPlacement {
   bool placed = false;
-  std::string reason;                     // why not placed (no duration, no matching ceilings)
+  std::string reason;  // why not placed (no duration, no matching ceilings)
   DominantWork work;
   std::string compute_ceiling, memory_ceiling;  // ids of the ceilings used
   model::Placement dram;
   std::optional<model::Placement> l2;
-  std::string bound;                      // model::classify(dram): memory-, compute- or latency-bound
+  std::string bound;  // model::classify(dram): memory-, compute- or latency-bound
 };
 KernelPlacement place_kernel(const KernelCounters& c, const model::Roofline& roof, double latency_low = 0.2);
 

@@ -55,12 +55,12 @@ PmSample to_pm_sample(std::uint64_t start_ns, std::uint64_t end_ns,
 // ----------------------------------------------------------------- the sampler
 
 struct PmSamplerOptions {
-  int device = 0;                     // CUDA device ordinal
-  std::uint64_t interval_ns = 100000;  // sampling interval (time-based trigger); >= 1000
+  int device = 0;                       // CUDA device ordinal
+  std::uint64_t interval_ns = 100000;   // sampling interval (time-based trigger); >= 1000
   std::uint32_t decode_period_ms = 20;  // how often the background thread drains the hardware buffer
-  std::size_t hw_buffer_bytes = 0;     // 0: sized for 4 decode periods of samples (at least 32 MiB)
-  double dram_peak_bps = 0;            // 0: from the device's memory clock and bus width
-  std::size_t max_kept_samples = 0;    // 0: keep all; else the oldest are dropped (and counted)
+  std::size_t hw_buffer_bytes = 0;      // 0: sized for 4 decode periods of samples (at least 32 MiB)
+  double dram_peak_bps = 0;             // 0: from the device's memory clock and bus width
+  std::size_t max_kept_samples = 0;     // 0: keep all; else the oldest are dropped (and counted)
 };
 
 struct PmStats {

@@ -46,7 +46,7 @@ struct RangeProfilerOptions {
 
 // One profiled kernel instance.
 struct RangeRecord {
-  std::string kernel;     // as CUPTI reports it (mangled for C++ kernels)
+  std::string kernel;  // as CUPTI reports it (mangled for C++ kernels)
   std::string nvtx_path;
   std::uint64_t instance = 0;  // 0-based launch number among launches of this kernel name
   int device = 0;

@@ -32,14 +32,22 @@ std::string with_call(const std::string& text, const std::string& call, int code
 
 const char* to_string(CounterProblem p) noexcept {
   switch (p) {
-    case CounterProblem::None: return "ok";
-    case CounterProblem::NoGpu: return "no-gpu";
-    case CounterProblem::NotPermitted: return "not-permitted";
-    case CounterProblem::Busy: return "busy";
-    case CounterProblem::Unsupported: return "unsupported";
-    case CounterProblem::BadMetric: return "bad-metric";
-    case CounterProblem::BadOption: return "bad-option";
-    case CounterProblem::Failed: return "failed";
+    case CounterProblem::None:
+      return "ok";
+    case CounterProblem::NoGpu:
+      return "no-gpu";
+    case CounterProblem::NotPermitted:
+      return "not-permitted";
+    case CounterProblem::Busy:
+      return "busy";
+    case CounterProblem::Unsupported:
+      return "unsupported";
+    case CounterProblem::BadMetric:
+      return "bad-metric";
+    case CounterProblem::BadOption:
+      return "bad-option";
+    case CounterProblem::Failed:
+      return "failed";
   }
   return "failed";
 }
@@ -56,11 +64,18 @@ CounterStatus CounterStatus::make(CounterProblem p, std::string what, std::strin
 Error CounterStatus::to_error() const {
   ErrorKind kind = ErrorKind::Device;
   switch (problem) {
-    case CounterProblem::None: return Error(ErrorKind::Internal, "internal error: to_error() on a success status");
+    case CounterProblem::None:
+      return Error(ErrorKind::Internal, "internal error: to_error() on a success status");
     case CounterProblem::BadMetric:
-    case CounterProblem::BadOption: kind = ErrorKind::Usage; break;
-    case CounterProblem::Unsupported: kind = ErrorKind::Unsupported; break;
-    default: kind = ErrorKind::Device; break;
+    case CounterProblem::BadOption:
+      kind = ErrorKind::Usage;
+      break;
+    case CounterProblem::Unsupported:
+      kind = ErrorKind::Unsupported;
+      break;
+    default:
+      kind = ErrorKind::Device;
+      break;
   }
   return Error(kind, what, hint);
 }
@@ -89,7 +104,8 @@ CounterStatus CounterStatus::from_cupti(int code, const std::string& call, const
   const std::string text = cupti_text.empty() ? fmt::format("CUPTI error {}", code) : cupti_text;
   switch (code) {
     case kInsufficientPrivileges:
-    case kVirtualizedInsufficientPrivileges: return counters_not_permitted(call, code);
+    case kVirtualizedInsufficientPrivileges:
+      return counters_not_permitted(call, code);
     case kHardwareBusy:
     case kMultipleSubscribers:
     case kOldProfilerApiInitialized:
@@ -116,7 +132,8 @@ CounterStatus CounterStatus::from_cupti(int code, const std::string& call, const
     case kInvalidDevice:
     case kInvalidContext:
     case kNotInitialized:
-      return make(CounterProblem::Failed, with_call("CUPTI has no usable CUDA context or device (" + text + ")", call, code),
+      return make(CounterProblem::Failed,
+                  with_call("CUPTI has no usable CUDA context or device (" + text + ")", call, code),
                   "make sure a CUDA context exists on the profiled GPU before counters start", code);
     default:
       return make(CounterProblem::Failed, with_call("CUPTI failed: " + text, call, code),

@@ -36,15 +36,15 @@ CounterStatus status(CUptiResult r, const char* call);
 
 // Returns the status from the enclosing function (which returns CounterStatus)
 // when a CUPTI call fails.
-#define ROOFLINE_CUPTI_TRY(call)                                                               \
-  do {                                                                                         \
-    CUptiResult r_ = (call);                                                                   \
-    if (r_ != CUPTI_SUCCESS) return ::roofline::prof::cupti::status(r_, #call);                \
+#define ROOFLINE_CUPTI_TRY(call)                                                \
+  do {                                                                          \
+    CUptiResult r_ = (call);                                                    \
+    if (r_ != CUPTI_SUCCESS) return ::roofline::prof::cupti::status(r_, #call); \
   } while (0)
-#define ROOFLINE_STATUS_TRY(expr)               \
-  do {                                          \
+#define ROOFLINE_STATUS_TRY(expr)                \
+  do {                                           \
     ::roofline::prof::CounterStatus s_ = (expr); \
-    if (!s_.ok()) return s_;                    \
+    if (!s_.ok()) return s_;                     \
   } while (0)
 
 // cuptiProfilerInitialize, once per process (users are counted, but CUPTI is

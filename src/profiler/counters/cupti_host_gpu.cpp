@@ -1,10 +1,10 @@
-#include "cupti_host.hpp"
-
 #include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <mutex>
 #include <utility>
+
+#include "cupti_host.hpp"
 
 namespace roofline::prof::cupti {
 
@@ -64,10 +64,11 @@ CounterStatus device_supported(int device, CUpti_Profiler_API api) {
   note(p.cmp, "crypto-mining processor");
   note(p.wsl, "WSL");
   if (why.empty()) why = "reason not reported";
-  return CounterStatus::make(CounterProblem::Unsupported,
-                             fmt::format("GPU {} does not support CUPTI {}: {}", device,
-                                         api == CUPTI_PROFILER_PM_SAMPLING ? "PM sampling" : "range profiling", why),
-                             "use a Turing or newer GPU without these restrictions; tracing carries on without counters");
+  return CounterStatus::make(
+      CounterProblem::Unsupported,
+      fmt::format("GPU {} does not support CUPTI {}: {}", device,
+                  api == CUPTI_PROFILER_PM_SAMPLING ? "PM sampling" : "range profiling", why),
+      "use a Turing or newer GPU without these restrictions; tracing carries on without counters");
 }
 
 CounterStatus chip_name(int device, std::string& out) {

@@ -17,16 +17,16 @@ std::vector<std::string> MetricSet::all() const {
 
 MetricSet default_range_metrics(int cc_major, int cc_minor) {
   MetricSet s;
-  s.required = {m::kDuration, m::kSmClock, m::kDadd, m::kDmul, m::kDfma, m::kFadd, m::kFmul, m::kFfma,
-                m::kHadd,     m::kHmul,    m::kHfma, m::kDramRead, m::kDramWrite, m::kL2ReadSectors,
-                m::kL2WriteSectors, m::kOccupancy};
+  s.required = {m::kDuration,  m::kSmClock,       m::kDadd,           m::kDmul,     m::kDfma, m::kFadd,
+                m::kFmul,      m::kFfma,          m::kHadd,           m::kHmul,     m::kHfma, m::kDramRead,
+                m::kDramWrite, m::kL2ReadSectors, m::kL2WriteSectors, m::kOccupancy};
   if (cc_major >= 9) {
     // Hopper: one FP16 path for both destination types (the _dst_fp32 name reads n/a on GH100).
     s.optional = {m::kTensorFp64, m::kTensorTf32, m::kTensorFp16, m::kTensorBf16, m::kTensorFp8, m::kTensorInt8};
   } else if (cc_major == 8) {
     s.optional = {m::kTensorTf32, m::kTensorFp16DstFp16, m::kTensorFp16DstFp32, m::kTensorBf16, m::kTensorInt8};
     if (cc_minor == 0) s.optional.insert(s.optional.begin(), m::kTensorFp64);  // GA100 has DMMA
-    if (cc_minor >= 9) s.optional.push_back(m::kTensorFp8);                   // Ada has FP8
+    if (cc_minor >= 9) s.optional.push_back(m::kTensorFp8);                    // Ada has FP8
   } else {
     s.optional = {m::kTensorFp16DstFp16, m::kTensorFp16DstFp32, m::kTensorInt8};
   }
@@ -195,7 +195,9 @@ double arithmetic_intensity(const KernelCounters& c) {
 double achieved_flops(const KernelCounters& c) {
   return c.duration_ns > 0 ? c.total_flops() / (c.duration_ns * 1e-9) : 0;
 }
-double dram_bandwidth(const KernelCounters& c) { return c.duration_ns > 0 ? c.dram_bytes() / (c.duration_ns * 1e-9) : 0; }
+double dram_bandwidth(const KernelCounters& c) {
+  return c.duration_ns > 0 ? c.dram_bytes() / (c.duration_ns * 1e-9) : 0;
+}
 double l2_bandwidth(const KernelCounters& c) {
   return c.duration_ns > 0 ? (c.l2_read_bytes + c.l2_write_bytes) / (c.duration_ns * 1e-9) : 0;
 }

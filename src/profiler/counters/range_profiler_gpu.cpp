@@ -30,18 +30,23 @@ bool is_kernel_launch(CUpti_CallbackId cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: return true;
-    default: return false;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return true;
+    default:
+      return false;
   }
 }
 bool is_graph_launch(CUpti_CallbackId cbid) {
   return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }
-constexpr CUpti_CallbackId kLaunchCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,            CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+constexpr CUpti_CallbackId kLaunchCbids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                             CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
 
 // The launch parameter blocks CUPTI hands us (functionParams), mirrored from
 // generated_cuda_meta.h: that header needs the driver's internal API-version
@@ -72,17 +77,25 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params, bool& ptsz) {
   ptsz = false;
   if (!params) return nullptr;
   switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: ptsz = true; [[fallthrough]];
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: return static_cast<const LaunchKernelArgs*>(params)->stream;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: ptsz = true; [[fallthrough]];
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      ptsz = true;
+      [[fallthrough]];
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return static_cast<const LaunchKernelArgs*>(params)->stream;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      ptsz = true;
+      [[fallthrough]];
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
       const CUlaunchConfig* c = static_cast<const LaunchKernelExArgs*>(params)->config;
       return c ? c->hStream : nullptr;
     }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: ptsz = true; [[fallthrough]];
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      ptsz = true;
+      [[fallthrough]];
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
       return static_cast<const LaunchCooperativeArgs*>(params)->stream;
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -133,9 +146,9 @@ thread_local Pending tl_pending;
 struct RangeProfiler::Impl {
   RangeProfilerOptions opts;
   std::atomic<bool> active{false};
-  bool acquired = false;                  // holds a cupti::acquire_profiler() reference
+  bool acquired = false;                     // holds a cupti::acquire_profiler() reference
   CUpti_SubscriberHandle own_sub = nullptr;  // start(): our own subscriber
-  bool attached = false;                  // attach(): the host's subscriber
+  bool attached = false;                     // attach(): the host's subscriber
 
   // Held from the entry to the exit callback of every launch while active, so a
   // profiled kernel's Start..Stop window never contains another launch, and
@@ -349,7 +362,8 @@ void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackDat
 
   auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   sp.pRangeProfilerObject = cs->rp;
-  if (CUptiResult r = cuptiRangeProfilerStop(&sp); r != CUPTI_SUCCESS) return fail(cupti::status(r, "cuptiRangeProfilerStop"));
+  if (CUptiResult r = cuptiRangeProfilerStop(&sp); r != CUPTI_SUCCESS)
+    return fail(cupti::status(r, "cuptiRangeProfilerStop"));
   auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   dp.pRangeProfilerObject = cs->rp;
   if (CUptiResult r = cuptiRangeProfilerDecodeData(&dp); r != CUPTI_SUCCESS)
@@ -381,8 +395,10 @@ void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackDat
   }
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (launch_failed) ++st.failed_launches;
-    else if (got.empty()) ++st.empty_ranges;
+    if (launch_failed)
+      ++st.failed_launches;
+    else if (got.empty())
+      ++st.empty_ranges;
     // More than one range would mean another launch slipped into the window;
     // launch_mu rules that out, so keep only the first if it ever happens.
     if (!got.empty()) {
@@ -424,7 +440,8 @@ void RangeProfiler::Impl::handle(CUpti_CallbackDomain domain, CUpti_CallbackId c
 }
 
 CounterStatus RangeProfiler::Impl::enable_callbacks(CUpti_SubscriberHandle sub) {
-  for (CUpti_CallbackId id : kLaunchCbids) ROOFLINE_CUPTI_TRY(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id));
+  for (CUpti_CallbackId id : kLaunchCbids)
+    ROOFLINE_CUPTI_TRY(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id));
   ROOFLINE_CUPTI_TRY(
       cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   return CounterStatus::success();
@@ -432,7 +449,7 @@ CounterStatus RangeProfiler::Impl::enable_callbacks(CUpti_SubscriberHandle sub) 
 
 void RangeProfiler::Impl::teardown_contexts() {
   std::lock_guard<std::mutex> lock(launch_mu);  // waits for a launch in flight
-  ctxs.clear();                                  // disables each range profiler object
+  ctxs.clear();                                 // disables each range profiler object
 }
 
 // ------------------------------------------------------------------ public
@@ -442,8 +459,10 @@ RangeProfiler::RangeProfiler(RangeProfilerOptions opts) : impl_(std::make_unique
 }
 
 RangeProfiler::~RangeProfiler() {
-  if (impl_->own_sub) (void)try_stop();
-  else if (impl_->attached) (void)detach();
+  if (impl_->own_sub)
+    (void)try_stop();
+  else if (impl_->attached)
+    (void)detach();
 }
 
 CounterStatus RangeProfiler::try_start() noexcept {

@@ -9,11 +9,16 @@ namespace roofline::prof {
 
 const char* to_string(PmQuantity q) noexcept {
   switch (q) {
-    case PmQuantity::GrActive: return "gr_active";
-    case PmQuantity::SmActive: return "sm_active";
-    case PmQuantity::TensorActive: return "tensor_active";
-    case PmQuantity::DramRead: return "dram_read";
-    case PmQuantity::DramWrite: return "dram_write";
+    case PmQuantity::GrActive:
+      return "gr_active";
+    case PmQuantity::SmActive:
+      return "sm_active";
+    case PmQuantity::TensorActive:
+      return "tensor_active";
+    case PmQuantity::DramRead:
+      return "dram_read";
+    case PmQuantity::DramWrite:
+      return "dram_write";
   }
   return "?";
 }
@@ -54,18 +59,38 @@ PmSample to_pm_sample(std::uint64_t start_ns, std::uint64_t end_ns,
     const double raw = std::isfinite(value) ? value : 0;  // a sample with no elapsed cycles evaluates to NaN
     double v = 0;
     switch (cand.unit) {
-      case PmUnit::Percent: v = std::clamp(raw / 100.0, 0.0, 1.0); break;
-      case PmUnit::Fraction: v = std::clamp(raw, 0.0, 1.0); break;
-      case PmUnit::BytesPerSecond: v = std::max(raw, 0.0); break;
-      case PmUnit::BytesPerSample: v = seconds > 0 ? std::max(raw, 0.0) / seconds : 0; break;
-      case PmUnit::PercentOfDramPeak: v = std::max(raw, 0.0) / 100.0 * dram_peak_bps; break;
+      case PmUnit::Percent:
+        v = std::clamp(raw / 100.0, 0.0, 1.0);
+        break;
+      case PmUnit::Fraction:
+        v = std::clamp(raw, 0.0, 1.0);
+        break;
+      case PmUnit::BytesPerSecond:
+        v = std::max(raw, 0.0);
+        break;
+      case PmUnit::BytesPerSample:
+        v = seconds > 0 ? std::max(raw, 0.0) / seconds : 0;
+        break;
+      case PmUnit::PercentOfDramPeak:
+        v = std::max(raw, 0.0) / 100.0 * dram_peak_bps;
+        break;
     }
     switch (cand.quantity) {
-      case PmQuantity::GrActive: s.gr_active = v; break;
-      case PmQuantity::SmActive: s.sm_active = v; break;
-      case PmQuantity::TensorActive: s.tensor_active = v; break;
-      case PmQuantity::DramRead: s.dram_read_bps = v; break;
-      case PmQuantity::DramWrite: s.dram_write_bps = v; break;
+      case PmQuantity::GrActive:
+        s.gr_active = v;
+        break;
+      case PmQuantity::SmActive:
+        s.sm_active = v;
+        break;
+      case PmQuantity::TensorActive:
+        s.tensor_active = v;
+        break;
+      case PmQuantity::DramRead:
+        s.dram_read_bps = v;
+        break;
+      case PmQuantity::DramWrite:
+        s.dram_write_bps = v;
+        break;
     }
   }
   return s;

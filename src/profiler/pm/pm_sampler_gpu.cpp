@@ -88,9 +88,10 @@ CounterStatus PmSampler::Impl::choose_metrics(const std::string& chip, const std
     }
   }
   if (accepted.empty())
-    return CounterStatus::make(CounterProblem::Unsupported,
-                               fmt::format("PM sampling on {} offers none of the utilization metrics roofline reads", chip),
-                               "run `roofline` tests' counters.sh to list what this chip supports");
+    return CounterStatus::make(
+        CounterProblem::Unsupported,
+        fmt::format("PM sampling on {} offers none of the utilization metrics roofline reads", chip),
+        "run `roofline` tests' counters.sh to list what this chip supports");
   chosen = accepted;
   for (const auto& c : chosen) chosen_names.push_back(c.metric);
   for (const auto& n : chosen_names) names.push_back(n.c_str());
@@ -292,9 +293,9 @@ CounterStatus PmSampler::try_start() noexcept {
       p.deviceIndex = static_cast<size_t>(o.device);
       CUptiResult r = cuptiPmSamplingEnable(&p);
       if (r == CUPTI_ERROR_INVALID_OPERATION)
-        return fail(CounterStatus::make(CounterProblem::Busy,
-                                        fmt::format("PM sampling is already enabled on GPU {} by another client", o.device),
-                                        "stop the other profiler; tracing carries on without PM sampling", int(r)));
+        return fail(CounterStatus::make(
+            CounterProblem::Busy, fmt::format("PM sampling is already enabled on GPU {} by another client", o.device),
+            "stop the other profiler; tracing carries on without PM sampling", int(r)));
       if (r != CUPTI_SUCCESS) return fail(cupti::status(r, "cuptiPmSamplingEnable"));
       im.obj = p.pPmSamplingObject;
     }
