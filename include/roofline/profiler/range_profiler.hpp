@@ -1,0 +1,104 @@
+// Counters per kernel: the CUPTI range profiler (CUDA 13, cupti_range_profiler.h)
+// with one range per kernel launch (auto range) and kernel replay, which runs a
+// kernel as many times as the metric set needs passes (saving and restoring
+// device memory in between). Each profiled launch is serialized: the range
+// profiler starts on the launch's API entry and stops, decodes and evaluates
+// on its exit, so every range maps to exactly one kernel name, instance number
+// and NVTX path. After `max_instances_per_kernel` instances of a name the
+// profiler lets further launches of it run untouched.
+//
+// Two ways to drive it:
+//   * in our own binaries: start() subscribes to CUPTI callbacks itself and sets
+//     up the current device's context at once (so permission problems and
+//     unknown metrics surface there, as a roofline::Error); stop() ends it.
+//   * inside a host that already owns the process's one CUPTI subscriber (the
+//     injection library): attach(subscriber) enables the callbacks it needs on
+//     that subscriber, the host forwards every callback to handle_callback(),
+//     and detach() ends it. Nothing throws on this path: problems are kept in
+//     status() (and profiling stops) while the host carries on tracing.
+// Kernels launched into a capturing stream (CUDA graph capture) are not
+// profiled, nor are kernels inside launched graphs (counted in stats()).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "roofline/profiler/counter_status.hpp"
+#include "roofline/profiler/metrics.hpp"
+#include "roofline/profiler/profile_data.hpp"
+
+namespace roofline::prof {
+
+struct RangeProfilerOptions {
+  int device = 0;  // the device start() prepares eagerly; attach() profiles any device lazily
+  // Metrics that must exist (an unknown one is an error). Empty: default_range_metrics() for the chip,
+  // with its optional (chip-dependent) metrics dropped where unavailable and listed by unavailable_metrics().
+  std::vector<std::string> metrics;
+  bool verification = false;                   // add verification_metrics() (optional; more passes)
+  std::uint32_t max_instances_per_kernel = 1;  // 0: profile every launch
+  // Called on the launching thread at each profiled launch: the NVTX range path
+  // ("model/layer") to file the range under. Empty function: no path.
+  std::function<std::string()> nvtx_path;
+};
+
+// One profiled kernel instance.
+struct RangeRecord {
+  std::string kernel;  // as CUPTI reports it (mangled for C++ kernels)
+  std::string nvtx_path;
+  std::uint64_t instance = 0;  // 0-based launch number among launches of this kernel name
+  int device = 0;
+  std::map<std::string, double> values;  // metric -> value (metrics the chip could not evaluate are absent)
+};
+
+struct RangeProfilerStats {
+  std::uint64_t launches = 0;         // kernel launches seen while active
+  std::uint64_t profiled = 0;         // ranges recorded
+  std::uint64_t skipped_limit = 0;    // beyond max_instances_per_kernel
+  std::uint64_t skipped_capture = 0;  // launched into a capturing stream
+  std::uint64_t skipped_graphs = 0;   // cuGraphLaunch calls (their kernels are not profiled)
+  std::uint64_t failed_launches = 0;  // the launch itself returned an error
+  std::uint64_t empty_ranges = 0;     // a profiled launch that produced no range
+  int passes = 0;                     // replay passes per kernel for the metric set (max over contexts)
+};
+
+class RangeProfiler {
+ public:
+  explicit RangeProfiler(RangeProfilerOptions opts = {});
+  ~RangeProfiler();  // ends profiling; never throws
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
+
+  // In-process use: throw roofline::Error on failure.
+  void start();
+  void stop();
+  CounterStatus try_start() noexcept;
+  CounterStatus try_stop() noexcept;
+
+  // Host-owned subscriber: `subscriber` is the host's CUpti_SubscriberHandle.
+  CounterStatus attach(void* subscriber) noexcept;
+  // Forward every CUPTI callback here (the arguments of CUpti_CallbackFunc,
+  // domain and callback id as integers). Ignores what it does not need.
+  void handle_callback(int domain, std::uint32_t cbid, const void* cbdata) noexcept;
+  CounterStatus detach() noexcept;
+
+  bool active() const;
+  CounterStatus status() const;  // the first problem met while profiling (ok while all is well)
+  std::vector<RangeRecord> records() const;
+  std::size_t record_count() const;
+  // Derived counters: one per profiled instance, or summed per kernel name + NVTX path.
+  std::vector<KernelCounters> instance_counters() const;
+  std::vector<KernelCounters> kernel_counters() const;
+  std::vector<std::string> metrics() const;              // collected (after dropping unavailable ones)
+  std::vector<std::string> unavailable_metrics() const;  // optional metrics this chip lacks
+  RangeProfilerStats stats() const;
+
+  struct Impl;  // public so the CUPTI callback trampoline can reach it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace roofline::prof

@@ -1,0 +1,618 @@
+// The CUPTI range profiler around each kernel launch. The flow per profiled
+// launch follows NVIDIA's profiling_injection sample for CUDA 13: on the
+// launch's API entry cuptiRangeProfilerStart, on its exit Stop, DecodeData
+// (which synchronizes the context), evaluate range 0, and re-initialize the
+// counter-data image for the next launch. Kernel replay runs the passes inside
+// the launch call, so isAllPassSubmitted is 1 after Stop.
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+
+#include "cupti_host.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/cuda/runtime.hpp"
+#include "roofline/profiler/range_profiler.hpp"
+
+namespace roofline::prof {
+
+namespace {
+
+// The launch callbacks we act on. Graph launches are only counted: auto range
+// does not cover the kernels inside a graph.
+bool is_kernel_launch(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+bool is_graph_launch(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+constexpr CUpti_CallbackId kLaunchCbids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                                             CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                             CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+
+// The launch parameter blocks CUPTI hands us (functionParams), mirrored from
+// generated_cuda_meta.h: that header needs the driver's internal API-version
+// macros, and only the stream is read here. These layouts are the driver
+// functions' argument lists, which are ABI-stable.
+struct LaunchKernelArgs {  // cuLaunchKernel(_ptsz)
+  CUfunction f;
+  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem;
+  CUstream stream;
+  void** kernel_params;
+  void** extra;
+};
+struct LaunchKernelExArgs {  // cuLaunchKernelEx(_ptsz)
+  const CUlaunchConfig* config;
+  CUfunction f;
+  void** kernel_params;
+  void** extra;
+};
+struct LaunchCooperativeArgs {  // cuLaunchCooperativeKernel(_ptsz)
+  CUfunction f;
+  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem;
+  CUstream stream;
+  void** kernel_params;
+};
+
+// The stream a launch goes to, and whether it is a per-thread-default-stream call.
+CUstream launch_stream(CUpti_CallbackId cbid, const void* params, bool& ptsz) {
+  ptsz = false;
+  if (!params) return nullptr;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      ptsz = true;
+      [[fallthrough]];
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return static_cast<const LaunchKernelArgs*>(params)->stream;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      ptsz = true;
+      [[fallthrough]];
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+      const CUlaunchConfig* c = static_cast<const LaunchKernelExArgs*>(params)->config;
+      return c ? c->hStream : nullptr;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      ptsz = true;
+      [[fallthrough]];
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      return static_cast<const LaunchCooperativeArgs*>(params)->stream;
+    default:
+      return nullptr;
+  }
+}
+
+// One CUDA context being profiled.
+struct CtxState {
+  CUcontext ctx = nullptr;
+  int device = 0;
+  std::string chip;
+  cupti::HostObject host;
+  std::vector<std::uint8_t> config;        // must outlive the range profiler object
+  std::vector<std::uint8_t> counter_data;  // one range
+  CUpti_RangeProfiler_Object* rp = nullptr;
+  std::vector<std::string> metrics;
+  std::vector<const char*> names;  // into `metrics`
+  std::size_t passes = 0;
+
+  ~CtxState() { disable(); }
+  void disable() noexcept {
+    if (!rp) return;
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    p.pRangeProfilerObject = rp;
+    (void)cuptiRangeProfilerDisable(&p);  // teardown: nothing more to do if it fails
+    rp = nullptr;
+  }
+  CounterStatus reset_counter_data() {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+    p.pRangeProfilerObject = rp;
+    p.counterDataSize = counter_data.size();
+    p.pCounterData = counter_data.data();
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerCounterDataImageInitialize(&p));
+    return CounterStatus::success();
+  }
+};
+
+// What the entry callback leaves for the exit callback of the same launch (on
+// the same thread: launches do not nest).
+struct Pending {
+  bool locked = false;    // this launch holds launch_mu
+  bool profiled = false;  // the range profiler was started for it
+  CtxState* cs = nullptr;
+  std::string kernel, nvtx;
+  std::uint64_t instance = 0;
+};
+thread_local Pending tl_pending;
+
+}  // namespace
+
+struct RangeProfiler::Impl {
+  RangeProfilerOptions opts;
+  std::atomic<bool> active{false};
+  bool acquired = false;                     // holds a cupti::acquire_profiler() reference
+  CUpti_SubscriberHandle own_sub = nullptr;  // start(): our own subscriber
+  bool attached = false;                     // attach(): the host's subscriber
+
+  // Held from the entry to the exit callback of every launch while active, so a
+  // profiled kernel's Start..Stop window never contains another launch, and
+  // guarding the context states.
+  std::mutex launch_mu;
+  std::map<CUcontext, std::unique_ptr<CtxState>> ctxs;
+
+  mutable std::mutex mu;  // everything below
+  std::map<std::string, std::uint64_t> launches_by_name;
+  std::vector<RangeRecord> records;
+  RangeProfilerStats st;
+  CounterStatus status;
+  std::vector<std::string> metrics_used, unavailable;
+
+  void fail(const CounterStatus& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (status.ok()) status = s;
+    active = false;  // stop profiling; the program (and the host's tracing) carries on
+  }
+
+  CounterStatus ensure_context(CUcontext ctx, CtxState*& out);
+  void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void on_context_destroy(CUcontext ctx);
+  void handle(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept;
+  CounterStatus enable_callbacks(CUpti_SubscriberHandle sub);
+  void teardown_contexts();
+};
+
+namespace {
+void CUPTIAPI trampoline(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  static_cast<RangeProfiler::Impl*>(userdata)->handle(domain, cbid, data);
+}
+}  // namespace
+
+CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out) {
+  out = nullptr;
+  if (!ctx) return CounterStatus::make(CounterProblem::Failed, "a kernel launch has no current CUDA context");
+  if (auto it = ctxs.find(ctx); it != ctxs.end()) {
+    out = it->second.get();
+    return CounterStatus::success();
+  }
+  auto cs = std::make_unique<CtxState>();
+  cs->ctx = ctx;
+  std::uint32_t dev = 0;
+  ROOFLINE_CUPTI_TRY(cuptiGetDeviceId(ctx, &dev));
+  cs->device = static_cast<int>(dev);
+  ROOFLINE_STATUS_TRY(cupti::device_supported(cs->device, CUPTI_PROFILER_RANGE_PROFILING));
+  ROOFLINE_STATUS_TRY(cupti::chip_name(cs->device, cs->chip));
+
+  // Counter availability must be read before the range profiler is enabled on
+  // the context; it is also where ERR_NVGPUCTRPERM first shows.
+  std::vector<std::uint8_t> avail;
+  {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+    p.ctx = ctx;
+    ROOFLINE_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&p));
+    avail.assign(p.counterAvailabilityImageSize, 0);
+    p.pCounterAvailabilityImage = avail.data();
+    ROOFLINE_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&p));
+  }
+  ROOFLINE_STATUS_TRY(cs->host.init(CUPTI_PROFILER_TYPE_RANGE_PROFILER, cs->chip, avail));
+
+  // The metric list: required names must exist; optional ones are dropped (and
+  // listed) where this chip lacks them.
+  MetricSet wanted;
+  if (opts.metrics.empty()) {
+    auto [major, minor] = chip_compute_capability(cs->chip);
+    wanted = default_range_metrics(major, minor);
+    if (opts.verification) {
+      auto v = verification_metrics(major);
+      wanted.optional.insert(wanted.optional.end(), v.begin(), v.end());
+    }
+  } else {
+    wanted.required = opts.metrics;
+  }
+  std::vector<std::string> unknown, dropped;
+  for (const auto& m : wanted.required) (cs->host.knows(m) ? cs->metrics : unknown).push_back(m);
+  for (const auto& m : wanted.optional) (cs->host.knows(m) ? cs->metrics : dropped).push_back(m);
+  if (!unknown.empty())
+    return CounterStatus::make(
+        CounterProblem::BadMetric,
+        fmt::format("metric{} not available on {} (GPU {}): {}", unknown.size() > 1 ? "s" : "", cs->chip, cs->device,
+                    join(unknown, ", ")),
+        fmt::format("check the names (with their rollup, e.g. dram__bytes_read.sum) against `ncu --query-metrics "
+                    "--chip {}`",
+                    to_lower(cs->chip)));
+  if (cs->metrics.empty()) return CounterStatus::make(CounterProblem::BadMetric, "no metrics to collect");
+  for (const auto& m : cs->metrics) cs->names.push_back(m.c_str());
+
+  ROOFLINE_STATUS_TRY(cs->host.add_metrics(cs->metrics));
+  ROOFLINE_STATUS_TRY(cs->host.config_image(cs->config));
+  ROOFLINE_STATUS_TRY(cupti::num_passes(cs->config, cs->passes));
+
+  {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    p.ctx = ctx;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerEnable(&p));
+    cs->rp = p.pRangeProfilerObject;
+  }
+  {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+    p.pRangeProfilerObject = cs->rp;
+    p.pMetricNames = cs->names.data();
+    p.numMetrics = cs->names.size();
+    p.maxNumOfRanges = 1;  // one kernel per Start/Stop
+    p.maxNumRangeTreeNodes = 1;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&p));
+    cs->counter_data.assign(p.counterDataSize, 0);
+  }
+  ROOFLINE_STATUS_TRY(cs->reset_counter_data());
+  {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+    p.pRangeProfilerObject = cs->rp;
+    p.configSize = cs->config.size();
+    p.pConfig = cs->config.data();
+    p.counterDataImageSize = cs->counter_data.size();
+    p.pCounterDataImage = cs->counter_data.data();
+    p.range = CUPTI_AutoRange;
+    p.replayMode = CUPTI_KernelReplay;
+    p.maxRangesPerPass = 1;
+    p.numNestingLevels = 1;  // auto range: must be 1
+    p.minNestingLevel = 1;
+    p.passIndex = 0;
+    p.targetNestingLevel = 1;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerSetConfig(&p));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    st.passes = std::max<int>(st.passes, static_cast<int>(cs->passes));
+    metrics_used = cs->metrics;
+    for (const auto& d : dropped)
+      if (std::find(unavailable.begin(), unavailable.end(), d) == unavailable.end()) unavailable.push_back(d);
+  }
+  out = cs.get();
+  ctxs.emplace(ctx, std::move(cs));
+  return CounterStatus::success();
+}
+
+void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  Pending& pend = tl_pending;
+  pend = Pending{};
+  launch_mu.lock();
+  pend.locked = true;
+  if (!active) return;  // stopped (or failed) meanwhile: the exit callback just unlocks
+  if (is_graph_launch(cbid)) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++st.skipped_graphs;
+    return;
+  }
+  // A launch into a capturing stream only records a graph node: nothing runs.
+  bool ptsz = false;
+  CUstream stream = launch_stream(cbid, cb->functionParams, ptsz);
+  if (const cupti::Driver* d = cupti::driver()) {
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    auto fn = ptsz ? d->stream_is_capturing_ptsz : d->stream_is_capturing;
+    if (fn(stream, &cap) == CUDA_SUCCESS && cap != CU_STREAM_CAPTURE_STATUS_NONE) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++st.skipped_capture;
+      return;
+    }
+  }
+  pend.kernel = cb->symbolName ? cb->symbolName : (cb->functionName ? cb->functionName : "(unknown kernel)");
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ++st.launches;
+    pend.instance = launches_by_name[pend.kernel]++;
+    if (opts.max_instances_per_kernel > 0 && pend.instance >= opts.max_instances_per_kernel) {
+      ++st.skipped_limit;
+      return;
+    }
+  }
+  CtxState* cs = nullptr;
+  CounterStatus s = ensure_context(cb->context, cs);
+  if (!s.ok()) {
+    fail(s);
+    return;
+  }
+  if (opts.nvtx_path) {
+    try {
+      pend.nvtx = opts.nvtx_path();
+    } catch (...) {
+      pend.nvtx.clear();  // a failing path provider must not break the launch
+    }
+  }
+  auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  p.pRangeProfilerObject = cs->rp;
+  CUptiResult r = cuptiRangeProfilerStart(&p);
+  if (r != CUPTI_SUCCESS) {
+    fail(cupti::status(r, "cuptiRangeProfilerStart"));
+    return;
+  }
+  pend.cs = cs;
+  pend.profiled = true;
+}
+
+void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  Pending& pend = tl_pending;
+  if (!pend.locked) return;  // entry came before we were active
+  struct Unlock {
+    Impl* self;
+    Pending& p;
+    ~Unlock() {
+      p.locked = false;
+      p.profiled = false;
+      self->launch_mu.unlock();
+    }
+  } unlock{this, pend};
+  if (!pend.profiled) return;
+  CtxState* cs = pend.cs;
+
+  auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  sp.pRangeProfilerObject = cs->rp;
+  if (CUptiResult r = cuptiRangeProfilerStop(&sp); r != CUPTI_SUCCESS)
+    return fail(cupti::status(r, "cuptiRangeProfilerStop"));
+  auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  dp.pRangeProfilerObject = cs->rp;
+  if (CUptiResult r = cuptiRangeProfilerDecodeData(&dp); r != CUPTI_SUCCESS)
+    return fail(cupti::status(r, "cuptiRangeProfilerDecodeData"));
+
+  const bool launch_failed =
+      cb->functionReturnValue && *static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS;
+  auto ip = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  ip.pCounterDataImage = cs->counter_data.data();
+  ip.counterDataImageSize = cs->counter_data.size();
+  if (CUptiResult r = cuptiRangeProfilerGetCounterDataInfo(&ip); r != CUPTI_SUCCESS)
+    return fail(cupti::status(r, "cuptiRangeProfilerGetCounterDataInfo"));
+
+  std::vector<RangeRecord> got;
+  if (!launch_failed) {
+    for (std::size_t i = 0; i < ip.numTotalRanges; ++i) {
+      std::vector<double> values;
+      CounterStatus s = cs->host.evaluate(cs->counter_data, i, cs->names, values);
+      if (!s.ok()) return fail(s);
+      RangeRecord rec;
+      rec.kernel = pend.kernel;
+      rec.nvtx_path = pend.nvtx;
+      rec.instance = pend.instance;
+      rec.device = cs->device;
+      for (std::size_t k = 0; k < values.size(); ++k)
+        if (std::isfinite(values[k])) rec.values[cs->metrics[k]] = values[k];
+      got.push_back(std::move(rec));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (launch_failed)
+      ++st.failed_launches;
+    else if (got.empty())
+      ++st.empty_ranges;
+    // More than one range would mean another launch slipped into the window;
+    // launch_mu rules that out, so keep only the first if it ever happens.
+    if (!got.empty()) {
+      records.push_back(std::move(got.front()));
+      ++st.profiled;
+    }
+    if (dp.numOfRangeDropped > 0 && status.ok())
+      status = CounterStatus::make(CounterProblem::Failed,
+                                   fmt::format("{} range(s) dropped while decoding counters", dp.numOfRangeDropped));
+  }
+  if (CounterStatus s = cs->reset_counter_data(); !s.ok()) fail(s);
+}
+
+void RangeProfiler::Impl::on_context_destroy(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(launch_mu);
+  auto it = ctxs.find(ctx);
+  if (it == ctxs.end()) return;
+  it->second->disable();  // while the context still exists
+  ctxs.erase(it);
+}
+
+void RangeProfiler::Impl::handle(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
+  try {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (is_kernel_launch(cbid) || is_graph_launch(cbid))) {
+      const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+      if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (active) on_enter(cbid, cb);
+      } else {
+        on_exit(cbid, cb);
+      }
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+      on_context_destroy(static_cast<const CUpti_ResourceData*>(data)->context);
+    }
+  } catch (const std::exception& e) {
+    fail(CounterStatus::make(CounterProblem::Failed, std::string("counter collection failed: ") + e.what()));
+  } catch (...) {
+    fail(CounterStatus::make(CounterProblem::Failed, "counter collection failed"));
+  }
+}
+
+CounterStatus RangeProfiler::Impl::enable_callbacks(CUpti_SubscriberHandle sub) {
+  for (CUpti_CallbackId id : kLaunchCbids)
+    ROOFLINE_CUPTI_TRY(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id));
+  ROOFLINE_CUPTI_TRY(
+      cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  return CounterStatus::success();
+}
+
+void RangeProfiler::Impl::teardown_contexts() {
+  std::lock_guard<std::mutex> lock(launch_mu);  // waits for a launch in flight
+  ctxs.clear();                                 // disables each range profiler object
+}
+
+// ------------------------------------------------------------------ public
+
+RangeProfiler::RangeProfiler(RangeProfilerOptions opts) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = std::move(opts);
+}
+
+RangeProfiler::~RangeProfiler() {
+  if (impl_->own_sub)
+    (void)try_stop();
+  else if (impl_->attached)
+    (void)detach();
+}
+
+CounterStatus RangeProfiler::try_start() noexcept {
+  Impl& im = *impl_;
+  if (im.own_sub || im.attached)
+    return CounterStatus::make(CounterProblem::Failed, "the range profiler is already running");
+  auto fail_start = [&](CounterStatus s) {
+    if (im.own_sub) {
+      cuptiUnsubscribe(im.own_sub);
+      im.own_sub = nullptr;
+    }
+    im.teardown_contexts();
+    if (im.acquired) cupti::release_profiler();
+    im.acquired = false;
+    return s;
+  };
+  try {
+    if (cuda::gpu_count() == 0)
+      return CounterStatus::make(CounterProblem::NoGpu, "no GPU for counters: " + cuda::gpu_unavailable_reason(),
+                                 "run on a machine with an NVIDIA GPU");
+    if (im.opts.device < 0 || im.opts.device >= cuda::gpu_count())
+      return CounterStatus::make(CounterProblem::BadOption, fmt::format("GPU {} does not exist", im.opts.device),
+                                 fmt::format("use a device between 0 and {}", cuda::gpu_count() - 1));
+    // Make the device's primary context current, then prepare it at once.
+    int prev = 0;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = im.opts.device;
+    if (cudaSetDevice(im.opts.device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+      return fail_start(CounterStatus::make(CounterProblem::Failed,
+                                            fmt::format("cannot create a CUDA context on GPU {}", im.opts.device)));
+    const cupti::Driver* d = cupti::driver();
+    CUcontext ctx = nullptr;
+    if (!d || d->ctx_get_current(&ctx) != CUDA_SUCCESS || !ctx)
+      return fail_start(CounterStatus::make(CounterProblem::Failed, "cannot find the current CUDA context"));
+    if (prev != im.opts.device) cudaSetDevice(prev);
+
+    // Subscribe first: it is how CUPTI tells that another tool (ncu, nsys, a
+    // second profiler in this process) already holds it.
+    if (CUptiResult r = cuptiSubscribe(&im.own_sub, trampoline, &im); r != CUPTI_SUCCESS) {
+      im.own_sub = nullptr;
+      return fail_start(cupti::status(r, "cuptiSubscribe"));
+    }
+    if (CounterStatus s = cupti::acquire_profiler(); !s.ok()) return fail_start(s);
+    im.acquired = true;
+    if (CounterStatus s = im.enable_callbacks(im.own_sub); !s.ok()) return fail_start(s);
+    CounterStatus prepared;
+    {
+      std::lock_guard<std::mutex> lock(im.launch_mu);
+      CtxState* cs = nullptr;
+      prepared = im.ensure_context(ctx, cs);
+    }
+    if (!prepared.ok()) return fail_start(prepared);
+    im.active = true;
+    return CounterStatus::success();
+  } catch (const std::exception& e) {
+    return fail_start(
+        CounterStatus::make(CounterProblem::Failed, std::string("range profiler start failed: ") + e.what()));
+  }
+}
+
+void RangeProfiler::start() { try_start().throw_if_error(); }
+
+CounterStatus RangeProfiler::try_stop() noexcept {
+  Impl& im = *impl_;
+  if (!im.own_sub) return status();
+  im.active = false;
+  im.teardown_contexts();
+  cuptiUnsubscribe(im.own_sub);
+  im.own_sub = nullptr;
+  if (im.acquired) cupti::release_profiler();
+  im.acquired = false;
+  return status();
+}
+
+void RangeProfiler::stop() { try_stop().throw_if_error(); }
+
+CounterStatus RangeProfiler::attach(void* subscriber) noexcept {
+  Impl& im = *impl_;
+  if (im.own_sub || im.attached)
+    return CounterStatus::make(CounterProblem::Failed, "the range profiler is already running");
+  if (!subscriber) return CounterStatus::make(CounterProblem::Failed, "attach() needs the host's CUPTI subscriber");
+  try {
+    ROOFLINE_STATUS_TRY(cupti::acquire_profiler());
+    im.acquired = true;
+    if (CounterStatus s = im.enable_callbacks(static_cast<CUpti_SubscriberHandle>(subscriber)); !s.ok()) {
+      cupti::release_profiler();
+      im.acquired = false;
+      return s;
+    }
+    im.attached = true;
+    im.active = true;  // contexts are prepared at their first launch
+    return CounterStatus::success();
+  } catch (const std::exception& e) {
+    return CounterStatus::make(CounterProblem::Failed, std::string("range profiler attach failed: ") + e.what());
+  }
+}
+
+void RangeProfiler::handle_callback(int domain, std::uint32_t cbid, const void* cbdata) noexcept {
+  if (!impl_->attached || !cbdata) return;
+  impl_->handle(static_cast<CUpti_CallbackDomain>(domain), static_cast<CUpti_CallbackId>(cbid), cbdata);
+}
+
+CounterStatus RangeProfiler::detach() noexcept {
+  Impl& im = *impl_;
+  if (!im.attached) return status();
+  im.active = false;
+  im.teardown_contexts();
+  im.attached = false;
+  if (im.acquired) cupti::release_profiler();
+  im.acquired = false;
+  return status();
+}
+
+bool RangeProfiler::active() const { return impl_->active; }
+
+CounterStatus RangeProfiler::status() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->status;
+}
+
+std::vector<RangeRecord> RangeProfiler::records() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->records;
+}
+
+std::size_t RangeProfiler::record_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->records.size();
+}
+
+std::vector<KernelCounters> RangeProfiler::instance_counters() const {
+  std::vector<KernelCounters> out;
+  for (const auto& r : records()) out.push_back(derive(r.values, r.kernel, r.nvtx_path));
+  return out;
+}
+
+std::vector<KernelCounters> RangeProfiler::kernel_counters() const { return aggregate(instance_counters()); }
+
+std::vector<std::string> RangeProfiler::metrics() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->metrics_used;
+}
+
+std::vector<std::string> RangeProfiler::unavailable_metrics() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->unavailable;
+}
+
+RangeProfilerStats RangeProfiler::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->st;
+}
+
+}  // namespace roofline::prof
