@@ -165,6 +165,7 @@ void measure_caches(Ctx& c, double max_total, double step, const hw::CpuInfo& cp
   mo.max_seconds = std::min(mo.max_seconds, c.opts.quick ? 0.25 : 1.0);
   const double bytes_per_sample_per_thread = c.opts.quick ? 16.0 * (1 << 20) : 64.0 * (1 << 20);
   std::vector<cpu::SweepSample> samples;
+  std::vector<Measurement> measurements;
   nlohmann::json curve = nlohmann::json::array();
   for (double slice : slices) {
     std::int64_t n = std::max<std::int64_t>(block, static_cast<std::int64_t>(slice / sizeof(float)) / block * block);
@@ -183,6 +184,7 @@ void measure_caches(Ctx& c, double max_total, double step, const hw::CpuInfo& cp
     double bytes = static_cast<double>(n) * 4.0 * static_cast<double>(reps) * c.threads;
     double bw = m.time.median > 0 ? bytes / m.time.median : 0;
     samples.push_back({static_cast<double>(n) * 4.0, bw});
+    measurements.push_back(m);
     curve.push_back({{"bytes_per_thread", n * 4}, {"bytes_total", n * 4 * c.threads}, {"bandwidth", bw},
                      {"rel_iqr", m.time.rel_iqr()}});
   }
@@ -208,6 +210,9 @@ void measure_caches(Ctx& c, double max_total, double step, const hw::CpuInfo& cp
     f.unit = "B/s";
     f.level = levels[li];
     f.value = p->bandwidth;
+    // Timing details of the plateau's middle size; the value is the plateau's median.
+    f.measurement = measurements[(p->first + p->last) / 2];
+    f.params["representative_bytes_per_thread"] = samples[(p->first + p->last) / 2].bytes_per_thread;
     f.method = fmt::format("working-set sweep: each thread re-reads its own slice ({} loads, 8 accumulators); {}",
                            c.kern.isa, pr.method);
     f.params["plateau_bytes_per_thread"] = {samples[p->first].bytes_per_thread, samples[p->last].bytes_per_thread};

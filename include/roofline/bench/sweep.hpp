@@ -118,6 +118,9 @@ std::string to_csv(const std::vector<Point>& points);
 // The point as a stored figure (category "sweep", name "sweep.<variant>.k=<k>").
 Figure to_figure(const Point& p, const Roof& roof);
 
+// Throws a usage error when n elements of this variant (input and output) do
+// not fit in the host memory available now.
+void check_cpu_memory(Variant v, const Options& o);
 // Runs one variant on the CPU (all cores, OpenMP + SIMD). fp16/bf16 throw
 // Unsupported (no native half arithmetic on the CPU path).
 std::vector<Point> run_cpu(Variant v, const Options& o, const Progress& progress);

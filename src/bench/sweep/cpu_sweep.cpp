@@ -104,14 +104,8 @@ std::vector<Point> run_typed(Variant v, const Options& o, const Progress& progre
 
 }  // namespace
 
-std::vector<Point> run_cpu(Variant v, const Options& o, const Progress& progress) {
-  validate(o);
+void check_cpu_memory(Variant v, const Options& o) {
   const VariantInfo& vi = info(v);
-  if (v == Variant::Fp16 || v == Variant::Bf16)
-    throw_unsupported(fmt::format("the CPU sweep has no {} variant: this build does no native half-precision "
-                                  "arithmetic on the CPU",
-                                  vi.name),
-                      "use --variants fp32,fma,fp64 for the CPU (fp16 and bf16 run on the GPU)");
   double need = static_cast<double>(o.n) * vi.bytes_per_element();
   double avail = static_cast<double>(cpu::available_memory_bytes());
   // Leave a quarter of what is available to everything else.
@@ -121,6 +115,17 @@ std::vector<Point> run_cpu(Variant v, const Options& o, const Progress& progress
                             o.n, format_bytes(need), vi.name, format_bytes(avail)),
                 fmt::format("use a smaller --n, at most about {}",
                             static_cast<std::int64_t>(0.75 * avail / vi.bytes_per_element())));
+}
+
+std::vector<Point> run_cpu(Variant v, const Options& o, const Progress& progress) {
+  validate(o);
+  const VariantInfo& vi = info(v);
+  if (v == Variant::Fp16 || v == Variant::Bf16)
+    throw_unsupported(fmt::format("the CPU sweep has no {} variant: this build does no native half-precision "
+                                  "arithmetic on the CPU",
+                                  vi.name),
+                      "use --variants fp32,fma,fp64 for the CPU (fp16 and bf16 run on the GPU)");
+  check_cpu_memory(v, o);
   if (v == Variant::Fp64) return run_typed<double>(v, o, progress);
   return run_typed<float>(v, o, progress);
 }

@@ -123,6 +123,8 @@ class SweepCommand : public Command {
  private:
   void run_cpu(Context& ctx, Report& r, const sw::Options& o, const std::vector<sw::Variant>& vs,
                std::vector<Series>& all) {
+    for (sw::Variant v : vs)
+      if (v != sw::Variant::Fp16 && v != sw::Variant::Bf16) sw::check_cpu_memory(v, o);  // before measuring anything
     hw::CpuInfo cpu = hw::query_cpu();
     auto& db = ctx.db();
     model::Roofline measured = bench::load_measured_roofline(db, cpu.model_name);
