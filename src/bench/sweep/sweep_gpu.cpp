@@ -23,9 +23,6 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
   validate(o);
   cuda::require_gpu(device);
   const VariantInfo& vi = info(v);
-  if (o.n > kMaxGpuElements)
-    throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
-                "use a smaller --n, e.g. --n 64M (the seed's 2^26)");
   if (o.n % vi.elements_per_thread != 0)
     throw_usage(fmt::format("n = {} is odd, but the {} kernel takes two elements per thread", o.n, vi.name),
                 "use an even --n");
@@ -45,6 +42,9 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
                 fmt::format("use a smaller --n, at most about {}",
                             static_cast<std::int64_t>((double(free_b) - margin) / vi.bytes_per_element())));
 
+  if (o.n > kMaxGpuElements)
+    throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
+                "use a smaller --n, e.g. --n 64M (the seed's 2^26)");
   const size_t bytes = static_cast<size_t>(o.n) * static_cast<size_t>(vi.element_bytes);
   cuda::DeviceBuffer<char> a(bytes, "sweep input"), b(bytes, "sweep output");
   cudaStream_t s = timer.stream();
