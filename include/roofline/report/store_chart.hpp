@@ -1,0 +1,33 @@
+// Charts from the results store: a device's newest measured ceilings, its
+// theoretical ones (hw::reference_roofline), and its newest sweep points.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/report/chart.hpp"
+#include "roofline/store/db.hpp"
+
+namespace roofline::report {
+
+struct StoredDevice {
+  std::string kind;  // "cpu" or "gpu"
+  std::string name;
+  nlohmann::json spec;  // the newest device sheet recorded for it
+};
+
+// Devices with ceilings or sweep points in the store, most recently measured
+// first; `kind` "cpu" or "gpu" filters, empty keeps all.
+std::vector<StoredDevice> stored_devices(store::Db& db, const std::string& kind = {});
+
+struct DeviceChart {
+  Chart chart;
+  int measured_ceilings = 0, theoretical_ceilings = 0;
+};
+DeviceChart device_chart(store::Db& db, const StoredDevice& device);
+
+// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3".
+std::string device_slug(const std::string& name);
+
+}  // namespace roofline::report
