@@ -33,6 +33,28 @@ std::vector<std::unique_ptr<Command>> Registry::create_all() {
   return out;
 }
 
+std::unique_ptr<Command> Registry::create(const std::string& name) {
+  for (auto f : factories()) {
+    auto c = f();
+    if (name == c->name()) return c;
+  }
+  return nullptr;
+}
+
+Report run_subcommand(Context& ctx, const std::string& name, const std::vector<std::string>& args) {
+  auto cmd = Registry::create(name);
+  ROOFLINE_ASSERT(cmd != nullptr, "no command named " + name);
+  CLI::App app{cmd->summary(), name};
+  cmd->configure(app);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw_usage(fmt::format("roofline {} {}: {}", name, join(args, " "), e.what()));
+  }
+  return cmd->run(ctx);
+}
+
 Context::Context(GlobalOptions& opts, std::string command, bool stores)
     : opts_(opts), command_(std::move(command)), stores_(stores) {}
 

@@ -71,7 +71,14 @@ using CommandFactory = std::unique_ptr<Command> (*)();
 struct Registry {
   static bool add(CommandFactory f);
   static std::vector<std::unique_ptr<Command>> create_all();
+  // A fresh instance of the command called `name`, or nullptr.
+  static std::unique_ptr<Command> create(const std::string& name);
 };
+
+// Runs another command inside this invocation (same run in the store, same
+// device rows), as if `roofline NAME ARGS...` had been typed: `analyze` is
+// such a composition. Throws a usage Error when ARGS do not parse.
+Report run_subcommand(Context& ctx, const std::string& name, const std::vector<std::string>& args);
 
 #define ROOFLINE_COMMAND(Class)                                                 \
   namespace {                                                                   \
