@@ -147,38 +147,42 @@ bool find_functor(const Signature& s, std::string* ident, std::string* op) {
 
 // The data type the kernel works on: a lambda's parameter "{lambda(float)#1}",
 // or the first type argument of a functor "CUDAFunctor_add<float>".
-std::string element_type(const Signature& s, std::string* ev) {
-  std::string args = join(s.template_args, ",");
-  // "{lambda(float)#1}" (GNU demangler) or "[lambda(float) (instance 1)]" (CUPTI/Nsight).
-  static const std::regex lambda_re("[\\{\\[]lambda\\(([^,()]+)[,)]");
-  std::smatch m;
-  if (std::regex_search(args, m, lambda_re)) {
-    std::string t = type_from_cpp(m[1].str());
-    if (!t.empty()) {
-      *ev = "lambda(" + trim(m[1].str()) + ")";
-      return t;
-    }
-  }
-  auto usable = [](const std::string& t) { return !t.empty() && t != "int32" && t != "int64" && t != "bool"; };
-  for (const auto& a : s.template_args) {
+bool usable_type(const std::string& t) { return !t.empty() && t != "int32" && t != "int64" && t != "bool"; }
+
+// The first usable type among template arguments, looking into nested ones
+// (BinaryFunctor<float, ...> inside gpu_kernel_impl_nocast<...>).
+std::string nested_type(const std::vector<std::string>& args, int depth, std::string* ev) {
+  for (const auto& a : args) {
     std::string t = type_from_cpp(arg_value(a));
-    if (usable(t)) {
+    if (usable_type(t)) {
       *ev = trim(a);
       return t;
     }
-    // A functor's own first type argument: CUDAFunctor_add<float>.
-    if (a.find('<') != std::string::npos) {
+    if (depth > 0 && a.find('<') != std::string::npos) {
       Signature inner = parse_signature(a);
-      for (const auto& ia : inner.template_args) {
-        std::string it = type_from_cpp(arg_value(ia));
-        if (usable(it)) {
-          *ev = inner.base + "<" + ia + ">";
-          return it;
-        }
+      std::string it = nested_type(inner.template_args, depth - 1, ev);
+      if (!it.empty()) {
+        if (ev->find('<') == std::string::npos) *ev = inner.base + "<" + *ev + ">";
+        return it;
       }
     }
   }
   return "";
+}
+
+std::string element_type(const Signature& s, std::string* ev) {
+  std::string args = join(s.template_args, ",");
+  // "{lambda(float)#1}" (GNU demangler) or "[lambda(float) (instance 1)]" (CUPTI/Nsight);
+  // index lambdas ("lambda(int)") say nothing about the data.
+  static const std::regex lambda_re("[\\{\\[]lambda\\(([^,()]+)[,)]");
+  for (auto it = std::sregex_iterator(args.begin(), args.end(), lambda_re); it != std::sregex_iterator(); ++it) {
+    std::string t = type_from_cpp((*it)[1].str());
+    if (usable_type(t)) {
+      *ev = "lambda(" + trim((*it)[1].str()) + ")";
+      return t;
+    }
+  }
+  return nested_type(s.template_args, 3, ev);
 }
 
 }  // namespace

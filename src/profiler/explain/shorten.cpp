@@ -72,6 +72,11 @@ std::string elide_flat(const std::string& name, size_t width) {
     if (p != std::string::npos) n.erase(p, std::string(boring).size());
   }
   if (display_width(n) <= width) return n;
+  // xmma's long words, abbreviated (docs/explain.md lists them).
+  for (auto [from, to] : {std::pair<const char*, const char*>{"_tilesize", "_t"}, {"_warpgroupsize", "_wg"}, {"_warpsize", "_w"}}) {
+    for (size_t p = n.find(from); p != std::string::npos; p = n.find(from)) n.replace(p, std::string(from).size(), to);
+  }
+  if (display_width(n) <= width) return n;
   auto tok = split(n, '_', true);
   if (tok.size() < 3 || width < 12) return shorten(n, width);
   size_t budget = width - 1;  // one column for "…"
