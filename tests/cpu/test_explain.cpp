@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/kernel_names.hpp"
@@ -16,7 +15,9 @@ using namespace roofline::prof;
 
 TEST(Explain, DemanglesItaniumNamesAndLeavesOthersAlone) {
   EXPECT_EQ(demangle_kernel_name("_ZN7cutlass6KernelI42cutlass_80_simt_sgemm_128x32_8x5_nn_align1EEvNT_6ParamsE"),
-            "void cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5_nn_align1::Params)");
+            "void "
+            "cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5_nn_align1::"
+            "Params)");
   EXPECT_EQ(demangle_kernel_name("ampere_sgemm_32x32_sliced1x4_tn"), "ampere_sgemm_32x32_sliced1x4_tn");
   EXPECT_EQ(demangle_kernel_name("_Znot_a_valid_name"), "_Znot_a_valid_name");
   EXPECT_EQ(demangle_kernel_name("  my_kernel  "), "my_kernel");
@@ -35,9 +36,10 @@ TEST(Explain, SeedSgemmReadsLikeTheHandDecoding) {
   EXPECT_FALSE(k.is_elementwise_like());
   EXPECT_EQ(k.field("split_k")->evidence, "sliced1x4");
   EXPECT_EQ(k.field("layout")->evidence, "tn");
-  EXPECT_EQ(k.sentence,
-            "cuBLAS SGEMM for Ampere (sm_80), FP32 on CUDA cores (no tensor cores), 32×32 tiles (M×N per thread block), "
-            "K loop of each tile split across 4 warps (sliced1x4), A transposed, B not (tn).");
+  EXPECT_EQ(
+      k.sentence,
+      "cuBLAS SGEMM for Ampere (sm_80), FP32 on CUDA cores (no tensor cores), 32×32 tiles (M×N per thread block), "
+      "K loop of each tile split across 4 warps (sliced1x4), A transposed, B not (tn).");
   // Fields come in a fixed order: what it is before how it is built.
   EXPECT_EQ(k.fields[0].key, "library");
   EXPECT_EQ(k.fields[2].key, "operation");
@@ -71,9 +73,30 @@ TEST(Explain, UnknownNamesAreNotGuessed) {
 
 TEST(Explain, MalformedNamesNeverThrow) {
   // Unbalanced brackets, cut names, operators, empty strings, random bytes.
-  std::vector<std::string> names = {"", " ", "<", ">", "(", "void", "void <", "a<b(c{d[e",  "x>>y<<z", "operator()",
-                                    "f<operator<, 1>(int)", "::", "at::", "...", "…", "sm90_xmma_", "nvjet_", "cutlass3x_",
-                                    "cutlass_80_", "triton_", "ncclDevKernel_", "_Z", "roofline_x", "roofline_gemm_fwd"};
+  std::vector<std::string> names = {"",
+                                    " ",
+                                    "<",
+                                    ">",
+                                    "(",
+                                    "void",
+                                    "void <",
+                                    "a<b(c{d[e",
+                                    "x>>y<<z",
+                                    "operator()",
+                                    "f<operator<, 1>(int)",
+                                    "::",
+                                    "at::",
+                                    "...",
+                                    "…",
+                                    "sm90_xmma_",
+                                    "nvjet_",
+                                    "cutlass3x_",
+                                    "cutlass_80_",
+                                    "triton_",
+                                    "ncclDevKernel_",
+                                    "_Z",
+                                    "roofline_x",
+                                    "roofline_gemm_fwd"};
   std::mt19937 rng(12345);
   const std::string alphabet = "abcxyz_019<>(){}[],:. *&~#";
   for (int i = 0; i < 400; ++i) {
@@ -107,7 +130,8 @@ TEST(Explain, ShortNamesKeepWhatTellsInstancesApart) {
   EXPECT_EQ(shorten_kernel_name(clamp, 42), "at::vectorized_elementwise_kernel<4, …>");
   // Flat names lose their middle, so both the kind and the configuration stay.
   std::string s = shorten_kernel_name(
-      "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x2x1_g1_"
+      "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x2x1_"
+      "g1_"
       "tensor16x8x8",
       60);
   EXPECT_LE(display_width(s), 60u);
@@ -120,8 +144,9 @@ TEST(Explain, ShortNamesKeepWhatTellsInstancesApart) {
 }
 
 TEST(Explain, JsonCarriesEveryFieldWithEvidence) {
-  nlohmann::json j = explain_kernel("cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_"
-                                    "warpspecialized_cooperative_epi_tma")
+  nlohmann::json j = explain_kernel(
+                         "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_"
+                         "warpspecialized_cooperative_epi_tma")
                          .to_json();
   EXPECT_EQ(j["library"], "CUTLASS");
   EXPECT_EQ(j["tensor_cores"], "yes");

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/strings.hpp"
@@ -42,10 +41,14 @@ void check(const nlohmann::json& e) {
   const nlohmann::json fields = e.value("fields", nlohmann::json::object());
   const nlohmann::json sentence = e.value("sentence", nlohmann::json::array());
   for (const auto& [key, want] : expect.items()) {
-    if (key == "recognised") EXPECT_EQ(k.recognised, want.get<bool>()) << k.sentence;
-    else if (key == "truncated") EXPECT_EQ(k.truncated, want.get<bool>());
-    else if (key == "sm") EXPECT_EQ(k.sm, want.get<int>());
-    else EXPECT_EQ(member(k, key), want.get<std::string>()) << "member " << key << "; sentence: " << k.sentence;
+    if (key == "recognised")
+      EXPECT_EQ(k.recognised, want.get<bool>()) << k.sentence;
+    else if (key == "truncated")
+      EXPECT_EQ(k.truncated, want.get<bool>());
+    else if (key == "sm")
+      EXPECT_EQ(k.sm, want.get<int>());
+    else
+      EXPECT_EQ(member(k, key), want.get<std::string>()) << "member " << key << "; sentence: " << k.sentence;
   }
   for (const auto& [key, want] : fields.items()) {
     const KernelField* f = k.field(key);

@@ -9,33 +9,32 @@
 //
 // shorten_kernel_name() gives the readable short form the profiler tables use.
 #pragma once
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace roofline::prof {
 
 enum class KernelOp {
   Unknown,
-  Gemm,           // matrix multiply (cuBLAS, CUTLASS, nvjet, xmma, roofline)
-  Gemv,           // matrix-vector or small-N matrix multiply
-  ConvFprop,      // convolution forward
-  ConvDgrad,      // convolution backward, input (data) gradient
-  ConvWgrad,      // convolution backward, weight gradient
-  Conv,           // convolution, pass not in the name
-  SplitKReduce,   // sums the partial products of a split-K GEMM
-  Elementwise,    // one output element from the same element of the inputs
-  Reduction,      // sum/mean/max/norm over a dimension
+  Gemm,          // matrix multiply (cuBLAS, CUTLASS, nvjet, xmma, roofline)
+  Gemv,          // matrix-vector or small-N matrix multiply
+  ConvFprop,     // convolution forward
+  ConvDgrad,     // convolution backward, input (data) gradient
+  ConvWgrad,     // convolution backward, weight gradient
+  Conv,          // convolution, pass not in the name
+  SplitKReduce,  // sums the partial products of a split-K GEMM
+  Elementwise,   // one output element from the same element of the inputs
+  Reduction,     // sum/mean/max/norm over a dimension
   Softmax,
   Loss,
   Normalization,  // batch/layer/group norm
   Pooling,
-  Optimizer,      // multi-tensor apply (torch._foreach_*, fused Adam/SGD)
-  Attention,      // fused attention (FlashAttention, memory-efficient, cuDNN SDPA)
-  Copy,           // copies, casts, concatenation
-  Layout,         // layout transforms (NCHW <-> NHWC, im2col, transpose)
+  Optimizer,  // multi-tensor apply (torch._foreach_*, fused Adam/SGD)
+  Attention,  // fused attention (FlashAttention, memory-efficient, cuDNN SDPA)
+  Copy,       // copies, casts, concatenation
+  Layout,     // layout transforms (NCHW <-> NHWC, im2col, transpose)
   Fft,
   Random,         // random number generation, dropout masks
   Indexing,       // gather, scatter, index_select, embedding
@@ -58,18 +57,18 @@ struct KernelField {
 };
 
 struct KernelInfo {
-  std::string name;        // as given
-  std::string demangled;   // demangled C++ name (the input itself when it was not mangled)
-  std::string function;    // qualified function name, without template arguments and parameters
+  std::string name;                        // as given
+  std::string demangled;                   // demangled C++ name (the input itself when it was not mangled)
+  std::string function;                    // qualified function name, without template arguments and parameters
   std::vector<std::string> template_args;  // top-level template arguments, as written
-  bool truncated = false;  // the name ends in "..." or "…" (a profiler cut it)
+  bool truncated = false;                  // the name ends in "..." or "…" (a profiler cut it)
   bool recognised = false;
 
-  std::string library;     // "cuBLAS", "cuBLASLt", "cuDNN", "CUTLASS", "PyTorch ATen", "NCCL", ... ("" unknown)
+  std::string library;  // "cuBLAS", "cuBLASLt", "cuDNN", "CUTLASS", "PyTorch ATen", "NCCL", ... ("" unknown)
   KernelOp op = KernelOp::Unknown;
-  std::string op_detail;   // "add", "sum", "AllReduce", "clamp", ... ("" unknown)
-  int sm = 0;              // compute capability x10 the kernel was built for (80, 90), 0 unknown
-  std::string arch;        // "Ampere", "Hopper", ... ("" unknown)
+  std::string op_detail;  // "add", "sum", "AllReduce", "clamp", ... ("" unknown)
+  int sm = 0;             // compute capability x10 the kernel was built for (80, 90), 0 unknown
+  std::string arch;       // "Ampere", "Hopper", ... ("" unknown)
   // Canonical type names: "fp64", "fp32", "tf32", "fp16", "bf16", "fp8e4m3", "fp8e5m2",
   // "int8", "uint8", "int32", "complex fp32", ... ("" unknown)
   std::string input_type;   // A/B operands (or the tensor an elementwise kernel reads)

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
@@ -31,7 +30,8 @@ std::vector<std::string> read_names(const std::string& path) {
     take(std::cin);
   } else {
     std::ifstream in(path);
-    if (!in) throw_input("cannot read '" + path + "'", "give a text file with one kernel name per line, or - for stdin");
+    if (!in)
+      throw_input("cannot read '" + path + "'", "give a text file with one kernel name per line, or - for stdin");
     take(in);
   }
   return names;
@@ -87,7 +87,8 @@ class ExplainCommand : public Command {
     if (!profile_.empty())
       for (auto& n : names_from_profile(profile_)) names.push_back(n);
     if (names.empty() && file_.empty() && profile_.empty())
-      throw_usage("no kernel name given", "roofline explain 'ampere_sgemm_32x32_sliced1x4_tn' (or --from-file, --from-json)");
+      throw_usage("no kernel name given",
+                  "roofline explain 'ampere_sgemm_32x32_sliced1x4_tn' (or --from-file, --from-json)");
     for (const auto& n : names)
       if (trim(n).empty()) throw_usage("a kernel name is empty", "pass the kernel name as a quoted argument");
 

@@ -102,15 +102,15 @@ bool decode_blas_legacy(const Signature& s, Builder& b) {
     }
     if (auto d = parse_dims(t); d.size() == 2 && tile.empty()) {
       tile = d;
-      b.field("tile", "Tile (M×N)", dims_text(d), t,
-              dims_text(d) + " tiles (M×N per thread block)");
+      b.field("tile", "Tile (M×N)", dims_text(d), t, dims_text(d) + " tiles (M×N per thread block)");
       continue;
     }
     static const std::regex sliced_re("^sliced(\\d+)x(\\d+)$");
     if (std::regex_match(t, mm, sliced_re)) {
       int k = to_int(mm[2].str());
-      b.field("split_k", "Split-K", "sliced-K " + mm[1].str() + "x" + mm[2].str() + ": each tile's K loop split across " +
-                                         mm[2].str() + " warps whose partial sums are combined within the block",
+      b.field("split_k", "Split-K",
+              "sliced-K " + mm[1].str() + "x" + mm[2].str() + ": each tile's K loop split across " + mm[2].str() +
+                  " warps whose partial sums are combined within the block",
               t, "K loop of each tile split across " + std::to_string(k) + " warps (" + t + ")");
       continue;
     }
@@ -142,7 +142,8 @@ bool decode_blas_legacy(const Signature& s, Builder& b) {
       winograd = true;
       continue;
     }
-    if (t == "interior" || t == "small" || t == "medium" || t == "large" || t == "xregs" || t == "mobile" || t == "exp") {
+    if (t == "interior" || t == "small" || t == "medium" || t == "large" || t == "xregs" || t == "mobile" ||
+        t == "exp") {
       variants.push_back(t == "xregs" ? "xregs (extra registers)" : t + " (size class)");
       variant_ev.push_back(t);
       continue;
@@ -167,8 +168,7 @@ bool decode_blas_legacy(const Signature& s, Builder& b) {
     }
     rest.push_back(t);
   }
-  if (!variants.empty())
-    b.field("variant", "Variant", join(variants, ", "), join(variant_ev, "_"));
+  if (!variants.empty()) b.field("variant", "Variant", join(variants, ", "), join(variant_ev, "_"));
 
   // Types. CUTLASS's convention, which these names follow: a type before the
   // core names C (the output), one after it names A/B (the inputs); the
@@ -176,7 +176,8 @@ bool decode_blas_legacy(const Signature& s, Builder& b) {
   std::string input = post_type.empty() ? (pre_type.empty() ? accum : pre_type) : post_type;
   std::string output = pre_type.empty() ? accum : pre_type;  // C not named: C is the accumulator type
   if (complex_fft) input = output = accum = "complex fp32";
-  std::string ev = (pre_type.empty() ? "" : tok[core - 1] + "_") + tok[core] + (post_type.empty() ? "" : "_" + post_tok);
+  std::string ev =
+      (pre_type.empty() ? "" : tok[core - 1] + "_") + tok[core] + (post_type.empty() ? "" : "_" + post_tok);
   std::string math;
   if (!shape.empty() && input == "fp32" && shape == std::vector<int>{16, 8, 8}) math = "tf32";
   b.types(input, math, accum, output, ev);
@@ -196,7 +197,9 @@ bool decode_blas_legacy(const Signature& s, Builder& b) {
     b.note("cuDNN does not put the pass (forward, data or weight gradient) in these names");
   } else if (complex_fft) {
     b.op(KernelOp::Gemm, tok[core], "complex GEMM");
-    b.note("\"gcgemm\" kernels ship with cuDNN's FFT convolution (next to fft2d_r2c/c2r kernels); the prefix is not documented");
+    b.note(
+        "\"gcgemm\" kernels ship with cuDNN's FFT convolution (next to fft2d_r2c/c2r kernels); the prefix is not "
+        "documented");
   } else {
     b.op(KernelOp::Gemm, tok[core], shape.empty() ? upper(letters) + "GEMM" : "GEMM");
   }
@@ -233,21 +236,30 @@ bool decode_xmma(const Signature& s, Builder& b) {
   if (sm == 0) return false;
   const std::string& opk = tok[2];
   KernelOp op;
-  if (opk == "gemm") op = KernelOp::Gemm;
-  else if (opk == "fprop") op = KernelOp::ConvFprop;
-  else if (opk == "dgrad") op = KernelOp::ConvDgrad;
-  else if (opk == "wgrad") op = KernelOp::ConvWgrad;
-  else return false;
+  if (opk == "gemm")
+    op = KernelOp::Gemm;
+  else if (opk == "fprop")
+    op = KernelOp::ConvFprop;
+  else if (opk == "dgrad")
+    op = KernelOp::ConvDgrad;
+  else if (opk == "wgrad")
+    op = KernelOp::ConvWgrad;
+  else
+    return false;
 
   bool cublas = false, cudnn = false;
   for (const auto& t : tok) {
     cublas |= t == "cublas";
     cudnn |= t == "cudnn";
   }
-  if (cublas) b.library("cuBLAS", "_cublas");
-  else if (cudnn) b.library("cuDNN", "_cudnn");
-  else if (op == KernelOp::Gemm) b.library("cuBLAS", "xmma_gemm (library inferred: GEMM)");
-  else b.library("cuDNN", "xmma_" + opk + " (library inferred: convolution)");
+  if (cublas)
+    b.library("cuBLAS", "_cublas");
+  else if (cudnn)
+    b.library("cuDNN", "_cudnn");
+  else if (op == KernelOp::Gemm)
+    b.library("cuBLAS", "xmma_gemm (library inferred: GEMM)");
+  else
+    b.library("cuDNN", "xmma_" + opk + " (library inferred: convolution)");
   b.family("xmma (NVIDIA's tensor-core kernel templates used inside cuBLAS and cuDNN)", tok[1]);
   b.arch(sm, tok[0]);
 
@@ -263,8 +275,8 @@ bool decode_xmma(const Signature& s, Builder& b) {
     if (t.empty() || t == "kernel" || t == "5x" || t == "cublas" || t == "cudnn") continue;
     if (t == "implicit" && i + 1 < tok.size() && tok[i + 1] == "gemm") {
       algo = "implicit GEMM";
-      b.field("algorithm", "Algorithm", "implicit GEMM (the convolution is computed as a GEMM without materialising im2col)",
-              "implicit_gemm");
+      b.field("algorithm", "Algorithm",
+              "implicit GEMM (the convolution is computed as a GEMM without materialising im2col)", "implicit_gemm");
       ++i;
       continue;
     }
@@ -279,7 +291,8 @@ bool decode_xmma(const Signature& s, Builder& b) {
       std::string phrase = blas_layout_phrase(t);
       if (i + 1 < tok.size() && (tok[i + 1] == "n" || tok[i + 1] == "t")) {
         ev += "_" + tok[i + 1];
-        phrase += ", output " + std::string(tok[i + 1] == "t" ? "transposed" : "not transposed") + " (" + tok[i + 1] + ")";
+        phrase +=
+            ", output " + std::string(tok[i + 1] == "t" ? "transposed" : "not transposed") + " (" + tok[i + 1] + ")";
         ++i;
       }
       b.field("layout", "Layouts", phrase, ev, phrase);
@@ -311,13 +324,15 @@ bool decode_xmma(const Signature& s, Builder& b) {
     if (std::regex_match(t, m, warp_re)) {
       auto d = parse_dims(m[1].str());
       int n = d[0] * d[1] * d[2];
-      b.field("warps", "Warps per block", dims_text(d) + " = " + std::to_string(n) + " warps (" + std::to_string(32 * n) + " threads)",
-              t, dims_text(d) + " warps");
+      b.field("warps", "Warps per block",
+              dims_text(d) + " = " + std::to_string(n) + " warps (" + std::to_string(32 * n) + " threads)", t,
+              dims_text(d) + " warps");
       continue;
     }
     if (std::regex_match(t, m, wg_re)) {
       auto d = parse_dims(m[1].str());
-      b.field("warps", "Warp groups", dims_text(d) + " warp groups of 4 warps (wgmma)", t, dims_text(d) + " warp groups");
+      b.field("warps", "Warp groups", dims_text(d) + " warp groups of 4 warps (wgmma)", t,
+              dims_text(d) + " warp groups");
       tc_token = true;
       tc_ev = t;
       tc_why = "warp groups issue Hopper's wgmma tensor-core instructions";
@@ -333,7 +348,8 @@ bool decode_xmma(const Signature& s, Builder& b) {
     }
     if (t == "execute" && i + 3 < tok.size() && tok[i + 1] == "segment" && tok[i + 2] == "k") {
       std::string state = tok[i + 3];
-      b.field("split_k", "Split-K", "segment-K " + state + " (K not split across blocks)", "execute_segment_k_" + state);
+      b.field("split_k", "Split-K", "segment-K " + state + " (K not split across blocks)",
+              "execute_segment_k_" + state);
       if (state != "off")
         b.field("split_k", "Split-K", "segment-K " + state + " (K split into segments across blocks)",
                 "execute_segment_k_" + state, "K split into segments across blocks");
@@ -366,7 +382,8 @@ bool decode_xmma(const Signature& s, Builder& b) {
     b.note("the first type group names A and B differently (" + group_tokens[0] + "); shown is A");
   b.note("xmma type groups read as A·B _ math·accumulator _ epilogue; NVIDIA does not document this naming");
 
-  if (tc_token) b.tensor_cores(TensorCores::Yes, tc_ev, tc_why);
+  if (tc_token)
+    b.tensor_cores(TensorCores::Yes, tc_ev, tc_why);
   else if (!math.empty() && tensor_core_type(math))
     b.tensor_cores(TensorCores::Yes, group_tokens.size() > 1 ? group_tokens[1] : group_tokens[0],
                    display_type(math) + " math runs on tensor cores");
@@ -431,7 +448,8 @@ bool decode_nvjet(const Signature& s, Builder& b) {
     }
     if (t == "splitK" || t == "streamK") {
       b.field("split_k", "Split-K", t == "splitK" ? "split-K across thread blocks" : "stream-K", t,
-              t == "splitK" ? "K split across thread blocks (partials summed by a separate kernel)" : "stream-K scheduling");
+              t == "splitK" ? "K split across thread blocks (partials summed by a separate kernel)"
+                            : "stream-K scheduling");
       continue;
     }
     if (t == "coopA" || t == "coopB") {
@@ -439,7 +457,8 @@ bool decode_nvjet(const Signature& s, Builder& b) {
       continue;
     }
     if (t == "2cta" || t == "1cta") {
-      b.field("cta_pairs", "CTA pairs", t == "2cta" ? "2-CTA MMA (two SMs share one MMA, Blackwell)" : "1 CTA per MMA", t);
+      b.field("cta_pairs", "CTA pairs", t == "2cta" ? "2-CTA MMA (two SMs share one MMA, Blackwell)" : "1 CTA per MMA",
+              t);
       continue;
     }
     if (t == "bz" || t == "badd" || t == "bias" || t == "relu" || t == "gelu" || t == "h" || t == "v") {
@@ -448,16 +467,19 @@ bool decode_nvjet(const Signature& s, Builder& b) {
     }
     rest.push_back(t);
   }
-  if (!dims.empty())
-    b.field("tile", "Tile (M×N)", dims_text(dims[0]), dims_tok[0], dims_text(dims[0]) + " tiles");
+  if (!dims.empty()) b.field("tile", "Tile (M×N)", dims_text(dims[0]), dims_tok[0], dims_text(dims[0]) + " tiles");
   if (dims.size() >= 2) {
-    b.field("k_stages", "K tile × stages", dims_text(dims[1]) + " (probably K tile " + std::to_string(dims[1][0]) + ", " +
-                                                 std::to_string(dims[1][1]) + " stages)",
+    b.field("k_stages", "K tile × stages",
+            dims_text(dims[1]) + " (probably K tile " + std::to_string(dims[1][0]) + ", " + std::to_string(dims[1][1]) +
+                " stages)",
             dims_tok[1]);
   }
-  if (dims.size() >= 3) b.field("cluster", "Cluster", dims_text(dims[2]) + " (probably the thread-block cluster shape)", dims_tok[2]);
+  if (dims.size() >= 3)
+    b.field("cluster", "Cluster", dims_text(dims[2]) + " (probably the thread-block cluster shape)", dims_tok[2]);
   if (!sched.empty())
-    b.field("variant", "Variant", join(sched, ", ") + " (undocumented; bz/badd likely beta zero / C added, h/v raster order, coopA/B cooperative schedule)",
+    b.field("variant", "Variant",
+            join(sched, ", ") +
+                " (undocumented; bz/badd likely beta zero / C added, h/v raster order, coopA/B cooperative schedule)",
             join(sched, "_"));
   if (!math.empty() || (!input.empty() && tensor_core_type(input)))
     b.tensor_cores(TensorCores::Yes, type_ev,
@@ -494,17 +516,20 @@ bool decode_blas_helpers(const Signature& s, Builder& b) {
   if (n == "splitKreduce_kernel") {
     b.library("cuBLASLt", lt ? "cublasLt::" : "splitKreduce_kernel");
     b.op(KernelOp::SplitKReduce, n, "split-K reduction");
-    b.family("split-K reduction: sums the partial products of a GEMM whose K dimension was split across thread blocks, "
-             "then applies alpha/beta",
-             n);
+    b.family(
+        "split-K reduction: sums the partial products of a GEMM whose K dimension was split across thread blocks, "
+        "then applies alpha/beta",
+        n);
     std::string ev;
     if (std::string t = first_cpp_type(s, &ev); !t.empty()) b.types(t, "", "", "", ev);
     return true;
   }
   if (lt) {
     b.library("cuBLASLt", "cublasLt::");
-    if (s.in_scope("epilogue")) b.op(KernelOp::Elementwise, "epilogue", "GEMM epilogue (bias/activation)");
-    else b.op(KernelOp::Helper, n, n);
+    if (s.in_scope("epilogue"))
+      b.op(KernelOp::Elementwise, "epilogue", "GEMM epilogue (bias/activation)");
+    else
+      b.op(KernelOp::Helper, n, n);
     return true;
   }
   static const std::regex gemv_re("^gemv(2T|2N|NSP|x|T|N)?_kernel(_val)?$"), sn_re("^gemmSN_([TN]{2})_kernel$");
@@ -512,7 +537,8 @@ bool decode_blas_helpers(const Signature& s, Builder& b) {
   if (std::regex_match(n, m, gemv_re)) {
     b.library("cuBLAS", n);
     std::string v = m[1];
-    b.op(KernelOp::Gemv, n, "matrix-vector product" + std::string(v.find('T') != std::string::npos ? " (A transposed)" : ""));
+    b.op(KernelOp::Gemv, n,
+         "matrix-vector product" + std::string(v.find('T') != std::string::npos ? " (A transposed)" : ""));
     std::string ev;
     if (std::string t = first_cpp_type(s, &ev); !t.empty()) b.types(t, "", "", "", ev);
     return true;
@@ -531,7 +557,7 @@ bool decode_blas_helpers(const Signature& s, Builder& b) {
     b.op(KernelOp::Gemm, n, "GEMM with K = 1 (outer product)");
     return true;
   }
-  static const char* level1[] = {"dot_kernel", "asum_kernel", "nrm2_kernel", "scal_kernel", "axpy_kernel_val",
+  static const char* level1[] = {"dot_kernel",  "asum_kernel",          "nrm2_kernel", "scal_kernel", "axpy_kernel_val",
                                  "axpy_kernel", "reduce_1Block_kernel", "copy_kernel", "swap_kernel"};
   if (s.scopes.empty())
     for (const char* l1 : level1)

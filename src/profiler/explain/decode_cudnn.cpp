@@ -25,8 +25,9 @@ void conv_engine(Builder& b, const Signature& s, KernelOp op, const std::string&
   if (!t.empty()) {
     b.types(t, "", "", "", "<" + s.template_args[0] + ", …>");
     if (t == "fp32" || t == "fp64")
-      b.tensor_cores(TensorCores::No, s.base,
-                     "cuDNN's own C++ engines run FFMA on CUDA cores; its tensor-core kernels are xmma or CUTLASS kernels");
+      b.tensor_cores(
+          TensorCores::No, s.base,
+          "cuDNN's own C++ engines run FFMA on CUDA cores; its tensor-core kernels are xmma or CUTLASS kernels");
   }
 }
 
@@ -41,8 +42,11 @@ bool decode_cudnn(const Signature& s, Builder& b) {
   static const std::regex fft_re("^fft(\\d)d_(r2c|c2r|c2c)_(\\d+x\\d+)$");
   if (std::regex_match(n, m, fft_re)) {
     b.library("cuDNN", n);
-    b.op(KernelOp::Fft, n, std::string(m[2] == "r2c" ? "forward" : m[2] == "c2r" ? "inverse" : "complex") + " " +
-                               m[1].str() + "-D FFT (FFT-based convolution)");
+    b.op(KernelOp::Fft, n,
+         std::string(m[2] == "r2c"   ? "forward"
+                     : m[2] == "c2r" ? "inverse"
+                                     : "complex") +
+             " " + m[1].str() + "-D FFT (FFT-based convolution)");
     b.field("tile", "FFT tile", m[3].str(), m[3].str());
     if (std::string t = first_type(s); !t.empty()) b.types(t, "", "", "", "template arguments");
     return true;
@@ -57,9 +61,12 @@ bool decode_cudnn(const Signature& s, Builder& b) {
     std::string code;
     for (const auto& a : s.template_args)
       if (contains(a, "cudnnGenericOp_t")) code = arg_value(a);
-    b.op(KernelOp::Elementwise, n, "generic tensor op" + (code.empty() ? std::string() : " (cudnnGenericOp_t " + code + ")"));
+    b.op(KernelOp::Elementwise, n,
+         "generic tensor op" + (code.empty() ? std::string() : " (cudnnGenericOp_t " + code + ")"));
     if (std::string t = first_type(s); !t.empty()) b.types(t, "", "", "", "template arguments");
-    b.note("cuDNN's generic tensor kernel implements cudnnOpTensor/cudnnAddTensor-style operations; the opcode's meaning is internal");
+    b.note(
+        "cuDNN's generic tensor kernel implements cudnnOpTensor/cudnnAddTensor-style operations; the opcode's meaning "
+        "is internal");
     return true;
   }
   if ((n == "nchwToNhwcKernel" || n == "nhwcToNchwKernel") && (scoped || s.scopes.empty())) {
@@ -96,15 +103,16 @@ bool decode_cudnn(const Signature& s, Builder& b) {
     return true;
   }
   if (contains(n, "winograd") || contains(s.function, "winograd")) {
-    b.op(n == "generateWinogradTilesKernel" ? KernelOp::Helper : KernelOp::Conv, contains(n, "winograd") ? n : "winograd",
-         "Winograd transform");
+    b.op(n == "generateWinogradTilesKernel" ? KernelOp::Helper : KernelOp::Conv,
+         contains(n, "winograd") ? n : "winograd", "Winograd transform");
     if (std::string t = first_type(s); !t.empty()) b.types(t, "", "", "", "template arguments");
     return true;
   }
   static const std::regex bn_re("^bn_(fw|bw)_(tr|inf)?_?1C11_.*$");
   if (std::regex_match(n, m, bn_re)) {
-    std::string what = m[1] == "bw" ? "batch norm backward" : m[2] == "inf" ? "batch norm forward (inference)"
-                                                                            : "batch norm forward (training)";
+    std::string what = m[1] == "bw"    ? "batch norm backward"
+                       : m[2] == "inf" ? "batch norm forward (inference)"
+                                       : "batch norm forward (training)";
     b.op(KernelOp::Normalization, n, what);
     if (contains(n, "NHWC")) b.field("layout", "Tensor layout", "NHWC", "NHWC");
     if (contains(n, "NCHW")) b.field("layout", "Tensor layout", "NCHW", "NCHW");

@@ -57,7 +57,8 @@ bool decode_cutlass2(const std::string& name, Builder& b) {
   }
   // Opcode class.
   std::string opclass;
-  if (tok[i] == "simt" || tok[i] == "tensorop") opclass = tok[i++];
+  if (tok[i] == "simt" || tok[i] == "tensorop")
+    opclass = tok[i++];
   else if (tok[i] == "wmma" && i + 1 < tok.size() && tok[i + 1] == "tensorop") {
     opclass = "wmma_tensorop";
     i += 2;
@@ -109,8 +110,10 @@ bool decode_cutlass2(const std::string& name, Builder& b) {
     }
     if (t == "optimized" || t == "analytic") {
       iter = t;
-      b.field("iterator", "Iterator algorithm",
-              t == "optimized" ? "optimized (precomputed address increments)" : "analytic (addresses computed each step)", t);
+      b.field(
+          "iterator", "Iterator algorithm",
+          t == "optimized" ? "optimized (precomputed address increments)" : "analytic (addresses computed each step)",
+          t);
       continue;
     }
     if (is_blas_layout(t) && t.size() == 2) {
@@ -162,7 +165,8 @@ bool decode_cutlass2(const std::string& name, Builder& b) {
   return true;
 }
 
-// CUTLASS 3: cutlass3x_smNN_<opclass>_[<i><MxNxK>]<gemm|implicit_gemm_<pass>>_<A>_<B>_<Acc>_<C>_<D>_<tile>_<cluster>_<stages>_<layouts>_align<N>[_schedule...]
+// CUTLASS 3:
+// cutlass3x_smNN_<opclass>_[<i><MxNxK>]<gemm|implicit_gemm_<pass>>_<A>_<B>_<Acc>_<C>_<D>_<tile>_<cluster>_<stages>_<layouts>_align<N>[_schedule...]
 bool decode_cutlass3(const std::string& name, Builder& b) {
   auto tok = split(name, '_', true);
   if (tok.size() < 4 || tok[0] != "cutlass3x") return false;
@@ -188,7 +192,8 @@ bool decode_cutlass3(const std::string& name, Builder& b) {
   }
   if (m[2].matched) {
     auto d = parse_dims(m[2].str());
-    b.field("instruction", "MMA instruction", dims_text(d) + " (M×N×K per instruction, " + m[1].str() + " = accumulator letter)",
+    b.field("instruction", "MMA instruction",
+            dims_text(d) + " (M×N×K per instruction, " + m[1].str() + " = accumulator letter)",
             m[1].str() + m[2].str());
   }
   // Up to five types: A, B, accumulator, C, D.
@@ -202,8 +207,10 @@ bool decode_cutlass3(const std::string& name, Builder& b) {
   std::string accum = types.size() > 2 ? types[2] : "";
   std::string output = types.size() > 4 ? types[4] : (types.size() > 3 ? types[3] : "");
   b.types(input, input == "fp32" && opclass == "tensorop" ? "tf32" : "", accum, output, join(type_toks, "_"));
-  if (types.size() > 1 && types[1] != types[0]) b.note("A is " + display_type(types[0]) + ", B is " + display_type(types[1]));
-  if (types.size() > 3 && types[3] == "none") b.field("c_source", "C input", "none (void: C is not read, beta = 0)", "void");
+  if (types.size() > 1 && types[1] != types[0])
+    b.note("A is " + display_type(types[0]) + ", B is " + display_type(types[1]));
+  if (types.size() > 3 && types[3] == "none")
+    b.field("c_source", "C input", "none (void: C is not read, beta = 0)", "void");
 
   int dims_seen = 0;
   std::vector<std::string> sched, rest;
@@ -211,8 +218,10 @@ bool decode_cutlass3(const std::string& name, Builder& b) {
     const std::string& t = tok[i];
     if (t.empty()) continue;
     if (auto d = parse_dims(t); d.size() == 3) {
-      if (dims_seen == 0) b.field("tile", "Tile (M×N×K)", dims_text(d), t, dims_text(d) + " tiles");
-      else b.field("cluster", "Cluster", dims_text(d) + " thread blocks", t, dims_text(d) + " cluster");
+      if (dims_seen == 0)
+        b.field("tile", "Tile (M×N×K)", dims_text(d), t, dims_text(d) + " tiles");
+      else
+        b.field("cluster", "Cluster", dims_text(d) + " thread blocks", t, dims_text(d) + " cluster");
       ++dims_seen;
       continue;
     }
@@ -246,7 +255,8 @@ bool decode_cutlass3(const std::string& name, Builder& b) {
   if (!sched.empty()) {
     std::string s = join(sched, "_");
     std::vector<std::string> words;
-    if (contains(s, "warpspecialized")) words.push_back("warp-specialized (producer warps load with TMA, consumer warps compute)");
+    if (contains(s, "warpspecialized"))
+      words.push_back("warp-specialized (producer warps load with TMA, consumer warps compute)");
     if (contains(s, "cooperative")) words.push_back("cooperative (consumer warp groups share one tile)");
     if (contains(s, "pingpong")) words.push_back("ping-pong (consumer warp groups alternate tiles)");
     if (contains(s, "stream_k")) words.push_back("stream-K");
@@ -256,8 +266,10 @@ bool decode_cutlass3(const std::string& name, Builder& b) {
       if (contains(s, e)) words.push_back(std::string("fused ") + e);
     b.field("schedule", "Schedule", words.empty() ? s : join(words, ", "), s, words.empty() ? "" : join(words, ", "));
   }
-  if (opclass == "simt") b.tensor_cores(TensorCores::No, "simt", "SIMT kernels use the CUDA cores");
-  else b.tensor_cores(TensorCores::Yes, "tensorop", sm >= 90 ? "tensor-op kernel (wgmma on Hopper)" : "tensor-op kernel");
+  if (opclass == "simt")
+    b.tensor_cores(TensorCores::No, "simt", "SIMT kernels use the CUDA cores");
+  else
+    b.tensor_cores(TensorCores::Yes, "tensorop", sm >= 90 ? "tensor-op kernel (wgmma on Hopper)" : "tensor-op kernel");
   b.op(op, core, op == KernelOp::Gemm ? "GEMM" : algo);
   b.undecoded(rest);
   return true;
@@ -272,7 +284,8 @@ bool decode_cutlass_template(const Signature& s, Builder& b) {
   static const std::regex sm_re("cutlass::arch::Sm(\\d+)");
   if (std::regex_search(t, m, sm_re)) b.arch(to_int(m[1].str()), m[0].str());
   if (contains(t, "OpClassTensorOp") || contains(t, "OpClassWmmaTensorOp"))
-    b.tensor_cores(TensorCores::Yes, contains(t, "OpClassWmmaTensorOp") ? "OpClassWmmaTensorOp" : "OpClassTensorOp", "tensor-op kernel");
+    b.tensor_cores(TensorCores::Yes, contains(t, "OpClassWmmaTensorOp") ? "OpClassWmmaTensorOp" : "OpClassTensorOp",
+                   "tensor-op kernel");
   else if (contains(t, "OpClassSimt"))
     b.tensor_cores(TensorCores::No, "OpClassSimt", "SIMT kernels use the CUDA cores");
   static const std::regex shape_re("GemmShape<(\\d+), (\\d+), (\\d+)>");
@@ -280,13 +293,18 @@ bool decode_cutlass_template(const Signature& s, Builder& b) {
     b.field("tile", "Tile (M×N×K)", m[1].str() + "×" + m[2].str() + "×" + m[3].str(), m[0].str(),
             m[1].str() + "×" + m[2].str() + "×" + m[3].str() + " tiles");
   // The first element type among the template arguments is A's.
-  static const std::regex type_re("(cutlass::half_t|cutlass::bfloat16_t|cutlass::tfloat32_t|cutlass::float_e4m3_t|cutlass::float_e5m2_t|\\bfloat\\b|\\bdouble\\b)");
+  static const std::regex type_re(
+      "(cutlass::half_t|cutlass::bfloat16_t|cutlass::tfloat32_t|cutlass::float_e4m3_t|cutlass::float_e5m2_t|"
+      "\\bfloat\\b|\\bdouble\\b)");
   if (std::regex_search(t, m, type_re)) b.types(type_from_cpp(m[1].str()), "", "", "", m[1].str());
   if (contains(t, "conv::kernel") || contains(t, "ImplicitGemmConvolution")) {
     KernelOp op = KernelOp::Conv;
-    if (contains(t, "Operator)0") || contains(t, "kFprop")) op = KernelOp::ConvFprop;
-    else if (contains(t, "Operator)1") || contains(t, "kDgrad")) op = KernelOp::ConvDgrad;
-    else if (contains(t, "Operator)2") || contains(t, "kWgrad")) op = KernelOp::ConvWgrad;
+    if (contains(t, "Operator)0") || contains(t, "kFprop"))
+      op = KernelOp::ConvFprop;
+    else if (contains(t, "Operator)1") || contains(t, "kDgrad"))
+      op = KernelOp::ConvDgrad;
+    else if (contains(t, "Operator)2") || contains(t, "kWgrad"))
+      op = KernelOp::ConvWgrad;
     b.op(op, "conv::kernel", "implicit GEMM");
   } else if (contains(t, "gemm::kernel") || contains(t, "Gemm")) {
     b.op(KernelOp::Gemm, "gemm::kernel", "GEMM");
@@ -309,7 +327,8 @@ bool decode_cutlass(const Signature& s, Builder& b) {
     if (starts_with(s.base, "cutlass_")) {
       bool in_cublas = s.base.size() > 10 && is_number(s.base.substr(8, 2));
       b.library(in_cublas ? "cuBLAS" : "CUTLASS", in_cublas ? "cutlass_" + s.base.substr(8, 2) : "cutlass_");
-      b.family(in_cublas ? "CUTLASS 2 kernel shipped inside cuBLAS" : "CUTLASS 2 kernel", s.base.substr(0, s.base.find('_', 8)));
+      b.family(in_cublas ? "CUTLASS 2 kernel shipped inside cuBLAS" : "CUTLASS 2 kernel",
+               s.base.substr(0, s.base.find('_', 8)));
       return decode_cutlass2(s.base, b);
     }
     return false;
@@ -322,10 +341,15 @@ bool decode_cutlass(const Signature& s, Builder& b) {
     if (flat_inner && (starts_with(inner, "cutlass_") || starts_with(inner, "cutlass3x_"))) {
       bool cudnn = contains(scope, "cudnn");
       bool numbered = inner.size() > 10 && starts_with(inner, "cutlass_") && is_number(inner.substr(8, 2));
-      if (cudnn) b.library("cuDNN", scope + "::" + s.base);
-      else if (numbered) b.library("cuBLAS", "cutlass_" + inner.substr(8, 2));
-      else b.library("CUTLASS", scope + "::" + s.base);
-      b.family(cudnn ? "CUTLASS kernel inside cuDNN" : numbered ? "CUTLASS 2 kernel shipped inside cuBLAS" : "CUTLASS kernel",
+      if (cudnn)
+        b.library("cuDNN", scope + "::" + s.base);
+      else if (numbered)
+        b.library("cuBLAS", "cutlass_" + inner.substr(8, 2));
+      else
+        b.library("CUTLASS", scope + "::" + s.base);
+      b.family(cudnn      ? "CUTLASS kernel inside cuDNN"
+               : numbered ? "CUTLASS 2 kernel shipped inside cuBLAS"
+                          : "CUTLASS kernel",
                scope + "::" + s.base + "<" + inner.substr(0, inner.find('_', 8)) + "…>");
       return starts_with(inner, "cutlass3x_") ? decode_cutlass3(inner, b) : decode_cutlass2(inner, b);
     }

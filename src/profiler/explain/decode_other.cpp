@@ -20,8 +20,8 @@ bool decode_nccl(const Signature& s, Builder& b) {
   if (prefix.empty()) return false;
   b.library("NCCL", prefix);
   auto tok = split(n.substr(prefix.size()), '_');
-  static const char* colls[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv",
-                                "AllToAll",  "Generic",   "Send",          "Recv"};
+  static const char* colls[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
+                                "SendRecv",  "AllToAll",  "Generic",       "Send",      "Recv"};
   static const char* ops[] = {"Sum", "Prod", "Max", "Min", "PreMulSum", "SumPostDiv", "sum"};
   static const char* algos[] = {"RING", "TREE", "COLLNET", "NVLS", "PAT", "CHAIN", "DIRECT"};
   std::string coll, redop, algo, proto, dtype, dtype_tok;
@@ -46,11 +46,10 @@ bool decode_nccl(const Signature& s, Builder& b) {
   b.op(KernelOp::Communication, coll.empty() ? n : coll, coll.empty() ? "NCCL collective" : coll);
   if (!redop.empty()) b.field("reduction", "Reduction", redop, redop, redop + " reduction");
   if (!dtype.empty()) b.types(dtype, "", "", "", dtype_tok);
-  if (!algo.empty())
-    b.field("algorithm", "Algorithm", algo, algo, algo + " algorithm");
+  if (!algo.empty()) b.field("algorithm", "Algorithm", algo, algo, algo + " algorithm");
   if (!proto.empty())
     b.field("protocol", "Protocol",
-            proto + (proto == "LL" ? " (low latency: 8-byte stores with flags, for small messages)"
+            proto + (proto == "LL"      ? " (low latency: 8-byte stores with flags, for small messages)"
                      : proto == "LL128" ? " (low latency, 128-byte lines)"
                                         : " (simple: large chunks, highest bandwidth)"),
             proto, proto + " protocol");
@@ -75,23 +74,28 @@ bool decode_triton(const Signature& s, Builder& b) {
   std::string kind = m[1], ops = m[3];
   KernelOp op = KernelOp::Elementwise;
   std::string what;
-  if (kind == "poi") what = "pointwise (elementwise)";
-  else if (kind == "red") op = KernelOp::Reduction, what = "reduction";
-  else if (kind == "per") op = KernelOp::Reduction, what = "persistent reduction (one block holds a whole row)";
-  else if (kind == "for") op = KernelOp::Elementwise, what = "foreach (combo kernel over many tensors)";
-  else if (kind == "cat") op = KernelOp::Copy, what = "concatenation";
+  if (kind == "poi")
+    what = "pointwise (elementwise)";
+  else if (kind == "red")
+    op = KernelOp::Reduction, what = "reduction";
+  else if (kind == "per")
+    op = KernelOp::Reduction, what = "persistent reduction (one block holds a whole row)";
+  else if (kind == "for")
+    op = KernelOp::Elementwise, what = "foreach (combo kernel over many tensors)";
+  else if (kind == "cat")
+    op = KernelOp::Copy, what = "concatenation";
   else {
     what = "template";
     op = KernelOp::Unknown;
     if (ops == "mm" || ops == "bmm" || ops == "addmm" || starts_with(ops, "mm_") || starts_with(ops, "addmm_") ||
         starts_with(ops, "bmm_"))
       op = KernelOp::Gemm;
-    else if (starts_with(ops, "convolution")) op = KernelOp::Conv;
+    else if (starts_with(ops, "convolution"))
+      op = KernelOp::Conv;
   }
   b.field("kind", "Kernel kind", what, "triton_" + kind);
   b.op(op, "triton_" + kind, ops.empty() ? what : "fused " + ops);
-  if (!ops.empty())
-    b.field("fused_ops", "Fused ATen ops", ops, m[2].matched ? "fused_" + ops : ops, "fusing " + ops);
+  if (!ops.empty()) b.field("fused_ops", "Fused ATen ops", ops, m[2].matched ? "fused_" + ops : ops, "fusing " + ops);
   if (m[4].matched) b.field("index", "Kernel index", m[4].str() + " (Inductor's counter within the graph)", m[4].str());
   return true;
 }
@@ -101,7 +105,8 @@ bool decode_triton(const Signature& s, Builder& b) {
 namespace {
 
 std::string half_or_bf16(const std::string& text, std::string* ev) {
-  for (const char* t : {"cutlass::half_t", "cutlass::bfloat16_t", "__half", "__nv_bfloat16", "c10::Half", "c10::BFloat16"})
+  for (const char* t :
+       {"cutlass::half_t", "cutlass::bfloat16_t", "__half", "__nv_bfloat16", "c10::Half", "c10::BFloat16"})
     if (contains(text, t)) {
       *ev = t;
       return type_from_cpp(t);
@@ -119,17 +124,27 @@ bool decode_attention(const Signature& s, Builder& b) {
       contains(s.text, "FlashAttnFwd") || contains(s.text, "FlashAttnBwd")) {
     bool pt = s.in_scope("pytorch_flash");
     bool fa3 = contains(s.text, "Sm90") || contains(s.text, "FlashAttnFwdSm90") || contains(s.text, "FlashAttnBwdSm90");
-    b.library(pt ? "FlashAttention (bundled with PyTorch)" : fa3 ? "FlashAttention 3" : "FlashAttention",
-              pt ? "pytorch_flash::" : fa3 ? "Sm90" : n.substr(0, 9));
+    b.library(pt    ? "FlashAttention (bundled with PyTorch)"
+              : fa3 ? "FlashAttention 3"
+                    : "FlashAttention",
+              pt    ? "pytorch_flash::"
+              : fa3 ? "Sm90"
+                    : n.substr(0, 9));
     bool bwd = contains(n, "bwd") || contains(s.text, "Bwd");
     std::string what = bwd ? "attention backward" : "attention forward";
-    if (contains(n, "splitkv_combine")) what = "attention forward, combining split-KV partial results";
-    else if (contains(n, "splitkv")) what = "attention forward with the KV sequence split across blocks (decoding)";
-    else if (contains(n, "dot_do_o")) what = "attention backward preprocessing (rowsum of dO·O)";
-    else if (contains(n, "convert_dq")) what = "attention backward, converting dQ from FP32 accumulators";
+    if (contains(n, "splitkv_combine"))
+      what = "attention forward, combining split-KV partial results";
+    else if (contains(n, "splitkv"))
+      what = "attention forward with the KV sequence split across blocks (decoding)";
+    else if (contains(n, "dot_do_o"))
+      what = "attention backward preprocessing (rowsum of dO·O)";
+    else if (contains(n, "convert_dq"))
+      what = "attention backward, converting dQ from FP32 accumulators";
     b.op(KernelOp::Attention, n, what);
     if (fa3) b.arch(90, "Sm90");
-    static const std::regex traits_re("Flash_(fwd|bwd)_kernel_traits<\\s*(?:\\(int\\))?(\\d+),\\s*(?:\\(int\\))?(\\d+),\\s*(?:\\(int\\))?(\\d+),\\s*(?:\\(int\\))?(\\d+)");
+    static const std::regex traits_re(
+        "Flash_(fwd|bwd)_kernel_traits<\\s*(?:\\(int\\))?(\\d+),\\s*(?:\\(int\\))?(\\d+),\\s*(?:\\(int\\))?(\\d+),\\s*("
+        "?:\\(int\\))?(\\d+)");
     if (std::regex_search(s.text, m, traits_re)) {
       b.field("head_dim", "Head dimension", m[2].str(), m[0].str().substr(0, 24) + "…", "head dimension " + m[2].str());
       b.field("tile", "Tile (query × key rows)", m[3].str() + "×" + m[4].str(), m[3].str() + ", " + m[4].str(),
@@ -144,7 +159,8 @@ bool decode_attention(const Signature& s, Builder& b) {
     return true;
   }
   // Memory-efficient attention (xFormers / PyTorch): fmha_cutlassF_f16_aligned_64x64_rf_sm80.
-  static const std::regex fmha_re("^fmha_cutlass([FB])_(f16|bf16|f32)_(aligned|notaligned)_(\\d+x\\d+)_(.*?)_?(sm\\d+)$");
+  static const std::regex fmha_re(
+      "^fmha_cutlass([FB])_(f16|bf16|f32)_(aligned|notaligned)_(\\d+x\\d+)_(.*?)_?(sm\\d+)$");
   if (std::regex_match(n, m, fmha_re)) {
     bool pt = contains(s.params, "PyTorchMemEffAttention");
     b.library(pt ? "PyTorch (memory-efficient attention)" : "xFormers (memory-efficient attention)",
@@ -156,7 +172,8 @@ bool decode_attention(const Signature& s, Builder& b) {
     b.field("tile", "Tile (query × key rows)", m[4].str(), m[4].str(), m[4].str() + " tiles");
     b.field("alignment", "Alignment", m[3].str(), m[3].str());
     if (!m[5].str().empty()) b.undecoded(split(m[5].str(), '_'));
-    if (tensor_core_type(t)) b.tensor_cores(TensorCores::Yes, m[2].str(), display_type(t) + " attention runs on tensor cores");
+    if (tensor_core_type(t))
+      b.tensor_cores(TensorCores::Yes, m[2].str(), display_type(t) + " attention runs on tensor cores");
     return true;
   }
   // cuDNN's runtime-compiled fused attention.
@@ -229,32 +246,54 @@ bool decode_roofline(const Signature& s, Builder& b) {
   static const struct {
     const char* word;
     KernelOp op;
-  } ops[] = {{"gemm", KernelOp::Gemm},       {"matmul", KernelOp::Gemm},         {"linear", KernelOp::Gemm},
-             {"conv2d", KernelOp::Conv},     {"conv", KernelOp::Conv},           {"relu", KernelOp::Elementwise},
-             {"gelu", KernelOp::Elementwise}, {"sigmoid", KernelOp::Elementwise}, {"tanh", KernelOp::Elementwise},
-             {"add", KernelOp::Elementwise}, {"bias", KernelOp::Elementwise},    {"mul", KernelOp::Elementwise},
-             {"scale", KernelOp::Elementwise}, {"dropout", KernelOp::Elementwise}, {"softmax", KernelOp::Softmax},
-             {"logsoftmax", KernelOp::Softmax}, {"xent", KernelOp::Loss},        {"nll", KernelOp::Loss},
-             {"mse", KernelOp::Loss},        {"maxpool", KernelOp::Pooling},     {"avgpool", KernelOp::Pooling},
-             {"batchnorm", KernelOp::Normalization}, {"layernorm", KernelOp::Normalization},
-             {"sgd", KernelOp::Optimizer},   {"adam", KernelOp::Optimizer},      {"copy", KernelOp::Copy},
-             {"cast", KernelOp::Copy},       {"fill", KernelOp::Elementwise},    {"im2col", KernelOp::Layout},
-             {"col2im", KernelOp::Layout},   {"transpose", KernelOp::Layout},    {"sum", KernelOp::Reduction},
-             {"reduce", KernelOp::Reduction}, {"embedding", KernelOp::Indexing}, {"attention", KernelOp::Attention}};
+  } ops[] = {{"gemm", KernelOp::Gemm},
+             {"matmul", KernelOp::Gemm},
+             {"linear", KernelOp::Gemm},
+             {"conv2d", KernelOp::Conv},
+             {"conv", KernelOp::Conv},
+             {"relu", KernelOp::Elementwise},
+             {"gelu", KernelOp::Elementwise},
+             {"sigmoid", KernelOp::Elementwise},
+             {"tanh", KernelOp::Elementwise},
+             {"add", KernelOp::Elementwise},
+             {"bias", KernelOp::Elementwise},
+             {"mul", KernelOp::Elementwise},
+             {"scale", KernelOp::Elementwise},
+             {"dropout", KernelOp::Elementwise},
+             {"softmax", KernelOp::Softmax},
+             {"logsoftmax", KernelOp::Softmax},
+             {"xent", KernelOp::Loss},
+             {"nll", KernelOp::Loss},
+             {"mse", KernelOp::Loss},
+             {"maxpool", KernelOp::Pooling},
+             {"avgpool", KernelOp::Pooling},
+             {"batchnorm", KernelOp::Normalization},
+             {"layernorm", KernelOp::Normalization},
+             {"sgd", KernelOp::Optimizer},
+             {"adam", KernelOp::Optimizer},
+             {"copy", KernelOp::Copy},
+             {"cast", KernelOp::Copy},
+             {"fill", KernelOp::Elementwise},
+             {"im2col", KernelOp::Layout},
+             {"col2im", KernelOp::Layout},
+             {"transpose", KernelOp::Layout},
+             {"sum", KernelOp::Reduction},
+             {"reduce", KernelOp::Reduction},
+             {"embedding", KernelOp::Indexing},
+             {"attention", KernelOp::Attention}};
   for (const auto& o : ops)
     if (opw == o.word) op = o.op;
   if (op == KernelOp::Conv && pass == "fwd") op = KernelOp::ConvFprop;
   if (op == KernelOp::Conv && (pass == "dgrad" || pass == "bwd")) op = KernelOp::ConvDgrad;
   if (op == KernelOp::Conv && pass == "wgrad") op = KernelOp::ConvWgrad;
   if (pass == "bench") op = KernelOp::Benchmark;
-  static const std::map<std::string, std::string> pass_text = {
-      {"fwd", "forward"},
-      {"bwd", "backward (input gradient)"},
-      {"dgrad", "backward (input gradient)"},
-      {"wgrad", "backward (weight gradient)"},
-      {"step", "optimizer step"},
-      {"bench", "benchmark / ceiling measurement"},
-      {"init", "initialisation"}};
+  static const std::map<std::string, std::string> pass_text = {{"fwd", "forward"},
+                                                               {"bwd", "backward (input gradient)"},
+                                                               {"dgrad", "backward (input gradient)"},
+                                                               {"wgrad", "backward (weight gradient)"},
+                                                               {"step", "optimizer step"},
+                                                               {"bench", "benchmark / ceiling measurement"},
+                                                               {"init", "initialisation"}};
   b.op(op, opw, opw + " " + pass_text.at(pass));
   b.field("pass", "Pass", pass_text.at(pass), pass, pass_text.at(pass) + " pass");
 
@@ -285,10 +324,12 @@ bool decode_roofline(const Signature& s, Builder& b) {
     }
     variants.push_back(t);
   }
-  if (!variants.empty()) b.field("variant", "Variant", join(variants, ", "), join(variants, "_"), join(variants, ", ") + " variant");
+  if (!variants.empty())
+    b.field("variant", "Variant", join(variants, ", "), join(variants, "_"), join(variants, ", ") + " variant");
   if (!type.empty()) b.types(type, tc && type == "fp32" ? "tf32" : "", "", "", type_tok);
   if (matmul) {
-    if (tc) b.tensor_cores(TensorCores::Yes, tc_tok, tc_tok + " marks a tensor-core kernel in roofline's naming");
+    if (tc)
+      b.tensor_cores(TensorCores::Yes, tc_tok, tc_tok + " marks a tensor-core kernel in roofline's naming");
     else
       b.tensor_cores(TensorCores::No, body,
                      "roofline names every tensor-core kernel with wmma, mma, wgmma or tc; this one has none");

@@ -42,7 +42,8 @@ constexpr Known kKnown[] = {
     {"nll_loss_backward_no_reduce_cuda_kernel", KernelOp::Loss, "NLL loss backward (per sample)"},
     {"multi_tensor_apply_kernel", KernelOp::Optimizer, ""},
     {"batch_norm_collect_statistics_kernel", KernelOp::Normalization, "batch norm statistics"},
-    {"batch_norm_collect_statistics_channels_last_kernel", KernelOp::Normalization, "batch norm statistics (channels last)"},
+    {"batch_norm_collect_statistics_channels_last_kernel", KernelOp::Normalization,
+     "batch norm statistics (channels last)"},
     {"batch_norm_transform_input_kernel", KernelOp::Normalization, "batch norm normalise"},
     {"batch_norm_backward_reduce_kernel", KernelOp::Normalization, "batch norm backward reduction"},
     {"batch_norm_backward_elemt_kernel", KernelOp::Normalization, "batch norm backward elementwise"},
@@ -120,12 +121,17 @@ bool find_functor(const Signature& s, std::string* ident, std::string* op) {
     if (generic_identifier(id)) continue;
     std::string o;
     auto strip_suffix = [&](const char* suf) {
-      if (o.empty() && ends_with(id, suf) && id.size() > std::string(suf).size()) o = id.substr(0, id.size() - std::string(suf).size());
+      if (o.empty() && ends_with(id, suf) && id.size() > std::string(suf).size())
+        o = id.substr(0, id.size() - std::string(suf).size());
     };
-    if (starts_with(id, "CUDAFunctorOnSelf_")) o = id.substr(18);
-    else if (starts_with(id, "CUDAFunctorOnOther_")) o = id.substr(19);
-    else if (starts_with(id, "CUDAFunctor_")) o = id.substr(12);
-    else if (starts_with(id, "launch_")) o = id.substr(7);
+    if (starts_with(id, "CUDAFunctorOnSelf_"))
+      o = id.substr(18);
+    else if (starts_with(id, "CUDAFunctorOnOther_"))
+      o = id.substr(19);
+    else if (starts_with(id, "CUDAFunctor_"))
+      o = id.substr(12);
+    else if (starts_with(id, "launch_"))
+      o = id.substr(7);
     strip_suffix("_kernel_cuda");
     strip_suffix("_kernel_impl");
     strip_suffix("CUDAKernelImpl");
@@ -207,18 +213,20 @@ bool decode_pytorch(const Signature& s, Builder& b) {
   std::string type_ev;
   std::string type = element_type(s, &type_ev);
 
-  if (s.base == "vectorized_elementwise_kernel" && !s.template_args.empty() && is_number(arg_value(s.template_args[0]))) {
+  if (s.base == "vectorized_elementwise_kernel" && !s.template_args.empty() &&
+      is_number(arg_value(s.template_args[0]))) {
     std::string v = arg_value(s.template_args[0]);
     b.field("vector", "Vector width", v + " elements per load/store", "<" + v + ", …>", v + "-wide vectorized loads");
   }
   if (s.base == "elementwise_kernel" && s.template_args.size() >= 2 && is_number(arg_value(s.template_args[0]))) {
-    b.field("threads", "Threads × items", arg_value(s.template_args[0]) + " threads per block, " + arg_value(s.template_args[1]) +
-                                             " items per thread",
-            "<" + arg_value(s.template_args[0]) + ", " + arg_value(s.template_args[1]) + ", …>");
+    b.field(
+        "threads", "Threads × items",
+        arg_value(s.template_args[0]) + " threads per block, " + arg_value(s.template_args[1]) + " items per thread",
+        "<" + arg_value(s.template_args[0]) + ", " + arg_value(s.template_args[1]) + ", …>");
   }
   if (s.base == "reduce_kernel" && s.template_args.size() >= 2 && is_number(arg_value(s.template_args[0]))) {
-    b.field("threads", "Threads", arg_value(s.template_args[0]) + " threads per block, output vector " +
-                                      arg_value(s.template_args[1]),
+    b.field("threads", "Threads",
+            arg_value(s.template_args[0]) + " threads per block, output vector " + arg_value(s.template_args[1]),
             "<" + arg_value(s.template_args[0]) + ", " + arg_value(s.template_args[1]) + ", …>");
   }
 
@@ -235,9 +243,12 @@ bool decode_pytorch(const Signature& s, Builder& b) {
     detail = has_functor ? "multi-tensor apply: " + fop : "multi-tensor apply (torch._foreach_* ops, fused optimizers)";
     if (has_functor && (fop == "Adam" || fop == "AdamW" || fop == "Sgd"))
       detail = "fused " + fop + " optimizer step (multi-tensor apply)";
-    else if (has_functor && contains(fop, "LpNorm")) detail = "multi-tensor norm (clip_grad_norm_, foreach_norm)";
-    else if (has_functor && contains(fop, "BinaryOpList")) detail = "foreach binary op on tensor lists (e.g. SGD's param.add_(grad, alpha=-lr))";
-    else if (has_functor && contains(fop, "Zero")) detail = "foreach zero_ (zero_grad)";
+    else if (has_functor && contains(fop, "LpNorm"))
+      detail = "multi-tensor norm (clip_grad_norm_, foreach_norm)";
+    else if (has_functor && contains(fop, "BinaryOpList"))
+      detail = "foreach binary op on tensor lists (e.g. SGD's param.add_(grad, alpha=-lr))";
+    else if (has_functor && contains(fop, "Zero"))
+      detail = "foreach zero_ (zero_grad)";
   } else if (op == KernelOp::Unknown && aten) {
     detail = s.base;
   }
@@ -249,22 +260,25 @@ bool decode_pytorch(const Signature& s, Builder& b) {
       int lg = is_number(arg_value(a[3])) ? to_int(arg_value(a[3])) : -1;
       std::string log = arg_value(a[4]);
       if (lg >= 0)
-        b.field("row_size", "Row length", "up to " + std::to_string(1 << lg) + " elements per row (log2_elements = " +
-                                               std::to_string(lg) + ")",
+        b.field("row_size", "Row length",
+                "up to " + std::to_string(1 << lg) + " elements per row (log2_elements = " + std::to_string(lg) + ")",
                 a[3], "rows of up to " + std::to_string(1 << lg) + " elements");
-      if (log == "1" || log == "true") detail = "log-softmax" + std::string(s.base == "softmax_warp_forward" ? " forward" : " backward");
+      if (log == "1" || log == "true")
+        detail = "log-softmax" + std::string(s.base == "softmax_warp_forward" ? " forward" : " backward");
       b.field("log_softmax", "Log-softmax", log == "1" || log == "true" ? "yes" : "no", a[4]);
-      std::string in = type_from_cpp(arg_value(a[0])), out = type_from_cpp(arg_value(a[1])), acc = type_from_cpp(arg_value(a[2]));
+      std::string in = type_from_cpp(arg_value(a[0])), out = type_from_cpp(arg_value(a[1])),
+                  acc = type_from_cpp(arg_value(a[2]));
       if (!in.empty()) b.types(in, "", acc, out, "<" + a[0] + ", " + a[1] + ", " + a[2] + ", …>");
       type.clear();
     }
   }
   if (starts_with(s.base, "cunn_SoftMax") && contains(s.text, "LogSoftMax")) detail = "log-" + detail;
 
-  b.op(op, has_functor && (op == KernelOp::Elementwise || op == KernelOp::Reduction || op == KernelOp::Copy ||
-                           op == KernelOp::Optimizer)
-               ? s.base + "<…" + ident + "…>"
-               : s.base,
+  b.op(op,
+       has_functor && (op == KernelOp::Elementwise || op == KernelOp::Reduction || op == KernelOp::Copy ||
+                       op == KernelOp::Optimizer)
+           ? s.base + "<…" + ident + "…>"
+           : s.base,
        detail);
   if (has_functor) b.field("functor", "Functor / lambda of", ident, ident);
   if (!type.empty()) b.types(type, "", "", "", type_ev);

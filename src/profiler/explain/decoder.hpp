@@ -40,16 +40,20 @@ class Builder {
 };
 
 // Each decoder returns true when it recognised the name (and filled `b`).
-bool decode_blas_legacy(const Signature& s, Builder& b);  // ampere_sgemm_..., volta_scudnn_..., turing_fp16_s1688gemm_...
-bool decode_xmma(const Signature& s, Builder& b);         // sm80_xmma_gemm_..., sm90_xmma_fprop_implicit_gemm_...
-bool decode_nvjet(const Signature& s, Builder& b);        // nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT
-bool decode_blas_helpers(const Signature& s, Builder& b); // cublasLt::splitKreduce_kernel, gemv2T_kernel_val, gemmSN_TN_kernel
-bool decode_cutlass(const Signature& s, Builder& b);      // cutlass_80_tensorop_..., cutlass3x_sm90_..., cutlass::Kernel<...>
-bool decode_cudnn(const Signature& s, Builder& b);        // cudnn::..., fft2d_r2c_..., op_generic_tensor_kernel
-bool decode_pytorch(const Signature& s, Builder& b);      // at::native::..., softmax_warp_forward, multi_tensor_apply_kernel
+bool decode_blas_legacy(const Signature& s,
+                        Builder& b);                // ampere_sgemm_..., volta_scudnn_..., turing_fp16_s1688gemm_...
+bool decode_xmma(const Signature& s, Builder& b);   // sm80_xmma_gemm_..., sm90_xmma_fprop_implicit_gemm_...
+bool decode_nvjet(const Signature& s, Builder& b);  // nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT
+bool decode_blas_helpers(const Signature& s,
+                         Builder& b);  // cublasLt::splitKreduce_kernel, gemv2T_kernel_val, gemmSN_TN_kernel
+bool decode_cutlass(const Signature& s,
+                    Builder& b);                    // cutlass_80_tensorop_..., cutlass3x_sm90_..., cutlass::Kernel<...>
+bool decode_cudnn(const Signature& s, Builder& b);  // cudnn::..., fft2d_r2c_..., op_generic_tensor_kernel
+bool decode_pytorch(const Signature& s,
+                    Builder& b);  // at::native::..., softmax_warp_forward, multi_tensor_apply_kernel
 bool decode_nccl(const Signature& s, Builder& b);
 bool decode_triton(const Signature& s, Builder& b);
-bool decode_attention(const Signature& s, Builder& b);    // flash_fwd_kernel, fmha_cutlassF_..., cudnn sdpa
+bool decode_attention(const Signature& s, Builder& b);  // flash_fwd_kernel, fmha_cutlassF_..., cudnn sdpa
 bool decode_cub(const Signature& s, Builder& b);
 bool decode_roofline(const Signature& s, Builder& b);
 

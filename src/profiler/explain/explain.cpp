@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <iterator>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "decoder.hpp"
@@ -18,40 +17,68 @@ namespace roofline::prof {
 
 const char* to_string(KernelOp op) {
   switch (op) {
-    case KernelOp::Unknown: return "unknown";
-    case KernelOp::Gemm: return "GEMM";
-    case KernelOp::Gemv: return "GEMV / small-N GEMM";
-    case KernelOp::ConvFprop: return "convolution forward (fprop)";
-    case KernelOp::ConvDgrad: return "convolution backward data (dgrad)";
-    case KernelOp::ConvWgrad: return "convolution backward weights (wgrad)";
-    case KernelOp::Conv: return "convolution";
-    case KernelOp::SplitKReduce: return "split-K reduction";
-    case KernelOp::Elementwise: return "elementwise";
-    case KernelOp::Reduction: return "reduction";
-    case KernelOp::Softmax: return "softmax";
-    case KernelOp::Loss: return "loss";
-    case KernelOp::Normalization: return "normalization";
-    case KernelOp::Pooling: return "pooling";
-    case KernelOp::Optimizer: return "optimizer / multi-tensor apply";
-    case KernelOp::Attention: return "fused attention";
-    case KernelOp::Copy: return "copy";
-    case KernelOp::Layout: return "layout transform";
-    case KernelOp::Fft: return "FFT";
-    case KernelOp::Random: return "random numbers";
-    case KernelOp::Indexing: return "indexing";
-    case KernelOp::Sort: return "sort / scan";
-    case KernelOp::Communication: return "communication";
-    case KernelOp::Helper: return "library helper";
-    case KernelOp::Benchmark: return "benchmark";
+    case KernelOp::Unknown:
+      return "unknown";
+    case KernelOp::Gemm:
+      return "GEMM";
+    case KernelOp::Gemv:
+      return "GEMV / small-N GEMM";
+    case KernelOp::ConvFprop:
+      return "convolution forward (fprop)";
+    case KernelOp::ConvDgrad:
+      return "convolution backward data (dgrad)";
+    case KernelOp::ConvWgrad:
+      return "convolution backward weights (wgrad)";
+    case KernelOp::Conv:
+      return "convolution";
+    case KernelOp::SplitKReduce:
+      return "split-K reduction";
+    case KernelOp::Elementwise:
+      return "elementwise";
+    case KernelOp::Reduction:
+      return "reduction";
+    case KernelOp::Softmax:
+      return "softmax";
+    case KernelOp::Loss:
+      return "loss";
+    case KernelOp::Normalization:
+      return "normalization";
+    case KernelOp::Pooling:
+      return "pooling";
+    case KernelOp::Optimizer:
+      return "optimizer / multi-tensor apply";
+    case KernelOp::Attention:
+      return "fused attention";
+    case KernelOp::Copy:
+      return "copy";
+    case KernelOp::Layout:
+      return "layout transform";
+    case KernelOp::Fft:
+      return "FFT";
+    case KernelOp::Random:
+      return "random numbers";
+    case KernelOp::Indexing:
+      return "indexing";
+    case KernelOp::Sort:
+      return "sort / scan";
+    case KernelOp::Communication:
+      return "communication";
+    case KernelOp::Helper:
+      return "library helper";
+    case KernelOp::Benchmark:
+      return "benchmark";
   }
   return "unknown";
 }
 
 const char* to_string(TensorCores t) {
   switch (t) {
-    case TensorCores::Yes: return "yes";
-    case TensorCores::No: return "no";
-    default: return "unknown";
+    case TensorCores::Yes:
+      return "yes";
+    case TensorCores::No:
+      return "no";
+    default:
+      return "unknown";
   }
 }
 
@@ -79,7 +106,8 @@ bool KernelInfo::is_elementwise_like() const {
 
 nlohmann::json KernelInfo::to_json() const {
   nlohmann::json f = nlohmann::json::array();
-  for (const auto& x : fields) f.push_back({{"key", x.key}, {"label", x.label}, {"value", x.value}, {"evidence", x.evidence}});
+  for (const auto& x : fields)
+    f.push_back({{"key", x.key}, {"label", x.label}, {"value", x.value}, {"evidence", x.evidence}});
   return {{"name", name},
           {"demangled", demangled},
           {"function", function},
@@ -130,15 +158,20 @@ void Builder::library(std::string lib, std::string evidence) {
   field("library", "Library", std::move(lib), std::move(evidence));
 }
 
-void Builder::family(std::string kind, std::string evidence) { field("family", "Kind", std::move(kind), std::move(evidence)); }
+void Builder::family(std::string kind, std::string evidence) {
+  field("family", "Kind", std::move(kind), std::move(evidence));
+}
 
 namespace {
 
 std::string op_phrase(KernelOp op, const std::string& detail) {
   switch (op) {
-    case KernelOp::Gemm: return detail.empty() ? "GEMM" : detail;
-    case KernelOp::Elementwise: return detail.empty() ? "elementwise kernel" : "elementwise " + detail;
-    case KernelOp::Reduction: return detail.empty() ? "reduction" : detail + " reduction";
+    case KernelOp::Gemm:
+      return detail.empty() ? "GEMM" : detail;
+    case KernelOp::Elementwise:
+      return detail.empty() ? "elementwise kernel" : "elementwise " + detail;
+    case KernelOp::Reduction:
+      return detail.empty() ? "reduction" : detail + " reduction";
     case KernelOp::Softmax:
     case KernelOp::Loss:
     case KernelOp::Normalization:
@@ -207,9 +240,10 @@ void Builder::undecoded(const std::vector<std::string>& tokens) {
 
 void Builder::finish() {
   // Fields in a fixed order of importance, whatever order the decoder found them in.
-  static constexpr std::string_view order[] = {"library", "family", "operation", "algorithm", "pass", "arch", "types",
-                                               "tensor_cores", "instruction", "tile", "k_tile", "stages", "k_stages",
-                                               "cluster", "warps", "layout", "tensor_layout", "output_layout", "split_k"};
+  static constexpr std::string_view order[] = {"library", "family",        "operation",     "algorithm",   "pass",
+                                               "arch",    "types",         "tensor_cores",  "instruction", "tile",
+                                               "k_tile",  "stages",        "k_stages",      "cluster",     "warps",
+                                               "layout",  "tensor_layout", "output_layout", "split_k"};
   auto rank = [](const KernelField& f) {
     for (size_t i = 0; i < std::size(order); ++i)
       if (f.key == order[i]) return i;
@@ -280,16 +314,17 @@ KernelInfo explain_kernel(std::string_view name) {
   base.truncated = sig.truncated;
 
   using Decoder = bool (*)(const Signature&, Builder&);
-  static constexpr Decoder decoders[] = {decode_roofline, decode_nccl,         decode_triton, decode_attention,
-                                         decode_cutlass,  decode_xmma,         decode_nvjet,  decode_blas_legacy,
-                                         decode_blas_helpers, decode_cudnn,    decode_cub,    decode_pytorch};
+  static constexpr Decoder decoders[] = {decode_roofline,     decode_nccl,  decode_triton, decode_attention,
+                                         decode_cutlass,      decode_xmma,  decode_nvjet,  decode_blas_legacy,
+                                         decode_blas_helpers, decode_cudnn, decode_cub,    decode_pytorch};
   if (!sig.function.empty()) {
     for (Decoder d : decoders) {
       KernelInfo k = base;  // a decoder that gives up leaves nothing behind
       Builder b(k);
       if (!d(sig, b)) continue;
       k.recognised = true;
-      if (k.truncated) b.note("the name was cut short by the profiler that printed it; pass the full name for every field");
+      if (k.truncated)
+        b.note("the name was cut short by the profiler that printed it; pass the full name for every field");
       b.finish();
       return k;
     }
@@ -301,8 +336,8 @@ KernelInfo explain_kernel(std::string_view name) {
   if (!sig.function.empty()) b.field("function", "Function", sig.function, sig.function);
   if (!sig.scopes.empty()) b.field("scope", "Namespace", join(sig.scopes, "::"), join(sig.scopes, "::"));
   if (!sig.template_args.empty()) {
-    b.field("template_args", "Template arguments", std::to_string(sig.template_args.size()) + ": " + join(sig.template_args, ", "),
-            "<...>");
+    b.field("template_args", "Template arguments",
+            std::to_string(sig.template_args.size()) + ": " + join(sig.template_args, ", "), "<...>");
     std::vector<std::string> types;
     for (const auto& a : sig.template_args) {
       std::string t = type_from_cpp(arg_value(a));

@@ -27,10 +27,18 @@ bool is_number(const std::string& s) {
 // Identifiers that name what an argument does (a functor, or the function
 // whose lambda it is), in the order the PyTorch decoder also uses.
 std::string informative(const std::string& arg) {
-  static const char* generic[] = {"gpu_kernel_impl", "gpu_kernel_impl_nocast", "gpu_kernel_with_scalars",
-                                  "opmath_gpu_kernel_with_scalars", "opmath_symmetric_gpu_kernel_with_scalars",
-                                  "launch_vectorized_kernel", "launch_legacy_kernel", "launch_unrolled_kernel",
-                                  "func_wrapper_t", "BinaryFunctor", "AUnaryFunctor", "BUnaryFunctor"};
+  static const char* generic[] = {"gpu_kernel_impl",
+                                  "gpu_kernel_impl_nocast",
+                                  "gpu_kernel_with_scalars",
+                                  "opmath_gpu_kernel_with_scalars",
+                                  "opmath_symmetric_gpu_kernel_with_scalars",
+                                  "launch_vectorized_kernel",
+                                  "launch_legacy_kernel",
+                                  "launch_unrolled_kernel",
+                                  "func_wrapper_t",
+                                  "BinaryFunctor",
+                                  "AUnaryFunctor",
+                                  "BUnaryFunctor"};
   for (const auto& id : identifiers(arg)) {
     bool skip = false;
     for (const char* g : generic) skip |= id == g;
@@ -51,8 +59,9 @@ std::string summarize_arg(const std::string& a) {
   if (is_number(v) || v == "true" || v == "false") return v;
   if (identifiers(v).size() == 1 && identifiers(v)[0] == v) return v;  // a flat name: cutlass_80_simt_sgemm_...
   std::string t = strip_qualifiers(v);
-  static const char* drop[] = {"Array<", "array<", "TrivialOffsetCalculator", "OffsetCalculator", "LoadWithoutCast",
-                               "StoreWithoutCast", "LoadWithCast", "StoreWithCast", "char*"};
+  static const char* drop[] = {"Array<",           "array<",          "TrivialOffsetCalculator",
+                               "OffsetCalculator", "LoadWithoutCast", "StoreWithoutCast",
+                               "LoadWithCast",     "StoreWithCast",   "char*"};
   for (const char* d : drop)
     if (starts_with(t, d)) return "";
   if (display_width(t) <= 32 && t.find('(') == std::string::npos && t.find('{') == std::string::npos) return t;
@@ -65,15 +74,16 @@ std::string summarize_arg(const std::string& a) {
 // configuration (tail) both stay visible.
 std::string elide_flat(const std::string& name, size_t width) {
   std::string n = name;
-  for (const char* boring : {"_kernel__5x_cublas", "_kernel__5x_cudnn", "__5x_cublas", "__5x_cudnn", "_execute_segment_k_off",
-                             "_kernel"}) {
+  for (const char* boring :
+       {"_kernel__5x_cublas", "_kernel__5x_cudnn", "__5x_cublas", "__5x_cudnn", "_execute_segment_k_off", "_kernel"}) {
     if (display_width(n) <= width) break;
     size_t p = n.find(boring);
     if (p != std::string::npos) n.erase(p, std::string(boring).size());
   }
   if (display_width(n) <= width) return n;
   // xmma's long words, abbreviated (docs/explain.md lists them).
-  for (auto [from, to] : {std::pair<const char*, const char*>{"_tilesize", "_t"}, {"_warpgroupsize", "_wg"}, {"_warpsize", "_w"}}) {
+  for (auto [from, to] :
+       {std::pair<const char*, const char*>{"_tilesize", "_t"}, {"_warpgroupsize", "_wg"}, {"_warpsize", "_w"}}) {
     for (size_t p = n.find(from); p != std::string::npos; p = n.find(from)) n.replace(p, std::string(from).size(), to);
   }
   if (display_width(n) <= width) return n;

@@ -8,9 +8,7 @@ namespace roofline::prof::detail {
 
 namespace {
 
-bool is_ident(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+bool is_ident(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 constexpr std::string_view kAnon = "(anonymous namespace)";
 
@@ -22,7 +20,8 @@ size_t operator_len(std::string_view s, size_t i) {
   size_t j = i + 8;
   if (j < s.size() && is_ident(s[j])) return 0;
   while (j < s.size() && s[j] == ' ') ++j;
-  static constexpr std::string_view ops[] = {"()", "[]", "<<=", ">>=", "<=>", "->*", "->", "<<", ">>", "<=", ">=", "<", ">"};
+  static constexpr std::string_view ops[] = {"()", "[]", "<<=", ">>=", "<=>", "->*", "->",
+                                             "<<", ">>", "<=",  ">=",  "<",   ">"};
   for (auto op : ops)
     if (s.substr(j, op.size()) == op) return j + op.size() - i;
   return j - i;
@@ -30,11 +29,16 @@ size_t operator_len(std::string_view s, size_t i) {
 
 char closer(char open) {
   switch (open) {
-    case '(': return ')';
-    case '<': return '>';
-    case '[': return ']';
-    case '{': return '}';
-    default: return 0;
+    case '(':
+      return ')';
+    case '<':
+      return '>';
+    case '[':
+      return ']';
+    case '{':
+      return '}';
+    default:
+      return 0;
   }
 }
 
@@ -82,8 +86,10 @@ std::vector<std::string> split_top_level(std::string_view s, std::string_view se
       continue;
     }
     char c = s[i];
-    if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
-    else if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '(' || c == '<' || c == '[' || c == '{')
+      ++depth;
+    else if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0)
+      --depth;
     else if (depth == 0 && s.substr(i, sep.size()) == sep) {
       out.push_back(trim(s.substr(start, i - start)));
       start = i + sep.size();
@@ -159,7 +165,8 @@ Signature parse_signature(std::string_view demangled) {
   size_t pos = name_end;
   if (pos < t.size() && t[pos] == '<') {
     size_t close = match(t, pos);
-    std::string_view args = std::string_view(t).substr(pos + 1, close == std::string::npos ? std::string::npos : close - pos - 1);
+    std::string_view args =
+        std::string_view(t).substr(pos + 1, close == std::string::npos ? std::string::npos : close - pos - 1);
     sig.template_args = split_top_level(args, ",");
     if (close == std::string::npos) {
       sig.truncated = true;
@@ -173,7 +180,8 @@ Signature parse_signature(std::string_view demangled) {
     sig.has_params = true;
     size_t close = match(t, pos);
     if (close == std::string::npos) sig.truncated = true;
-    sig.params = trim(std::string_view(t).substr(pos + 1, close == std::string::npos ? std::string::npos : close - pos - 1));
+    sig.params =
+        trim(std::string_view(t).substr(pos + 1, close == std::string::npos ? std::string::npos : close - pos - 1));
   }
   // Drop the profiler's ellipses: whole arguments, and the tail of a cut one.
   for (auto& a : sig.template_args) {

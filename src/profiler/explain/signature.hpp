@@ -14,7 +14,7 @@ struct Signature {
   std::vector<std::string> template_args;  // top-level template arguments, trimmed
   std::string params;                      // the parameter list's contents
   bool has_params = false;
-  bool truncated = false;                  // "..." / "…" where a profiler cut the name
+  bool truncated = false;  // "..." / "…" where a profiler cut the name
   bool in_scope(std::string_view s) const;
 };
 

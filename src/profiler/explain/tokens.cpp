@@ -11,14 +11,17 @@ int sm_from_token(std::string_view tok) {
   static const struct {
     const char* name;
     int sm;
-  } names[] = {{"kepler", 35}, {"maxwell", 50}, {"pascal", 60}, {"volta", 70}, {"turing", 75},
+  } names[] = {{"kepler", 35}, {"maxwell", 50}, {"pascal", 60}, {"volta", 70},     {"turing", 75},
                {"ampere", 80}, {"ada", 89},     {"hopper", 90}, {"blackwell", 100}};
   for (const auto& n : names)
     if (t == n.name) return n.sm;
   std::string_view v = t;
-  if (starts_with(v, "sm_")) v.remove_prefix(3);
-  else if (starts_with(v, "sm")) v.remove_prefix(2);
-  else return 0;
+  if (starts_with(v, "sm_"))
+    v.remove_prefix(3);
+  else if (starts_with(v, "sm"))
+    v.remove_prefix(2);
+  else
+    return 0;
   if (!v.empty() && (v.back() == 'a' || v.back() == 'f')) v.remove_suffix(1);  // sm90a, sm100f
   if (v.size() < 2 || v.size() > 3 || !is_number(v)) return 0;
   int sm = to_int(v);
@@ -44,18 +47,19 @@ std::string type_from_token(std::string_view tok) {
   static const struct {
     const char* spelling;
     const char* canonical;
-  } table[] = {{"f32", "fp32"},   {"fp32", "fp32"},     {"tf32", "tf32"},      {"f16", "fp16"},   {"fp16", "fp16"},
-               {"half", "fp16"},  {"bf16", "bf16"},     {"f64", "fp64"},       {"fp64", "fp64"},  {"e4m3", "fp8e4m3"},
-               {"e5m2", "fp8e5m2"}, {"fp8", "fp8"},     {"s8", "int8"},        {"i8", "int8"},    {"int8", "int8"},
-               {"u8", "uint8"},   {"s4", "int4"},       {"int4", "int4"},      {"s32", "int32"},  {"i32", "int32"},
-               {"int32", "int32"}, {"e2m1", "fp4e2m1"}, {"void", "none"}};
+  } table[] = {{"f32", "fp32"},     {"fp32", "fp32"},    {"tf32", "tf32"}, {"f16", "fp16"},  {"fp16", "fp16"},
+               {"half", "fp16"},    {"bf16", "bf16"},    {"f64", "fp64"},  {"fp64", "fp64"}, {"e4m3", "fp8e4m3"},
+               {"e5m2", "fp8e5m2"}, {"fp8", "fp8"},      {"s8", "int8"},   {"i8", "int8"},   {"int8", "int8"},
+               {"u8", "uint8"},     {"s4", "int4"},      {"int4", "int4"}, {"s32", "int32"}, {"i32", "int32"},
+               {"int32", "int32"},  {"e2m1", "fp4e2m1"}, {"void", "none"}};
   for (const auto& e : table)
     if (t == e.spelling) return e.canonical;
   return "";
 }
 
 std::vector<std::string> split_type_run(std::string_view tok) {
-  static constexpr std::string_view spellings[] = {"bf16", "tf32", "e4m3", "e5m2", "f16", "f32", "f64", "s8", "s32", "u8", "i8", "i32"};
+  static constexpr std::string_view spellings[] = {"bf16", "tf32", "e4m3", "e5m2", "f16", "f32",
+                                                   "f64",  "s8",   "s32",  "u8",   "i8",  "i32"};
   std::vector<std::string> out;
   std::string t = to_lower(tok);
   std::string_view v = t;
@@ -76,14 +80,22 @@ std::vector<std::string> split_type_run(std::string_view tok) {
 
 std::string type_from_blas_letter(char c) {
   switch (c) {
-    case 's': return "fp32";
-    case 'd': return "fp64";
-    case 'h': return "fp16";
-    case 'c': return "complex fp32";
-    case 'z': return "complex fp64";
-    case 't': return "bf16";
-    case 'i': return "int32";
-    default: return "";
+    case 's':
+      return "fp32";
+    case 'd':
+      return "fp64";
+    case 'h':
+      return "fp16";
+    case 'c':
+      return "complex fp32";
+    case 'z':
+      return "complex fp64";
+    case 't':
+      return "bf16";
+    case 'i':
+      return "int32";
+    default:
+      return "";
   }
 }
 
@@ -138,8 +150,8 @@ std::string display_type(std::string_view c) {
 }
 
 bool tensor_core_type(std::string_view c) {
-  return c == "tf32" || c == "fp16" || c == "bf16" || c == "fp8e4m3" || c == "fp8e5m2" || c == "fp8" ||
-         c == "int8" || c == "uint8" || c == "int4" || c == "fp4e2m1";
+  return c == "tf32" || c == "fp16" || c == "bf16" || c == "fp8e4m3" || c == "fp8e5m2" || c == "fp8" || c == "int8" ||
+         c == "uint8" || c == "int4" || c == "fp4e2m1";
 }
 
 bool is_number(std::string_view tok) {
@@ -190,8 +202,10 @@ std::string blas_layout_phrase(std::string_view tok) {
   std::string t = to_lower(tok);
   auto op = [](char c) { return c == 't' ? "transposed" : "not transposed"; };
   std::string s;
-  if (t[0] == t[1]) s = t[0] == 't' ? "A and B transposed" : "neither A nor B transposed";
-  else s = std::string("A ") + op(t[0]) + ", B " + (t[1] == 't' ? "transposed" : "not");
+  if (t[0] == t[1])
+    s = t[0] == 't' ? "A and B transposed" : "neither A nor B transposed";
+  else
+    s = std::string("A ") + op(t[0]) + ", B " + (t[1] == 't' ? "transposed" : "not");
   if (t.size() == 3) s += std::string(", C ") + (t[2] == 't' ? "transposed" : "not transposed");
   return s + " (" + std::string(tok) + ")";
 }
