@@ -225,7 +225,8 @@ TEST(Diagnosis, CountersShowingTensorFlopsOverruleTheName) {
   ProfileData p = fixture("diag_mlp_eager");
   for (auto& c : p.counters)
     if (c.kernel == "ampere_sgemm_32x32_sliced1x4_tn") c.tensor_flops["tf32"] = 1e9;
-  const Diagnosis* d = find(diagnose(p), "fp32-no-tensor-cores");
+  auto ds = diagnose(p);
+  const Diagnosis* d = find(ds, "fp32-no-tensor-cores");
   ASSERT_TRUE(d);
   EXPECT_TRUE(d->evidence.find("1 kernel(s) left out") != std::string::npos) << d->evidence;
   EXPECT_FALSE(has(d->evidence.substr(0, d->evidence.find("largest")), "ampere_sgemm_32x32_sliced1x4_tn"));

@@ -97,6 +97,12 @@ TEST(Explain, MalformedNamesNeverThrow) {
                                     "_Z",
                                     "roofline_x",
                                     "roofline_gemm_fwd"};
+  // Very long and deeply nested names (real ATen names run to thousands of characters).
+  std::string deep = "void at::native::f<";
+  for (int i = 0; i < 3000; ++i) deep += "at::native::Wrap<float, ";
+  deep += "int" + std::string(3000, '>') + ">(int)";
+  names.push_back(deep);
+  names.push_back("ampere_sgemm_" + std::string(20000, 'x') + "_tn");
   std::mt19937 rng(12345);
   const std::string alphabet = "abcxyz_019<>(){}[],:. *&~#";
   for (int i = 0; i < 400; ++i) {
