@@ -161,7 +161,8 @@ nlohmann::json ProfileData::to_json() const {
                    {"kernel_busy_ns", timeline.kernel_busy_ns},
                    {"gpu_busy_ns", timeline.gpu_busy_ns},
                    {"largest_gaps", gaps},
-                   {"gap_histogram", timeline.gap_histogram}};
+                   {"gap_histogram", timeline.gap_histogram},
+                   {"gap_ns_histogram", timeline.gap_ns_histogram}};
   j["pm_interval_ns"] = pm_interval_ns;
   auto& jp = j["pm_samples"] = nlohmann::json::array();
   for (const auto& s : pm_samples)
@@ -255,6 +256,8 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
       p.timeline.largest_gaps.push_back({g[0].get<std::uint64_t>(), g[1].get<std::uint64_t>()});
     if (t.contains("gap_histogram"))
       p.timeline.gap_histogram = t["gap_histogram"].get<std::map<std::string, std::uint64_t>>();
+    if (t.contains("gap_ns_histogram"))
+      p.timeline.gap_ns_histogram = t["gap_ns_histogram"].get<std::map<std::string, std::uint64_t>>();
   }
   p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
   for (const auto& s : j.value("pm_samples", nlohmann::json::array()))
@@ -332,6 +335,7 @@ void ProfileData::merge(const ProfileData& o) {
   t.process_start_ns = t.process_start_ns ? std::min(t.process_start_ns, u.process_start_ns) : u.process_start_ns;
   t.process_end_ns = std::max(t.process_end_ns, u.process_end_ns);
   for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;
+  for (const auto& [k, v] : u.gap_ns_histogram) t.gap_ns_histogram[k] += v;
   pm_samples.insert(pm_samples.end(), o.pm_samples.begin(), o.pm_samples.end());
   counters.insert(counters.end(), o.counters.begin(), o.counters.end());
   for (const auto& w : o.warnings) warnings.push_back(w);

@@ -1,0 +1,115 @@
+// memory-bound-low-bandwidth and compute-bound-below-peak: with hardware
+// counters and the device's roofline, kernels that take a real share of the
+// time but reach a small fraction of the roof that bounds them.
+#include <algorithm>
+
+#include "context.hpp"
+#include "roofline/core/strings.hpp"
+
+namespace roofline::prof::diag {
+
+namespace {
+
+struct Judged {
+  const KernelCounters* k;
+  model::Placement pl;
+  const model::Ceiling* compute;
+  const model::Ceiling* memory;
+  std::string shown;
+  double profile_ns;  // the kernel's whole time in the profile (counters cover some instances)
+};
+
+// The compute ceiling matching the kernel's dominant kind of FLOPs.
+const model::Ceiling* ceiling_for(const model::Roofline& r, const KernelCounters& k) {
+  std::string prec, unit;
+  double best = 0;
+  for (const auto& [p, v] : k.tensor_flops)
+    if (v > best) best = v, prec = p, unit = "tensor";
+  for (const auto& [p, v] : k.flops)
+    if (v > best) best = v, prec = p, unit = "cuda";
+  if (prec.empty()) return nullptr;
+  const model::Ceiling* c = r.compute(prec, unit);
+  return c ? c : r.compute(prec);
+}
+
+// Time above the roofline floor, scaled from the counted instances to every
+// instance of the kernel in the profile.
+double above_floor(const Judged& j) {
+  double f = 1.0 - j.pl.floor_seconds * 1e9 / j.k->duration_ns;
+  return std::max(0.0, f) * j.profile_ns;
+}
+
+std::vector<Judged> judge(const Context& c, model::Bound want) {
+  std::vector<Judged> out;
+  if (!c.o.roofline || c.p.counters.empty()) return out;
+  const model::Ceiling* mem = c.o.roofline->memory("dram");
+  if (!mem) return out;
+  double total = 0;
+  for (const auto& k : c.p.counters) total += k.duration_ns;
+  if (total <= 0) return out;
+  for (const auto& k : c.p.counters) {
+    if (k.duration_ns < c.o.min_kernel_share * total || k.dram_bytes() <= 0) continue;
+    const model::Ceiling* comp = ceiling_for(*c.o.roofline, k);
+    if (!comp && want == model::Bound::Compute) continue;
+    model::Ceiling none;
+    none.value = 1e30;  // no FLOPs: the kernel is placed against memory alone
+    model::Placement pl =
+        model::place(k.total_flops(), k.dram_bytes(), k.duration_ns * 1e-9, comp ? *comp : none, *mem);
+    if (pl.bound != want) continue;
+    double eff = want == model::Bound::Memory ? pl.bandwidth / mem->value : pl.achieved / comp->value;
+    if (eff >= c.o.low_efficiency) continue;
+    const KernelAgg* agg = c.kernel(k.kernel);
+    out.push_back(
+        {&k, pl, comp, mem, agg ? agg->shown : shorten_kernel_name(k.kernel, 60), agg ? agg->total_ns : k.duration_ns});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Judged& a, const Judged& b) { return a.k->duration_ns > b.k->duration_ns; });
+  return out;
+}
+
+}  // namespace
+
+std::optional<Diagnosis> memory_bound_low_bandwidth(const Context& c) {
+  auto js = judge(c, model::Bound::Memory);
+  if (js.empty()) return std::nullopt;
+  double impact = 0;
+  std::vector<std::string> parts;
+  for (const auto& j : js) {
+    impact += above_floor(j);
+    if (parts.size() < 3)
+      parts.push_back(j.shown + ": " + format_si(j.pl.bandwidth, "B/s") + " of " + format_si(j.memory->value, "B/s") +
+                      " DRAM (" + pct(j.pl.bandwidth / j.memory->value) + "), " + format_sig(j.pl.ai, 3) + " FLOP/B, " +
+                      t(j.profile_ns) + " in all" +
+                      (j.k->achieved_occupancy > 0 ? ", occupancy " + pct(j.k->achieved_occupancy) : ""));
+  }
+  return c.make("memory-bound-low-bandwidth", "Memory-bound kernels far below the memory bandwidth",
+                count(js.size()) + " memory-bound kernel(s) below " + pct(c.o.low_efficiency) +
+                    " of DRAM bandwidth: " + join(parts, "; ") + "; time above their bandwidth floor: " + t(impact),
+                "make each access count: coalesced, vectorised (16-byte) loads, more bytes in flight per SM (higher "
+                "occupancy, more work per thread); fuse with neighbouring kernels so data is read once; tiny "
+                "kernels cannot reach DRAM bandwidth at all (see launch-bound)",
+                impact);
+}
+
+std::optional<Diagnosis> compute_below_peak(const Context& c) {
+  auto js = judge(c, model::Bound::Compute);
+  if (js.empty()) return std::nullopt;
+  double impact = 0;
+  std::vector<std::string> parts;
+  for (const auto& j : js) {
+    impact += above_floor(j);
+    if (parts.size() < 3)
+      parts.push_back(j.shown + ": " + format_si(j.pl.achieved, "FLOP/s") + " of " +
+                      format_si(j.compute->value, "FLOP/s") + " " + j.compute->label + " (" +
+                      pct(j.pl.achieved / j.compute->value) + "), " + t(j.profile_ns) + " in all");
+  }
+  return c.make("compute-bound-below-peak", "Compute-bound kernels far below the compute peak",
+                count(js.size()) + " compute-bound kernel(s) below " + pct(c.o.low_efficiency) +
+                    " of their compute roof: " + join(parts, "; ") + "; time above their compute floor: " + t(impact),
+                "check the precision and unit (FP32 on CUDA cores vs TF32/bf16 on tensor cores), tile shapes against "
+                "the problem shape (partial last waves), and occupancy; cuBLAS/cuDNN pick better kernels for "
+                "dimensions that are multiples of 8 or 16",
+                impact);
+}
+
+}  // namespace roofline::prof::diag

@@ -1,0 +1,223 @@
+// roofline explain: demangling, name parsing, short names, the summary
+// sentence, and the command itself.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "roofline/core/strings.hpp"
+#include "roofline/profiler/kernel_names.hpp"
+#include "support/cli.hpp"
+
+using namespace roofline;
+using namespace roofline::prof;
+
+TEST(Explain, DemanglesItaniumNamesAndLeavesOthersAlone) {
+  EXPECT_EQ(demangle_kernel_name("_ZN7cutlass6KernelI42cutlass_80_simt_sgemm_128x32_8x5_nn_align1EEvNT_6ParamsE"),
+            "void "
+            "cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5_nn_align1::"
+            "Params)");
+  EXPECT_EQ(demangle_kernel_name("ampere_sgemm_32x32_sliced1x4_tn"), "ampere_sgemm_32x32_sliced1x4_tn");
+  EXPECT_EQ(demangle_kernel_name("_Znot_a_valid_name"), "_Znot_a_valid_name");
+  EXPECT_EQ(demangle_kernel_name("  my_kernel  "), "my_kernel");
+}
+
+TEST(Explain, SeedSgemmReadsLikeTheHandDecoding) {
+  // Seed 000 §2.3.1 decoded this name by hand; every claim must be there, with its token.
+  KernelInfo k = explain_kernel("ampere_sgemm_32x32_sliced1x4_tn");
+  ASSERT_TRUE(k.recognised);
+  EXPECT_EQ(k.library, "cuBLAS");
+  EXPECT_EQ(k.op, KernelOp::Gemm);
+  EXPECT_EQ(k.sm, 80);
+  EXPECT_EQ(k.tensor_cores, TensorCores::No);
+  EXPECT_TRUE(k.fp32_on_cuda_cores());
+  EXPECT_TRUE(k.is_matmul_like());
+  EXPECT_FALSE(k.is_elementwise_like());
+  EXPECT_EQ(k.field("split_k")->evidence, "sliced1x4");
+  EXPECT_EQ(k.field("layout")->evidence, "tn");
+  EXPECT_EQ(
+      k.sentence,
+      "cuBLAS SGEMM for Ampere (sm_80), FP32 on CUDA cores (no tensor cores), 32×32 tiles (M×N per thread block), "
+      "K loop of each tile split across 4 warps (sliced1x4), A transposed, B not (tn).");
+  // Fields come in a fixed order: what it is before how it is built.
+  EXPECT_EQ(k.fields[0].key, "library");
+  EXPECT_EQ(k.fields[2].key, "operation");
+}
+
+TEST(Explain, TensorCoreKernelsAreNotFp32OnCudaCores) {
+  EXPECT_FALSE(explain_kernel("cutlass_tensorop_s1688gemm_tf32_128x128_32x3_tn_align4").fp32_on_cuda_cores());
+  EXPECT_FALSE(explain_kernel("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT").fp32_on_cuda_cores());
+  // Unknown tensor-core use is not "no": a kernel is blamed only on evidence.
+  KernelInfo sss = explain_kernel("nvjet_sss_128x64_64x4_1x1_v_bz_TNT");
+  EXPECT_EQ(sss.tensor_cores, TensorCores::Unknown);
+  EXPECT_FALSE(sss.fp32_on_cuda_cores());
+  EXPECT_TRUE(explain_kernel("volta_scudnn_128x64_relu_interior_nn_v1").fp32_on_cuda_cores());
+  EXPECT_TRUE(explain_kernel("vectorized_elementwise_kernel").is_elementwise_like());
+}
+
+TEST(Explain, UnknownNamesAreNotGuessed) {
+  KernelInfo k = explain_kernel("void mykernels::conv_gemm_fp16<128, float>(float*, int)");
+  EXPECT_FALSE(k.recognised);
+  EXPECT_TRUE(k.library.empty());
+  EXPECT_EQ(k.op, KernelOp::Unknown);
+  EXPECT_EQ(k.tensor_cores, TensorCores::Unknown);
+  EXPECT_NE(k.sentence.find("Not recognised"), std::string::npos);
+  // What the C++ name itself shows is still reported.
+  ASSERT_NE(k.field("template_args"), nullptr);
+  EXPECT_NE(k.field("template_args")->value.find("128"), std::string::npos);
+  ASSERT_NE(k.field("template_types"), nullptr);
+  EXPECT_EQ(k.field("template_types")->value, "FP32");
+  EXPECT_EQ(k.field("scope")->value, "mykernels");
+}
+
+TEST(Explain, MalformedNamesNeverThrow) {
+  // Unbalanced brackets, cut names, operators, empty strings, random bytes.
+  std::vector<std::string> names = {"",
+                                    " ",
+                                    "<",
+                                    ">",
+                                    "(",
+                                    "void",
+                                    "void <",
+                                    "a<b(c{d[e",
+                                    "x>>y<<z",
+                                    "operator()",
+                                    "f<operator<, 1>(int)",
+                                    "::",
+                                    "at::",
+                                    "...",
+                                    "…",
+                                    "sm90_xmma_",
+                                    "nvjet_",
+                                    "cutlass3x_",
+                                    "cutlass_80_",
+                                    "triton_",
+                                    "ncclDevKernel_",
+                                    "_Z",
+                                    "roofline_x",
+                                    "roofline_gemm_fwd"};
+  // Very long and deeply nested names (real ATen names run to thousands of characters).
+  std::string deep = "void at::native::f<";
+  for (int i = 0; i < 3000; ++i) deep += "at::native::Wrap<float, ";
+  deep += "int" + std::string(3000, '>') + ">(int)";
+  names.push_back(deep);
+  names.push_back("ampere_sgemm_" + std::string(20000, 'x') + "_tn");
+  std::mt19937 rng(12345);
+  const std::string alphabet = "abcxyz_019<>(){}[],:. *&~#";
+  for (int i = 0; i < 400; ++i) {
+    std::string s;
+    int n = static_cast<int>(rng() % 60);
+    for (int j = 0; j < n; ++j) s += alphabet[rng() % alphabet.size()];
+    names.push_back(s);
+  }
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    KernelInfo k;
+    ASSERT_NO_THROW(k = explain_kernel(n));
+    EXPECT_FALSE(k.sentence.empty());
+    std::string s;
+    ASSERT_NO_THROW(s = shorten_kernel_name(n, 30));
+    EXPECT_LE(display_width(s), 30u);
+    ASSERT_NO_THROW(k.to_json().dump());
+  }
+}
+
+TEST(Explain, ShortNamesKeepWhatTellsInstancesApart) {
+  const std::string clamp =
+      "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar("
+      "at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() "
+      "const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, "
+      "at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, "
+      "at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() "
+      "const::{lambda(float)#1}, at::detail::Array<char*, 2>)";
+  EXPECT_EQ(shorten_kernel_name(clamp, 0), "at::vectorized_elementwise_kernel<4, launch_clamp_scalar…>");
+  // Narrower: arguments go from the end, marked.
+  EXPECT_EQ(shorten_kernel_name(clamp, 42), "at::vectorized_elementwise_kernel<4, …>");
+  // Flat names lose their middle, so both the kind and the configuration stay.
+  std::string s = shorten_kernel_name(
+      "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x2x1_"
+      "g1_"
+      "tensor16x8x8",
+      60);
+  EXPECT_LE(display_width(s), 60u);
+  EXPECT_TRUE(starts_with(s, "sm80_xmma_fprop")) << s;
+  EXPECT_TRUE(ends_with(s, "_tensor16x8x8")) << s;
+  // Short names that fit are left as they are; width 0 means no limit.
+  EXPECT_EQ(shorten_kernel_name("ampere_sgemm_32x32_sliced1x4_tn", 72), "ampere_sgemm_32x32_sliced1x4_tn");
+  EXPECT_EQ(shorten_kernel_name("_ZN7cutlass6KernelI42cutlass_80_simt_sgemm_128x32_8x5_nn_align1EEvNT_6ParamsE", 0),
+            "cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>");
+}
+
+TEST(Explain, JsonCarriesEveryFieldWithEvidence) {
+  nlohmann::json j = explain_kernel(
+                         "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_"
+                         "warpspecialized_cooperative_epi_tma")
+                         .to_json();
+  EXPECT_EQ(j["library"], "CUTLASS");
+  EXPECT_EQ(j["tensor_cores"], "yes");
+  EXPECT_EQ(j["sm"], 90);
+  bool tile = false;
+  for (const auto& f : j["fields"])
+    if (f["key"] == "tile") {
+      tile = true;
+      EXPECT_EQ(f["evidence"], "128x256x64");
+    }
+  EXPECT_TRUE(tile);
+}
+
+// ------------------------------------------------------------------ CLI
+
+TEST(ExplainCli, PrintsEachFieldWithItsToken) {
+  test::TempDir dir;
+  auto r = test::run_cli({"explain", "ampere_sgemm_32x32_sliced1x4_tn"}, {"ROOFLINE_DB=" + dir.file("r.db")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sliced-K 1x4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(from \"sliced1x4\")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FP32 on CUDA cores"), std::string::npos);
+  // explain stores nothing.
+  EXPECT_FALSE(std::filesystem::exists(dir.file("r.db")));
+}
+
+TEST(ExplainCli, JsonHasRawEvidenceAndASummaryForSeveralNames) {
+  auto r = test::run_cli({"--json", "explain", "volta_sgemm_128x128_tn", "mxnet::op::forward_kernel(float*)"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tables"].size(), 3u);  // summary + one per name
+  EXPECT_EQ(j["tables"][0]["id"], "kernels");
+  EXPECT_EQ(j["tables"][0]["rows"][1]["library"], "not recognised");
+  bool found = false;
+  for (const auto& row : j["tables"][1]["rows"])
+    if (row["key"] == "tile") {
+      found = true;
+      EXPECT_EQ(row["evidence"], "128x128");
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(ExplainCli, BadInputIsAUsageOrInputError) {
+  EXPECT_EQ(test::run_cli({"explain"}).exit_code, 2);
+  auto empty = test::run_cli({"explain", ""});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("empty"), std::string::npos) << empty.err;
+  EXPECT_EQ(test::run_cli({"explain", "--from-file", "/nonexistent/names.txt"}).exit_code, 3);
+  test::TempDir dir;
+  test::write_file(dir.file("bad.json"), "{not json");
+  EXPECT_EQ(test::run_cli({"explain", "--from-json", dir.file("bad.json")}).exit_code, 3);
+}
+
+TEST(ExplainCli, ReadsNamesFromAFileAndFromAProfile) {
+  test::TempDir dir;
+  test::write_file(dir.file("names.txt"), "# from nsys\nampere_sgemm_128x32_nn\n\nsplitKreduce_kernel\n");
+  auto r = test::run_cli({"--json", "explain", "--summary", "--from-file", dir.file("names.txt")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tables"].size(), 1u);
+  EXPECT_EQ(j["tables"][0]["rows"].size(), 2u);
+
+  auto p = test::run_cli({"--json", "explain", "--summary", "--from-json",
+                          std::string(ROOFLINE_TEST_DATA) + "/profiles/diag_mlp_eager.json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto jp = nlohmann::json::parse(p.out);
+  EXPECT_GE(jp["tables"][0]["rows"].size(), 5u);
+}
