@@ -49,16 +49,16 @@ if want sass; then
       [ -f "$obj" ] || { echo "missing $obj"; continue; }
       echo "### $obj"
       cuobjdump -res-usage "$obj" 2>&1 | grep -E "Function|REG|STACK" | sed 's/^ *//' | paste - - | \
-        sed -E 's/_ZN8roofline5bench3gpu[0-9]+_GLOBAL__N__[0-9a-f_]+//' | cut -c1-200
+        c++filt | sed -E 's/roofline::(bench::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | cut -c1-200
       cuobjdump -sass "$obj" > "$OUT/$(basename "$obj").sass" 2>&1
       # Per kernel (sm_90 code only): the instruction mix that matters.
-      awk '/arch = sm_90/{sm90=1} /arch = sm_80/{sm90=0}
-           /Function :/{if (name!="") print name, n; name=$3; delete n; n=""}
+      awk '/code for sm_/{sm90 = ($0 ~ /sm_90/)}
+           /Function :/{fn=$3}
            sm90 && /^ +\/\*[0-9a-f]+\*\//{
              op=$2; if (op ~ /^@/) op=$3; sub(/;$/,"",op)
-             if (op ~ /GMMA|FFMA|DFMA|HFMA2|LDL|STL|LDG|STG|LDS|UBLKCP|UTMA|BAR|WARPGROUP/) c[name" "op]++ }
+             if (op ~ /GMMA|FFMA|DFMA|HFMA2|LDL|STL|LDG|STG|LDS|UBLKCP|SYNCS|BAR|WARPGROUP/) c[fn " " op]++ }
            END{for (k in c) print k, c[k]}' "$OUT/$(basename "$obj").sass" | \
-        sed -E 's/_ZN8roofline5bench3gpu[0-9]+_GLOBAL__N__[0-9a-f_]+//' | sort | grep -v "^ *$" | cut -c1-160
+        c++filt | sed -E 's/roofline::(bench::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | sort | cut -c1-160
     done
   } 2>&1 | tee "$OUT/sass-summary.txt" | tail -120
 fi
