@@ -16,6 +16,10 @@ namespace roofline::bench::gpu {
 
 namespace {
 
+// (Copied from std::strings: assigning one-character literals trips a false
+// -Wrestrict warning in GCC 12.)
+const std::string kSeconds = "s", kBytes = "B";
+
 // Divides a measurement's times by `n` (a sample timed n operations).
 void per_operation(Measurement& m, double n) {
   for (double& x : m.samples) x /= n;
@@ -41,7 +45,7 @@ void measure_launch(Session& s) {
       Figure f;
       f.name = "launch.overhead";
       f.label = "Kernel launch, back to back (time per launch)";
-      f.unit = "s";
+      f.unit = kSeconds;
       f.method = fmt::format("{} empty kernels launched back to back on one stream, then one synchronize; host wall "
                              "time / {}",
                              batch, batch);
@@ -67,7 +71,7 @@ void measure_launch(Session& s) {
       Figure f;
       f.name = "launch.latency";
       f.label = "Kernel launch + synchronize (round trip)";
-      f.unit = "s";
+      f.unit = kSeconds;
       f.method = "one empty kernel, then cudaStreamSynchronize; host wall time per round trip (100 per sample)";
       f.value = m.time.median;
       m.clock_median_mhz = 0;
@@ -87,7 +91,7 @@ void measure_launch(Session& s) {
       Figure f;
       f.name = "launch.graph";
       f.label = "Kernel in a CUDA graph (time per kernel)";
-      f.unit = "s";
+      f.unit = kSeconds;
       f.method = fmt::format("a captured graph of {} empty kernels, replayed; GPU time (events) / {}", kernels, kernels);
       f.value = m.time.median;
       f.measurement = std::move(m);
@@ -142,7 +146,7 @@ void chase(Session& s, const Chase& c, const std::string& name, const std::strin
   Figure f;
   f.name = name;
   f.label = label;
-  f.unit = "s";
+  f.unit = kSeconds;
   f.value = m.time.median / static_cast<double>(c.hops);
   f.method = fmt::format("one thread, {} dependent ld.global.cg over a random single cycle of {} nodes {} B apart in "
                          "{} ({}); event time per hop",
@@ -173,7 +177,7 @@ void littles_law(Session& s, const std::string& level, const std::string& name) 
   Figure f;
   f.name = name;
   f.label = fmt::format("{} bytes in flight to saturate (Little's law)", level == "dram" ? "DRAM" : "L2");
-  f.unit = "B";
+  f.unit = kBytes;
   f.value = total;
   f.method = fmt::format("Little's law: {} {} x {} {}", bw->name, format_si(bw->value, "B/s"), lat->name,
                          format_seconds(lat->value));
@@ -224,6 +228,9 @@ void measure_latency(Session& s) {
             "set resident in L2 after a first lap; near and far L2 partitions mixed");
     });
   }
+}
+
+void measure_littles_law(Session& s) {
   if (s.wants("dram.bytes_in_flight")) littles_law(s, "dram", "dram.bytes_in_flight");
   if (s.wants("l2.bytes_in_flight")) littles_law(s, "l2", "l2.bytes_in_flight");
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/check.hpp"
@@ -18,6 +19,17 @@ constexpr size_t kMiB = 1ull << 20;
 const char* kind_name(StreamKind k) {
   return k == StreamKind::Read ? "read" : k == StreamKind::Write ? "write" : "copy";
 }
+
+struct DramFigure {
+  StreamKind kind;
+  const char* name;
+  const char* label;
+};
+const DramFigure kDram[] = {
+    {StreamKind::Read, "dram.read", "DRAM read"},
+    {StreamKind::Write, "dram.write", "DRAM write"},
+    {StreamKind::Copy, "dram.copy", "DRAM copy (read + write bytes)"},
+};
 
 struct Dram {
   size_t bytes = 0;  // per buffer
@@ -51,72 +63,112 @@ Dram make_dram(Session& s) {
   return d;
 }
 
-// Measures every variant of `kind` and adds the best as `name`; each variant's
-// figure goes into params["variants"].
-void best_variant(Session& s, Dram& d, StreamKind kind, const std::string& name, const std::string& label) {
+// One variant of `kind` timed; its entry for params["variants"] and, when it
+// ran, the figure it would be.
+struct Tried {
+  nlohmann::json entry;
+  std::optional<Figure> figure;
+};
+
+Tried try_variant(Session& s, Dram& d, StreamKind kind, const StreamVariant& v) {
   const double bytes_per_run = (kind == StreamKind::Copy ? 2.0 : 1.0) * static_cast<double>(d.bytes);
-  nlohmann::json variants = nlohmann::json::array();
-  Figure best;
-  std::vector<std::string> failed;
-  for (const StreamVariant& v : stream_variants(kind)) {
-    if (v.bulk && s.prop().major < 9) {
-      variants.push_back({{"id", v.id}, {"method", v.method}, {"skipped", "needs compute capability 9.0"}});
-      continue;
-    }
-    try {
-      const int grid = stream_grid(kind, v, s.device());
-      if (grid > static_cast<int>(d.sums.size())) throw_device("grid larger than the block-sum buffer");
-      CUDA_CHECK(cudaMemsetAsync(d.error.get(), 0, sizeof(int), s.stream()));
-      auto run = [&](cudaStream_t st) {
-        if (kind == StreamKind::Read) launch_read(v, grid, d.a.get(), d.bytes, d.sums.get(), d.error.get(), st);
-        else if (kind == StreamKind::Write) launch_write(v, grid, d.b.get(), d.bytes, 0x900dcafeu, d.error.get(), st);
-        else launch_copy(v, grid, d.a.get(), d.b.get(), d.bytes, d.error.get(), st);
-      };
-      Measurement m = s.timer().measure(run, s.measure_options());
+  Tried t;
+  t.entry = {{"id", v.id}, {"method", v.method}};
+  if (v.bulk && s.prop().major < 9) {
+    t.entry["skipped"] = "needs compute capability 9.0";
+    return t;
+  }
+  try {
+    const int grid = stream_grid(kind, v, s.device());
+    if (grid > static_cast<int>(d.sums.size())) throw_device("grid larger than the block-sum buffer");
+    CUDA_CHECK(cudaMemsetAsync(d.error.get(), 0, sizeof(int), s.stream()));
+    auto run = [&](cudaStream_t st) {
+      if (kind == StreamKind::Read) launch_read(v, grid, d.a.get(), d.bytes, d.sums.get(), d.error.get(), st);
+      else if (kind == StreamKind::Write) launch_write(v, grid, d.b.get(), d.bytes, 0x900dcafeu, d.error.get(), st);
+      else launch_copy(v, grid, d.a.get(), d.b.get(), d.bytes, d.error.get(), st);
+    };
+    auto check_flag = [&] {
       int err = 0;
       CUDA_CHECK(cudaMemcpy(&err, d.error.get(), sizeof err, cudaMemcpyDeviceToHost));
       if (err != 0)
         throw_device(fmt::format("the {} kernel reported {}", v.id,
                                  err == 1 ? "a bulk-copy wait that timed out" : "that it is not built for this GPU"));
-      const double value = bytes_per_run / m.time.median;
-      variants.push_back({{"id", v.id},
-                          {"method", v.method},
-                          {"value", value},
-                          {"median_s", m.time.median},
-                          {"rel_iqr", m.time.rel_iqr()},
-                          {"grid", grid},
-                          {"threads", v.threads}});
-      if (value > best.value) {
-        best.value = value;
-        best.method = v.method;
-        best.measurement = std::move(m);
-        best.params["variant"] = v.id;
-        best.params["grid"] = grid;
-        best.params["threads"] = v.threads;
-      }
-    } catch (const Error& e) {
-      variants.push_back({{"id", v.id}, {"method", v.method}, {"error", e.what()}});
-      failed.push_back(v.id + ": " + e.what());
-    }
+    };
+    s.time_once(run);  // one run first: a kernel that reports an error is not timed at length
+    check_flag();
+    Measurement m = s.timer().measure(run, s.measure_options());
+    check_flag();
+    Figure f;
+    f.value = bytes_per_run / m.time.median;
+    f.method = v.method;
+    f.measurement = std::move(m);
+    f.params["variant"] = v.id;
+    f.params["grid"] = grid;
+    f.params["threads"] = v.threads;
+    f.params["bytes_per_run"] = bytes_per_run;
+    f.params["buffer_bytes"] = d.bytes;
+    t.entry["value"] = f.value;
+    t.entry["median_s"] = f.measurement.time.median;
+    t.entry["rel_iqr"] = f.measurement.time.rel_iqr();
+    t.entry["grid"] = grid;
+    t.entry["threads"] = v.threads;
+    t.figure = std::move(f);
+  } catch (const Error& e) {
+    t.entry["error"] = e.what();
+    s.warn(fmt::format("{} kernel {} failed: {}", kind_name(kind), v.id, e.what()));
   }
-  for (const auto& f : failed) s.warn(fmt::format("{} variant {}", name, f));
-  if (best.value <= 0) throw_device(fmt::format("every {} kernel failed", kind_name(kind)));
-  best.name = name;
-  best.label = label;
-  best.unit = "B/s";
-  best.level = "dram";
-  best.params["bytes_per_run"] = bytes_per_run;
-  best.params["buffer_bytes"] = d.bytes;
-  best.params["variants"] = variants;
-  std::string others;
+  return t;
+}
+
+std::string others_text(const nlohmann::json& variants, const std::string& best) {
+  std::string out;
   for (const auto& v : variants)
-    if (v.contains("value") && v["id"] != best.params["variant"])
-      others += fmt::format("{}{} {}", others.empty() ? "" : ", ", v["id"].get<std::string>(),
-                            format_si(v["value"].get<double>(), "B/s"));
-  s.note(fmt::format("{}: best of {} kernels is {} ({}); the others: {}", name, variants.size(),
-                     best.params["variant"].get<std::string>(), format_si(best.value, "B/s"),
-                     others.empty() ? "none" : others));
-  s.add(std::move(best));
+    if (v.contains("value") && v["id"] != best)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", v["id"].get<std::string>(),
+                         format_si(v["value"].get<double>(), "B/s"));
+  return out.empty() ? "none" : out;
+}
+
+// Measures the variants of `kind` (bulk or not) and adds the best as `name`, or,
+// when `name` was measured already, replaces it if one of these is faster; all
+// variants tried so far go into params["variants"].
+void best_variant(Session& s, Dram& d, StreamKind kind, bool bulk, const std::string& name,
+                  const std::string& label) {
+  const Figure* before = s.find(name);
+  nlohmann::json variants = before ? before->params.value("variants", nlohmann::json::array())
+                                   : nlohmann::json::array();
+  std::optional<Figure> best;
+  for (const StreamVariant& v : stream_variants(kind)) {
+    if (v.bulk != bulk) continue;
+    Tried t = try_variant(s, d, kind, v);
+    variants.push_back(t.entry);
+    if (t.figure && (!best || t.figure->value > best->value)) best = std::move(t.figure);
+  }
+  if (!best) {
+    if (!before) throw_device(fmt::format("every {} kernel failed", kind_name(kind)));
+    s.note(fmt::format("{}: the {} kernels did not run; {} stays", name, bulk ? "bulk-copy" : "load/store",
+                       before->params.value("variant", "")));
+    return;
+  }
+  if (before && before->value >= best->value) {
+    Figure kept = *before;  // stored again with every variant in its params
+    kept.params["variants"] = variants;
+    const std::string id = kept.params.value("variant", "");
+    s.note(fmt::format("{}: {} ({}) stays the best; the others: {}", name, id, format_si(kept.value, "B/s"),
+                       others_text(variants, id)));
+    s.replace(std::move(kept));
+    return;
+  }
+  best->name = name;
+  best->label = label;
+  best->unit = "B/s";
+  best->level = "dram";
+  best->params["variants"] = variants;
+  const std::string id = best->params["variant"].get<std::string>();
+  s.note(fmt::format("{}: best of {} kernels is {} ({}); the others: {}", name, variants.size(), id,
+                     format_si(best->value, "B/s"), others_text(variants, id)));
+  if (before) s.replace(std::move(*best));
+  else s.add(std::move(*best));
 }
 
 void measure_memcpy(Session& s, Dram& d) {
@@ -208,20 +260,26 @@ void measure_memory(Session& s) {
     std::unique_ptr<Dram> d;
     s.attempt("dram", "DRAM buffers", [&] { d = std::make_unique<Dram>(make_dram(s)); });
     if (d) {
-      if (s.wants("dram.read"))
-        s.attempt("dram.read", "DRAM read", [&] { best_variant(s, *d, StreamKind::Read, "dram.read", "DRAM read"); });
-      if (s.wants("dram.write"))
-        s.attempt("dram.write", "DRAM write",
-                  [&] { best_variant(s, *d, StreamKind::Write, "dram.write", "DRAM write"); });
-      if (s.wants("dram.copy"))
-        s.attempt("dram.copy", "DRAM copy (read + write bytes)",
-                  [&] { best_variant(s, *d, StreamKind::Copy, "dram.copy", "DRAM copy (read + write bytes)"); });
+      for (auto [kind, name, label] : kDram)
+        if (s.wants(name)) s.attempt(name, label, [&] { best_variant(s, *d, kind, false, name, label); });
       if (s.wants("dram.memcpy"))
         s.attempt("dram.memcpy", "DRAM copy, cudaMemcpy", [&] { measure_memcpy(s, *d); });
     }
   }
   if (s.wants("l2.read")) s.attempt("l2.read", "L2 read", [&] { measure_l2(s); });
   if (s.wants("smem.read")) s.attempt("smem.read", "Shared memory read", [&] { measure_smem(s); });
+}
+
+void measure_memory_bulk(Session& s) {
+  if (s.prop().major < 9) return;  // cp.async.bulk is sm_90
+  bool any = false;
+  for (auto [kind, name, label] : kDram) any |= s.wants(name);
+  if (!any) return;
+  std::unique_ptr<Dram> d;
+  s.attempt("dram", "DRAM buffers", [&] { d = std::make_unique<Dram>(make_dram(s)); });
+  if (!d) return;
+  for (auto [kind, name, label] : kDram)
+    if (s.wants(name)) s.attempt(name, label, [&] { best_variant(s, *d, kind, true, name, label); });
 }
 
 }  // namespace roofline::bench::gpu

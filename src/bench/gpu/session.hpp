@@ -48,11 +48,16 @@ class Session {
   // Completes a measured figure (reference, % of it) and hands it on: the sink
   // (the store) first, then the result.
   void add(Figure f);
+  // The same for a better figure of a name already measured: stored again (the
+  // newest row of a name is the one that counts) and replacing it in the result.
+  void replace(Figure f);
   void note(std::string text) { result_.notes.push_back(std::move(text)); }
   void warn(std::string text);
   // Runs `fn`; an Error (or any exception) becomes a recorded failure of `name`
   // and the measurement goes on with the next figure.
   void attempt(const std::string& name, const std::string& label, const std::function<void()>& fn);
+  void fail(const std::string& name, const std::string& label, const std::string& what, const std::string& hint,
+            ErrorKind kind);
 
   GpuCeilingsResult take_result() { return std::move(result_); }
   const GpuCeilingsResult& result() const { return result_; }
@@ -71,12 +76,17 @@ class Session {
   GpuCeilingsResult result_;
 };
 
-// Measurement parts (one file each); every one checks wants() per figure.
-void measure_memory(Session& s);     // dram.*, l2.read, smem.read
-void measure_transfers(Session& s);  // pcie.*
-void measure_fma(Session& s);        // fp64/fp32/fp16/bf16 .cuda
-void measure_tensor(Session& s);     // <type>.tensor (own wgmma) and <type>.tensor.cublaslt
-void measure_latency(Session& s);    // launch.*, dram.latency, l2.latency, Little's law
+// Measurement parts; every one checks wants() per figure. run_gpu_ceilings
+// calls them in this order: the kernels whose faults would end the CUDA context
+// (bulk copies, wgmma) come after everything that does not depend on them.
+void measure_memory(Session& s);        // dram.read/write/copy (SM load/store kernels), dram.memcpy, l2.read, smem.read
+void measure_latency(Session& s);       // launch.*, dram.latency, l2.latency
+void measure_transfers(Session& s);     // pcie.*
+void measure_fma(Session& s);           // fp64/fp32/fp16/bf16 .cuda
+void measure_tensor_library(Session& s);  // <type>.tensor.cublaslt
+void measure_tensor_own(Session& s);    // <type>.tensor: own wgmma kernels (cuBLASLt's figure when they cannot be used)
+void measure_memory_bulk(Session& s);   // the bulk-copy DRAM kernels: replace dram.* when faster
+void measure_littles_law(Session& s);   // dram/l2 .bytes_in_flight from the figures above
 
 // cuBLASLt reference GEMM (n x n x n, the best of the heuristic's candidates);
 // adds the figure <type>.tensor.cublaslt to the session and returns it.

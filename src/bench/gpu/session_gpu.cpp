@@ -84,6 +84,25 @@ void Session::add(Figure f) {
   result_.figures.push_back(std::move(f));
 }
 
+void Session::replace(Figure f) {
+  for (auto& old : result_.figures)
+    if (old.name == f.name) {
+      attach_reference(f, info_, sheet_);
+      say(fmt::format("  {:<22} {} (replaces {})", f.name, format_value(f.value, f.unit),
+                      format_value(old.value, old.unit)));
+      if (sink_) sink_(f);
+      old = std::move(f);
+      return;
+    }
+  add(std::move(f));
+}
+
+void Session::fail(const std::string& name, const std::string& label, const std::string& what,
+                   const std::string& hint, ErrorKind kind) {
+  say(fmt::format("  {:<22} FAILED: {}", name, what));
+  result_.failures.push_back({name, label, what, hint, kind});
+}
+
 void Session::attempt(const std::string& name, const std::string& label, const std::function<void()>& fn) {
   FigureFailure fail;
   fail.name = name;
@@ -99,11 +118,10 @@ void Session::attempt(const std::string& name, const std::string& label, const s
     fail.what = e.what();
     fail.kind = ErrorKind::Internal;
   }
-  say(fmt::format("  {:<22} FAILED: {}", name, fail.what));
   // A failed kernel may leave a sticky error; clear what can be cleared so the
   // next figure gets a fair try (a lost context fails again, and says so).
   cudaGetLastError();
-  result_.failures.push_back(std::move(fail));
+  this->fail(fail.name, fail.label, fail.what, fail.hint, fail.kind);
 }
 
 long long scaled_count(long long count0, double t0, double target_s, long long max_count) {

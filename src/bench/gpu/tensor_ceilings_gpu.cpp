@@ -126,45 +126,61 @@ Own measure_own(Session& s, TensorType t) {
   return own;
 }
 
+constexpr TensorType kTypes[] = {TensorType::TF32, TensorType::FP16, TensorType::BF16, TensorType::FP8,
+                                 TensorType::INT8};
+constexpr int kLibraryN = 8192;
+
+std::string own_name(TensorType t) { return std::string(to_string(t)) + ".tensor"; }
+std::string own_label(TensorType t) { return fmt::format("{} tensor core (dense)", to_string(t)); }
+
 }  // namespace
 
-void measure_tensor(Session& s) {
-  const int n = 8192;
-  for (TensorType t : {TensorType::TF32, TensorType::FP16, TensorType::BF16, TensorType::FP8, TensorType::INT8}) {
-    const std::string name = std::string(to_string(t)) + ".tensor";
-    const std::string label = fmt::format("{} tensor core (dense)", to_string(t));
-    Own own;
-    if (s.wants(name)) {
-      s.attempt(name, label, [&] {
-        own = measure_own(s, t);
-        if (own.figure) s.add(*own.figure);
-      });
-    }
-    const Figure* lib = nullptr;
-    if (s.wants(name + ".cublaslt"))
-      s.attempt(name + ".cublaslt", label + ", cuBLASLt", [&] { lib = measure_cublaslt(s, t, n); });
+void measure_tensor_library(Session& s) {
+  for (TensorType t : kTypes) {
+    const std::string name = own_name(t) + ".cublaslt";
+    if (s.wants(name)) s.attempt(name, own_label(t) + ", cuBLASLt", [&] { measure_cublaslt(s, t, kLibraryN); });
+  }
+}
+
+void measure_tensor_own(Session& s) {
+  for (TensorType t : kTypes) {
+    const std::string name = own_name(t), label = own_label(t);
     if (!s.wants(name)) continue;
-    if (own.figure && lib) {
-      const double ratio = own.figure->value / lib->value;
-      s.note(fmt::format("{}: own wgmma kernel {} ({}), cuBLASLt {}^3 {} (own / cuBLASLt = {:.2f})", name,
-                         format_si(own.figure->value, own.figure->unit), own.figure->params["layout"].get<std::string>(),
-                         n, format_si(lib->value, lib->unit), ratio));
-      if (ratio < 1.0)
-        s.warn(fmt::format("{}: cuBLASLt ({}) beat the own kernel ({}): the own kernel does not saturate the tensor "
-                           "cores here",
-                           name, format_si(lib->value, lib->unit), format_si(own.figure->value, own.figure->unit)));
-    } else if (!own.figure && !own.why_not.empty()) {
-      if (lib) {
-        Figure f = *lib;
-        f.name = name;
-        f.label = label;
-        f.method = "cuBLASLt, because " + own.why_not + " | " + lib->method;
-        f.notes.push_back(own.why_not);
-        s.add(std::move(f));
-        s.warn(fmt::format("{}: the ceiling is cuBLASLt's GEMM, not the own kernel: {}", name, own.why_not));
-      } else {
-        s.warn(fmt::format("{}: no ceiling: {}, and cuBLASLt was not measured", name, own.why_not));
+    Own own;
+    try {
+      own = measure_own(s, t);
+    } catch (const std::exception& e) {
+      // A fault here may have ended the CUDA context: what follows is host-side.
+      cudaGetLastError();
+      own.figure.reset();
+      own.why_not = fmt::format("the own {} wgmma kernel failed to run: {}", to_string(t), e.what());
+      s.warn(own.why_not);
+    }
+    if (own.figure) {
+      const Figure mine = *own.figure;
+      s.add(std::move(*own.figure));
+      if (const Figure* lib = s.find(name + ".cublaslt")) {
+        const double ratio = mine.value / lib->value;
+        s.note(fmt::format("{}: own wgmma kernel {} ({}), cuBLASLt {}^3 {} (own / cuBLASLt = {:.2f})", name,
+                           format_si(mine.value, mine.unit), mine.params["layout"].get<std::string>(), kLibraryN,
+                           format_si(lib->value, lib->unit), ratio));
+        if (ratio < 1.0)
+          s.warn(fmt::format("{}: cuBLASLt ({}) beat the own kernel ({}): the own kernel does not saturate the tensor "
+                             "cores here",
+                             name, format_si(lib->value, lib->unit), format_si(mine.value, mine.unit)));
       }
+      continue;
+    }
+    if (const Figure* lib = s.find(name + ".cublaslt")) {
+      Figure f = *lib;
+      f.name = name;
+      f.label = label;
+      f.method = "cuBLASLt, because " + own.why_not + " | " + lib->method;
+      f.notes.push_back(own.why_not);
+      s.add(std::move(f));
+      s.warn(fmt::format("{}: the ceiling is cuBLASLt's GEMM, not the own kernel: {}", name, own.why_not));
+    } else {
+      s.fail(name, label, own.why_not + "; and no cuBLASLt figure to fall back on", "", ErrorKind::Device);
     }
   }
 }
