@@ -120,7 +120,11 @@ TEST(CeilingKernels, DramCopyEqualsItsInput) {
       CUDA_CHECK(cudaMemset(out.get(), 0xAB, out.bytes()));
       CUDA_CHECK(cudaMemset(err.get(), 0, sizeof(int)));
       launch_copy(v, stream_grid(StreamKind::Copy, v, 0), in.get(), out.get(), bytes, err.get(), nullptr);
-      EXPECT_EQ(download(out), download(in));
+      const auto got = download(out), want = download(in);
+      size_t wrong = 0, first = got.size();
+      for (size_t w = 0; w < got.size(); ++w)
+        if (got[w] != want[w] && wrong++ == 0) first = w;
+      EXPECT_EQ(wrong, 0u) << "first wrong word " << first;
       EXPECT_EQ(download(err)[0], 0);
     }
   }

@@ -101,14 +101,14 @@ struct ReadEntry {
   const char* method;
 };
 const ReadEntry kReads[] = {
-    {read_kernel<Load::Plain, 4>, 512, "plain.x4", "ld.global.v4 (16 B), 4 loads in flight per thread"},
-    {read_kernel<Load::NoAllocate, 8>, 512, "nc.x8", "ld.global.nc.L1::no_allocate.v4, 8 loads in flight per thread"},
+    {read_kernel<Load::Plain, 4>, 512, "plain.x4", "ld.global.v4 (16 B), 4 loads per thread and step"},
+    {read_kernel<Load::NoAllocate, 8>, 512, "nc.x8", "ld.global.nc.L1::no_allocate.v4, 8 loads per thread and step"},
     {read_kernel<Load::NoAllocatePf256, 8>, 512, "nc.pf256.x8",
-     "ld.global.nc.L1::no_allocate.L2::256B.v4 (L2 prefetch 256 B), 8 loads in flight per thread"},
+     "ld.global.nc.L1::no_allocate.L2::256B.v4 (L2 prefetch 256 B), 8 loads per thread and step"},
     {read_kernel<Load::NoAllocateEvict, 8>, 512, "nc.evict.x8",
-     "ld.global.nc.L1::no_allocate.L2::cache_hint.v4 (evict_first policy), 8 loads in flight per thread"},
+     "ld.global.nc.L1::no_allocate.L2::cache_hint.v4 (evict_first policy), 8 loads per thread and step"},
     {read_kernel<Load::NoAllocatePf256, 16>, 256, "nc.pf256.x16",
-     "ld.global.nc.L1::no_allocate.L2::256B.v4, 16 loads in flight per thread, 256-thread blocks"},
+     "ld.global.nc.L1::no_allocate.L2::256B.v4, 16 loads per thread and step, 256-thread blocks"},
 };
 
 struct WriteEntry {
@@ -131,13 +131,13 @@ struct CopyEntry {
   const char* method;
 };
 const CopyEntry kCopies[] = {
-    {copy_kernel<Load::Plain, Store::Plain, 4>, 512, "plain.x4", "ld/st.global.v4 (16 B), 4 loads in flight per thread"},
+    {copy_kernel<Load::Plain, Store::Plain, 4>, 512, "plain.x4", "ld/st.global.v4 (16 B), 4 loads per thread and step"},
     {copy_kernel<Load::NoAllocate, Store::Streaming, 8>, 512, "nc.cs.x8",
-     "ld.global.nc.L1::no_allocate.v4 + st.global.cs.v4, 8 loads in flight per thread"},
+     "ld.global.nc.L1::no_allocate.v4 + st.global.cs.v4, 8 loads per thread and step"},
     {copy_kernel<Load::NoAllocatePf256, Store::Streaming, 8>, 512, "nc.pf256.cs.x8",
-     "ld.global.nc.L1::no_allocate.L2::256B.v4 + st.global.cs.v4, 8 loads in flight per thread"},
+     "ld.global.nc.L1::no_allocate.L2::256B.v4 + st.global.cs.v4, 8 loads per thread and step"},
     {copy_kernel<Load::NoAllocateEvict, Store::Evict, 8>, 512, "nc.evict.x8",
-     "ld.nc/st with an L2 evict_first cache policy, 8 loads in flight per thread"},
+     "ld.nc/st with an L2 evict_first cache policy, 8 loads per thread and step"},
 };
 
 template <class Table, size_t N>

@@ -69,18 +69,18 @@ Table rate_table(const std::string& id, const std::string& title, const std::vec
                  const std::vector<FigureFailure>& failures) {
   Table t(id, title);
   t.col("ceiling", "Ceiling")
-      .col("measured", "Measured", "", 3)
+      .col("measured", "Measured")
       .col("unit", "Unit")
-      .col("reference", "Theoretical", "", 3)
+      .col("reference", "Theoretical")
       .col("reference_source", "Source")
-      .col("pct_reference", "% of it", "%", 1)
-      .col("pct_peak_at_clock", "% of peak @clock", "%", 1)
+      .col("pct_reference", "% of it", "", 1)
+      .col("pct_peak_at_clock", "% of peak @clock", "", 1)
       .col("median_ms", "Median", "ms")
-      .col("spread_pct", "Spread (IQR)", "%", 2)
+      .col("spread_pct", "IQR/median", "%", 2)
       .col("samples", "n")
       .col("clock_mhz", "Clock", "MHz", 0)
       .col("throttled", "Throttled")
-      .col("method", "Method", "", -1, 70);
+      .col("method", "Method", "", -1, 60);
   for (const Figure& f : figures) {
     if (!is_rate(f)) continue;
     const Scaled sc = scale_of(f);
@@ -109,11 +109,11 @@ Table rate_table(const std::string& id, const std::string& title, const std::vec
 Table latency_table(const std::string& id, const std::string& title, const std::vector<Figure>& figures) {
   Table t(id, title);
   t.col("figure", "Figure")
-      .col("value", "Value", "", 3)
+      .col("value", "Value")
       .col("unit", "Unit")
       .col("cycles", "SM cycles", "", 0)
       .col("per_sm", "Per SM", "KiB", 1)
-      .col("spread_pct", "Spread (IQR)", "%", 2)
+      .col("spread_pct", "IQR/median", "%", 2)
       .col("samples", "n")
       .col("clock_mhz", "Clock", "MHz", 0)
       .col("method", "Method", "", -1, 80);
