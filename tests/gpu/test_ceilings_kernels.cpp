@@ -308,3 +308,40 @@ TEST(CeilingKernels, PointerChaseVisitsEveryNodeOnce) {
     EXPECT_EQ(download(end)[0], 0u) << "a full lap ends where it started";
   }
 }
+
+TEST(CeilingKernels, DmmaAccumulatesTheHostProduct) {
+  ROOFLINE_REQUIRE_GPU();
+  CUDA_CHECK(cudaSetDevice(0));
+  if (cc_major() < 8) GTEST_SKIP() << "DMMA needs compute capability 8.0";
+  std::mt19937 rng(fresh_seed());
+  std::uniform_int_distribution<int> v(-9, 9);
+  std::vector<double> ab(64);
+  for (double& x : ab) {
+    do x = v(rng);
+    while (x == 0);
+  }
+  const int grid = 2, iters = 5;
+  cuda::DeviceBuffer<double> dab(64), out(static_cast<size_t>(grid) * kDmmaThreads * kDmmaChains * 2);
+  cuda::DeviceBuffer<int> err(1);
+  dab.upload(ab.data(), 64);
+  CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+  CUDA_CHECK(cudaMemset(err.get(), 0, sizeof(int)));
+  launch_dmma(grid, iters, dab.get(), out.get(), true, nullptr, err.get(), nullptr);
+  const auto h = download(out);
+  EXPECT_EQ(download(err)[0], 0);
+  // The PTX fragment layout of m8n8k4 f64: A[l/4][l%4], B[l%4][l/4], D[l/4][2(l%4) + i].
+  size_t wrong = 0;
+  for (size_t tid = 0; tid < static_cast<size_t>(grid) * kDmmaThreads; ++tid) {
+    const int lane = static_cast<int>(tid % 32), row = lane / 4;
+    for (int c = 0; c < kDmmaChains; ++c)
+      for (int i = 0; i < 2; ++i) {
+        const int col = 2 * (lane % 4) + i;
+        double want = 0;
+        for (int k = 0; k < 4; ++k) want += ab[4 * row + k] * ab[32 + 4 * col + k];
+        want *= iters;
+        const double got = h[(tid * kDmmaChains + c) * 2 + i];
+        if (got != want && wrong++ < 3) ADD_FAILURE() << "thread " << tid << " D[" << row << "][" << col << "] = " << got << ", expected " << want;
+      }
+  }
+  EXPECT_EQ(wrong, 0u);
+}

@@ -88,6 +88,19 @@ int fma_grid(FmaType t, int device);
 void launch_fma(FmaType t, int grid, int iters, double a, double b, void* out, bool store_all, uint32_t sentinel,
                 ClockProbe* probe, cudaStream_t s);
 
+// ---------------------------------------------------------------- FP64 tensor cores (DMMA)
+// Each warp applies D += A . B (mma.sync m8n8k4 f64) `iters` times to each of
+// kDmmaChains independent accumulators. ab: A's 32 elements (lane l: A[l/4][l%4],
+// A 8x4) then B's 32 (lane l: B[l%4][l/4], B 4x8). store_all: out receives per
+// thread and accumulator the two D elements it holds (D[l/4][2(l%4) + i]);
+// otherwise nothing (a never-true guard). error: set to 2 when the device code
+// is missing (compute capability below 8.0).
+constexpr int kDmmaThreads = 256;
+constexpr int kDmmaChains = 8;
+int dmma_grid(int device);
+void launch_dmma(int grid, int iters, const double* ab, double* out, bool store_all, ClockProbe* probe, int* error,
+                 cudaStream_t s);
+
 // ---------------------------------------------------------------- latency
 void launch_empty(cudaStream_t s);
 // next[n * stride_words] = succ[n] * stride_words for every node n.
