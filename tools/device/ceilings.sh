@@ -35,7 +35,8 @@ if want tests; then
   start=$(date +%s.%N)
   "$BIN/roofline_gpu_tests" --gtest_filter='CeilingKernels.*:WgmmaKernels.*:CeilingsCliGpu.*' \
     > "$OUT/gpu-tests.log" 2>&1
-  echo "rc=$? in $(echo "$(date +%s.%N) - $start" | bc) s" | tee -a "$OUT/gpu-tests.log"
+  rc=$?
+  echo "rc=$rc in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s" | tee -a "$OUT/gpu-tests.log"
   grep -E "^\[( +OK|  FAILED|  SKIPPED|  PASSED) |Failure|expected|error" "$OUT/gpu-tests.log" | head -60
 fi
 
@@ -45,7 +46,8 @@ if want sass; then
     for obj in build/CMakeFiles/roofline_sm90a.dir/src/bench/gpu/wgmma_sm90a.cu.o \
                build/CMakeFiles/roofline_lib.dir/src/bench/gpu/fma_kernels.cu.o \
                build/CMakeFiles/roofline_lib.dir/src/bench/gpu/memory_kernels.cu.o \
-               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/bulk_kernels.cu.o; do
+               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/bulk_kernels.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/dmma_kernels.cu.o; do
       [ -f "$obj" ] || { echo "missing $obj"; continue; }
       echo "### $obj"
       cuobjdump -res-usage "$obj" 2>&1 | grep -E "Function|REG|STACK" | sed 's/^ *//' | paste - - | \
@@ -63,13 +65,20 @@ if want sass; then
   } 2>&1 | tee "$OUT/sass-summary.txt" | tail -120
 fi
 
-timed_run() {  # name, args...
+timed_run() {  # name, args...  (wall time by date deltas; /usr/bin/time -v adds memory when present)
   local name=$1; shift
   say "roofline $* --device gpu (timed; JSON to $OUT/$name.json)"
-  /usr/bin/time -v -o "$OUT/$name.time" "$BIN/roofline" --db "$OUT/ceilings.db" --json "$@" --device gpu \
-    > "$OUT/$name.json" 2> "$OUT/$name.err"
-  echo "rc=$?"
-  grep -E "Elapsed \(wall clock\)|Maximum resident" "$OUT/$name.time"
+  local timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -v -o "$OUT/$name.time")
+  local start end
+  start=$(date +%s.%N)
+  "${timer[@]}" "$BIN/roofline" --db "$OUT/ceilings.db" --json "$@" --device gpu > "$OUT/$name.json" 2> "$OUT/$name.err"
+  local rc=$?
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN{printf "%.2f\n", b - a}' > "$OUT/$name.wall"
+  echo "$rc" > "$OUT/$name.rc"
+  echo "rc=$rc wall $(cat "$OUT/$name.wall") s"
+  [ -f "$OUT/$name.time" ] && grep -E "Maximum resident" "$OUT/$name.time"
   grep -E "error" "$OUT/$name.err" | head -20
 }
 
@@ -99,12 +108,9 @@ def load(name):
         print(f"MISS {name}.json is not JSON ({e}): see {name}.err"); return None
 
 def wall(name):
-    p = os.path.join(out, name + ".time")
-    if not os.path.exists(p): return None
-    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", open(p).read())
-    if not m: return None
-    h, mnt, s = m.groups()
-    return int(h or 0) * 3600 + int(mnt) * 60 + float(s)
+    p = os.path.join(out, name + ".wall")
+    try: return float(open(p).read())
+    except Exception: return None
 
 SCALE = {"TB/s": 1e12, "GB/s": 1e9, "TFLOP/s": 1e12, "GFLOP/s": 1e9, "TOP/s": 1e12, "GOP/s": 1e9}
 
@@ -162,7 +168,10 @@ if rep:
         print("MISS bf16.tensor missing")
 for name, limit in (("quick", 60), ("full", 300)):
     w = wall(name)
-    if w is not None: line(w < limit, f"roofline ceilings {'--quick ' if name == 'quick' else ''}wall time {w:.1f} s < {limit} s")
+    try: rc = int(open(os.path.join(out, name + ".rc")).read())
+    except Exception: rc = None
+    if w is not None:
+        line(w < limit and rc == 0, f"roofline ceilings {'--quick ' if name == 'quick' else ''}wall time {w:.1f} s < {limit} s (exit code {rc})")
 PY
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv \
   > "$OUT/gpu-state-after.csv" 2>&1 || true
