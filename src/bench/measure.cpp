@@ -23,7 +23,8 @@ nlohmann::json Measurement::to_json() const {
           {"q1_s", time.q1},         {"q3_s", time.q3},       {"mean_s", time.mean},
           {"rel_stdev", time.rel_stdev}, {"samples", samples.size()}, {"used_samples", time.n},
           {"clock_mhz", clock_median_mhz}, {"clock_source", clock_source},
-          {"throttled_samples", throttled_count}, {"converged", converged}};
+          {"throttled_samples", throttled_count}, {"converged", converged},
+          {"nvml_clock_mhz", nvml_clock_median_mhz}};
 }
 
 bool stopping_rule_met(const std::vector<double>& samples, const MeasureOptions& opts, double elapsed_s) {

@@ -47,7 +47,7 @@ void GpuTimer::flush_l2() {
 }
 
 Measurement GpuTimer::measure(const std::function<void(cudaStream_t)>& launch, const MeasureOptions& opts,
-                              int launches_per_sample) {
+                              int launches_per_sample, const std::function<double()>& sample_clock_mhz) {
   cudaStream_t s = stream_.get();
   for (int i = 0; i < opts.warmup; ++i) {
     if (opts.flush_l2) flush_l2();
@@ -56,11 +56,13 @@ Measurement GpuTimer::measure(const std::function<void(cudaStream_t)>& launch, c
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(s));
   cuda::Event start, stop;
-  std::vector<double> samples, clocks;
+  std::vector<double> samples, clocks, nvml_clocks;
   std::vector<bool> hints;
+  bool kernel_clock = false;
   auto t_begin = std::chrono::steady_clock::now();
   for (;;) {
     if (opts.flush_l2) flush_l2();
+    if (opts.launch_cover_us > 0) spin_gpu(s, opts.launch_cover_us);
     start.record(s);
     for (int i = 0; i < launches_per_sample; ++i) launch(s);
     stop.record(s);
@@ -72,7 +74,16 @@ Measurement GpuTimer::measure(const std::function<void(cudaStream_t)>& launch, c
     stop.sync();
     double ms = stop.since(start);
     samples.push_back(ms * 1e-3 / launches_per_sample);
-    clocks.push_back(c0);
+    double c = c0;
+    if (sample_clock_mhz) {
+      double k = sample_clock_mhz();
+      if (k > 0) {
+        c = k;
+        kernel_clock = true;
+      }
+      nvml_clocks.push_back(c0);
+    }
+    clocks.push_back(c);
     hints.push_back(thr);
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_begin).count();
     if (stopping_rule_met(samples, opts, elapsed)) break;
@@ -80,7 +91,14 @@ Measurement GpuTimer::measure(const std::function<void(cudaStream_t)>& launch, c
   Measurement m = summarise_samples(std::move(samples), std::move(clocks), max_clock_mhz_, opts.throttle_fraction,
                                     std::move(hints));
   m.converged = m.time.rel_stdev <= opts.target_rel_stdev;
-  m.clock_source = nvml_->gpu ? "nvml" : "";
+  m.clock_source = kernel_clock ? "in-kernel clock64/%globaltimer" : nvml_->gpu ? "nvml" : "";
+  if (kernel_clock) {
+    std::vector<double> known;
+    for (double c : nvml_clocks)
+      if (c > 0) known.push_back(c);
+    m.nvml_clock_median_mhz = known.empty() ? 0 : summarize(known).median;
+    m.nvml_clock_mhz = std::move(nvml_clocks);
+  }
   return m;
 }
 

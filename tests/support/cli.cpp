@@ -15,8 +15,26 @@
 
 namespace roofline::test {
 
+namespace {
+// The roofline binary: $ROOFLINE_TEST_BINARY when set; else the path the build
+// recorded, when it exists; else `roofline` beside this test executable (a build
+// folder carried to another machine, e.g. the GPU machine, keeps that layout).
+std::string roofline_binary() {
+  if (const char* env = std::getenv("ROOFLINE_TEST_BINARY"); env && *env) return env;
+  std::error_code ec;
+  if (std::filesystem::exists(ROOFLINE_BINARY, ec)) return ROOFLINE_BINARY;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto beside = self.parent_path() / "roofline";
+    if (std::filesystem::exists(beside, ec)) return beside.string();
+  }
+  return ROOFLINE_BINARY;
+}
+}  // namespace
+
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& cwd,
                   int timeout_s) {
+  const std::string binary = roofline_binary();
   int out_pipe[2], err_pipe[2];
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
   pid_t pid = fork();
@@ -29,7 +47,7 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     std::vector<char*> argv;
-    std::string bin = ROOFLINE_BINARY;
+    std::string bin = binary;
     argv.push_back(bin.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());

@@ -21,6 +21,10 @@ struct MeasureOptions {
   double min_seconds = 0.0;         // ...and at least this much time was spent sampling
   double max_seconds = 3.0;         // give up on the spread after this long (flagged unconverged)
   bool flush_l2 = false;            // GPU: overwrite L2 before every sample
+  // GPU: a spin kernel of this many microseconds runs before each sample's start
+  // event, so the host's own launch overhead between the two events is hidden
+  // behind it instead of timed as idle GPU (0: off).
+  double launch_cover_us = 50;
   double throttle_fraction = 0.75;  // a sample whose clock fell below this x the max clock is throttled
 
   static MeasureOptions quick();    // fewer samples, shorter limits (--quick)
@@ -34,7 +38,11 @@ struct Measurement {
   double clock_median_mhz = 0;   // 0 when unknown
   int throttled_count = 0;
   bool converged = false;        // the spread target was met
-  std::string clock_source;      // "nvml", "cpu-freq", "" (unknown)
+  std::string clock_source;      // "nvml", "in-kernel clock64/%globaltimer", "cpufreq", "" (unknown)
+  // NVML's SM clock per sample when clock_mhz came from elsewhere (the kernel's
+  // own probe): both are kept, so the two can be compared.
+  std::vector<double> nvml_clock_mhz;
+  double nvml_clock_median_mhz = 0;
 
   nlohmann::json to_json() const;
 };

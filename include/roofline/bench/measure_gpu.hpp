@@ -27,9 +27,13 @@ class GpuTimer {
   bool throttling_now() const;
 
   // Times `launch(stream)` (one or more kernels) per sample with events.
-  // `work_per_sample` > 1 divides each sample's time (several launches per sample).
+  // `launches_per_sample` > 1 divides each sample's time (several launches per sample).
+  // `sample_clock_mhz`, when given, is called after each sample has finished and
+  // returns the SM clock the sample ran at (e.g. from an in-kernel clock64 /
+  // %globaltimer probe; 0 when unknown): it then replaces NVML's reading as the
+  // sample's clock, and NVML's is kept in Measurement::nvml_clock_mhz.
   Measurement measure(const std::function<void(cudaStream_t)>& launch, const MeasureOptions& opts,
-                      int launches_per_sample = 1);
+                      int launches_per_sample = 1, const std::function<double()>& sample_clock_mhz = {});
 
   // Overwrites the whole L2 (a memset of 2 x its size).
   void flush_l2();
@@ -42,5 +46,8 @@ class GpuTimer {
   struct Nvml;
   std::unique_ptr<Nvml> nvml_;
 };
+
+// Enqueues a kernel that spins for `microseconds` on `s` (measure_delay.cu).
+void spin_gpu(cudaStream_t s, double microseconds);
 
 }  // namespace roofline::bench
