@@ -12,7 +12,11 @@ mkdir -p "$stage/bin" "$stage/lib"
 for f in "$build"/bin/*; do [[ -f $f && -x $f ]] && cp "$f" "$stage/bin/"; done
 [[ -d $build/lib ]] && cp -r "$build"/lib/. "$stage/lib/" || true
 [[ -d $build/programs ]] && { mkdir -p "$stage/programs"; cp -r "$build"/programs/. "$stage/programs/"; }
-find "$stage" -type f \( -perm -u+x -o -name '*.so' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
+# Objects and archives the device scripts disassemble (cuobjdump is only there).
+(cd "$build" && find CMakeFiles/roofline_lib.dir/src/bench CMakeFiles/roofline_sm90a.dir tests -maxdepth 6 \
+   \( -name '*.cu.o' -o -name '*.a' \) 2>/dev/null) | while read -r f; do
+  mkdir -p "$stage/$(dirname "$f")"; cp "$build/$f" "$stage/$f"; done
+find "$stage/bin" "$stage/lib" -type f \( -perm -u+x -o -name '*.so' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
 tar -C "$stage" -cJf .carry/dist.tar.xz .
 rm -rf "$stage"
 du -sh .carry/dist.tar.xz .carry/fashion-mnist
