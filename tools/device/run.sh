@@ -6,7 +6,11 @@
 # Usage: tools/device/run.sh PART[:SECONDS[:ARG,ARG...]]...
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-export OUT=${OUT:-$PWD/out}; mkdir -p "$OUT"
+# The device tool brings back at most 8 files: the parts write into a work
+# folder, bundled into $OUT/results.tgz when this script ends.
+RESULTS=${OUT:-$PWD/out}; mkdir -p "$RESULTS"
+export OUT=/tmp/roofline-out; rm -rf "$OUT"; mkdir -p "$OUT"
+trap 'tar -C "$OUT" -czf "$RESULTS/results.tgz" . 2>/dev/null; ls -la "$RESULTS"' EXIT
 mkdir -p build && tar -C build -xJf .carry/dist.tar.xz
 P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
