@@ -38,8 +38,16 @@ class Layer {
   virtual std::int64_t scratch_ints(std::int64_t /*batch*/, const Shape& /*in*/) const { return 0; }
   virtual PassCosts cost(std::int64_t batch, const Shape& in) const = 0;
   virtual void forward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const = 0;
-  // Fills b.din when it is not null, and the parameter gradients.
-  virtual void backward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const = 0;
+  // The input-gradient pass: turns b.dout into the gradient before a fused
+  // activation (in place) and fills b.din when it is not null. Runs first.
+  virtual void backward_input(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const = 0;
+  // The weight-gradient pass: fills b.grads from the (masked) b.dout and b.in.
+  virtual void backward_weight(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
+                               const Buffers& /*b*/) const {}
+
+  // Parameter tensors start on 64-float (256-byte) boundaries, the alignment
+  // cuBLASLt assumes by default; the padding stays zero.
+  static std::int64_t align(std::int64_t n) { return (n + 63) / 64 * 64; }
 
  private:
   std::string name_;

@@ -12,7 +12,7 @@
 
 namespace roofline::engine {
 
-enum class DType : std::uint8_t { F32, BF16, F16, I32, U8 };
+enum class DType : std::uint8_t { F32, BF16, F16, I32, U8, F64 };
 size_t dtype_size(DType t);
 const char* to_string(DType t);
 
