@@ -37,6 +37,7 @@ struct TrainOptions {
   int epochs = 5;
   std::int64_t max_steps = 0;  // per epoch; 0 = the whole training set
   std::uint64_t seed = 1;
+  std::vector<float> initial_params;  // Model::param_count() values; empty: drawn from `seed`
   ops::SgdConfig sgd;
   bool use_graphs = true;          // Cuda: replay captured steps
   int steps_per_graph = 8;         // Cuda: steps captured into one graph

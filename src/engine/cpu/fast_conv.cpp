@@ -86,7 +86,7 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
         }
     }
     if (relu)
-      for (int64_t i = 0; i < plane; ++i) o[i] = o[i] > 0.f ? o[i] : 0.f;
+      for (int64_t i = 0; i < plane; ++i) o[i] = o[i] <= 0.f ? 0.f : o[i];  // NaN stays NaN, as torch.relu
   }
 }
 

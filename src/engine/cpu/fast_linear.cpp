@@ -15,13 +15,13 @@ ROOFLINE_CLONES void bias_act_rows(std::int64_t n, std::int64_t m, float* out, c
     float* row = out + i * m;
     if (b && relu) {
 #pragma omp simd
-      for (std::int64_t j = 0; j < m; ++j) row[j] = row[j] + b[j] > 0.f ? row[j] + b[j] : 0.f;
+      for (std::int64_t j = 0; j < m; ++j) row[j] = row[j] + b[j] <= 0.f ? 0.f : row[j] + b[j];
     } else if (b) {
 #pragma omp simd
       for (std::int64_t j = 0; j < m; ++j) row[j] += b[j];
     } else if (relu) {
 #pragma omp simd
-      for (std::int64_t j = 0; j < m; ++j) row[j] = row[j] > 0.f ? row[j] : 0.f;
+      for (std::int64_t j = 0; j < m; ++j) row[j] = row[j] <= 0.f ? 0.f : row[j];
     }
   }
 }

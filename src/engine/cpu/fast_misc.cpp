@@ -52,7 +52,7 @@ ROOFLINE_CLONES void activation_forward(const ops::EltwiseShape& s, float* out, 
     return;
   }
 #pragma omp parallel for simd schedule(static) if (s.n > 262144)
-  for (int64_t i = 0; i < s.n; ++i) out[i] = in[i] > 0.f ? in[i] : 0.f;
+  for (int64_t i = 0; i < s.n; ++i) out[i] = in[i] <= 0.f ? 0.f : in[i];
 }
 
 ROOFLINE_CLONES void activation_backward(const ops::EltwiseShape& s, float* din, const float* dout, const float* out) {

@@ -15,7 +15,8 @@ using std::int64_t;
 
 template <class T>
 T apply_act(ops::Activation a, T v) {
-  return a == ops::Activation::ReLU ? (v > T(0) ? v : T(0)) : v;
+  // v <= 0 ? 0 : v keeps NaN (as torch.relu does), so a diverging run shows.
+  return a == ops::Activation::ReLU ? (v <= T(0) ? T(0) : v) : v;
 }
 
 // out (n, out), in (n, in), w (out, in), b (out) or null

@@ -63,7 +63,14 @@ class Trainer {
       : ctx_(ctx), model_(model), data_(data), o_(o),
         eval_batch_(std::max<std::int64_t>(1, std::min(o.eval_batch, data.test.n))),
         net_(model, ctx, std::max(o.batch, eval_batch_)) {
-    net_.set_params(model.init_params(o.seed));
+    if (o.initial_params.empty()) {
+      net_.set_params(model.init_params(o.seed));
+    } else {
+      if (static_cast<std::int64_t>(o.initial_params.size()) != model.param_count())
+        throw_usage(fmt::format("{} initial parameters given, model {} has {}", o.initial_params.size(), model.name(),
+                                model.param_count()));
+      net_.set_params(o.initial_params);
+    }
     train_ = upload(ctx, data.train);
     test_ = upload(ctx, data.test);
     order_ = ctx.empty({data.train.n}, DType::I32, "epoch order");
