@@ -13,6 +13,12 @@ if(NOT ROOFLINE_CUDA STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES "80-real;90")
     endif()
     enable_language(CUDA)
+    # CMake before 3.26 does not know nvcc's C++20 flag (it then refuses CUDA20
+    # targets at generate time): tell it.
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)

@@ -78,6 +78,11 @@ class Trainer {
     for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
     test_order_ = ctx.empty({data.test.n}, DType::I32, "test order");
     copy_bytes(test_order_.raw(), test_order_.device(), identity.data(), Device::cpu(), identity.size() * 4);
+    // Every buffer a step reads holds valid values before the first step: the
+    // warm-up step runs before the first epoch's order is uploaded.
+    identity.resize(static_cast<size_t>(data.train.n));
+    for (size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
+    copy_bytes(order_.raw(), order_.device(), identity.data(), Device::cpu(), identity.size() * 4);
     labels_ = ctx.empty({net_.max_batch()}, DType::I32, "batch labels");
     stats_ = ctx.empty({static_cast<std::int64_t>(sizeof(StatsBlock))}, DType::U8, "loss statistics");
     steps_ = (data.train.n + o.batch - 1) / o.batch;
@@ -102,7 +107,10 @@ class Trainer {
     } else {
       r.busy_note = "GPU only";
     }
-    if (ctx_.is_cuda() && o_.use_graphs) capture_graphs();
+    if (ctx_.is_cuda() && o_.use_graphs && o_.epochs > 0) {
+      warm_up();
+      capture_graphs();
+    }
 
     ctx_.synchronize();
     if (kernels) kernels->start();
@@ -187,6 +195,25 @@ class Trainer {
   std::int64_t tail_rows() const {
     const std::int64_t last = data_.train.n - (steps_ - 1) * o_.batch;
     return std::min(last, o_.batch);
+  }
+
+  // One eager step of each shape before capturing: loads every kernel's module
+  // and builds every cuBLASLt plan outside the capture (as frameworks warm up
+  // before graph capture). Its effects on the weights, the momentum and the
+  // statistics are undone.
+  void warm_up() {
+    const std::int64_t np = model_.param_count();
+    Tensor p = ctx_.empty({np}, DType::F32, "warm-up copy of the parameters");
+    Tensor m = ctx_.empty({np}, DType::F32, "warm-up copy of the momentum");
+    const size_t bytes = static_cast<size_t>(np) * sizeof(float);
+    ctx_.copy_async(p.raw(), p.device(), net_.param_data(), p.device(), bytes);
+    ctx_.copy_async(m.raw(), m.device(), net_.momentum_data(), m.device(), bytes);
+    reset_stats();
+    step(o_.batch);
+    if (tail_rows() != o_.batch) step(tail_rows());
+    ctx_.copy_async(net_.param_data(), p.device(), p.raw(), p.device(), bytes);
+    ctx_.copy_async(net_.momentum_data(), m.device(), m.raw(), m.device(), bytes);
+    ctx_.synchronize();
   }
 
   void capture_graphs() {
@@ -292,6 +319,8 @@ class Trainer {
       ops::softmax_forward(ctx_, {rows, model_.classes()}, probs_.f32(), net_.logits());
     };
     StepGraph g;
+    infer();  // eager first: kernels loaded and plans built outside the capture
+    ctx_.synchronize();
     if (ctx_.is_cuda() && o_.use_graphs) g.capture(ctx_, infer);
     auto once = [&] {
       if (g.ready()) g.launch(ctx_);
