@@ -19,8 +19,9 @@ struct IdxArray {
 // magic, the type, the dimensions or the size is wrong (truncated or trailing bytes).
 IdxArray parse_idx(const std::uint8_t* bytes, size_t size, const std::string& source);
 // Inflates gzip data in memory. Throws Error(Input) naming `source` when it is
-// corrupt or truncated, or expands past 2 GiB.
-std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const std::string& source);
+// corrupt or truncated, or expands past `max_bytes`.
+std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const std::string& source,
+                                 size_t max_bytes = size_t(1) << 31);
 // Reads a file, gunzipping it when it starts with the gzip magic.
 IdxArray read_idx_file(const std::string& path);
 // The whole content of a file, gunzipped when it is gzip. Throws Error(Input).

@@ -66,7 +66,7 @@ IdxArray parse_idx(const std::uint8_t* bytes, size_t size, const std::string& so
   return a;
 }
 
-std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const std::string& source) {
+std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const std::string& source, size_t max_bytes) {
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw Error(ErrorKind::Internal, "zlib inflateInit2 failed");
   std::vector<std::uint8_t> out;
@@ -86,9 +86,9 @@ std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const s
       throw_input(fmt::format("{}: corrupt gzip data ({})", source, msg.empty() ? std::to_string(rc) : msg), kHint);
     }
     out.insert(out.end(), buf, buf + (sizeof buf - zs.avail_out));
-    if (out.size() > kMaxBytes) {
+    if (out.size() > max_bytes) {
       inflateEnd(&zs);
-      throw_input(fmt::format("{}: gzip data expands past {}", source, format_bytes(double(kMaxBytes))), kHint);
+      throw_input(fmt::format("{}: gzip data expands past {}", source, format_bytes(double(max_bytes))), kHint);
     }
     if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
       inflateEnd(&zs);
