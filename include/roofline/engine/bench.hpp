@@ -49,6 +49,10 @@ struct BenchRecord {
   double seconds_per_step() const { return steps > 0 ? train_seconds / static_cast<double>(steps) : 0; }
 };
 
+// What `roofline analyze` runs: simple-mlp and simple-cnn at batch 64 and 128,
+// one epoch of at most 200 steps, on the CPU and (when present) the GPU.
+BenchConfig quick_bench_config();
+
 // The data directory: `cli` when given, else $ROOFLINE_DATA, else default_data_dir().
 std::string resolve_data_dir(const std::string& cli);
 

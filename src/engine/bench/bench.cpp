@@ -16,6 +16,17 @@ std::string resolve_data_dir(const std::string& cli) {
   return default_data_dir();
 }
 
+BenchConfig quick_bench_config() {
+  BenchConfig c;
+  c.models = {"simple-mlp", "simple-cnn"};
+  c.gpu = cuda::gpu_count() > 0;
+  c.batches = {64, 128};
+  c.train_options.epochs = 1;
+  c.train_options.max_steps = 200;
+  c.train_options.infer_reps = 50;
+  return c;
+}
+
 std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress) {
   // Check everything the user typed before the first (long) run.
   std::vector<std::unique_ptr<Model>> models;

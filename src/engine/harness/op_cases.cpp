@@ -539,9 +539,12 @@ ops::Conv2dShape random_conv(Rng& r, Activation act) {
 }  // namespace
 
 OpCase make_case(const std::string& op, Rng& r) {
-  if (op == "linear" || op == "linear+relu")
-    return linear_case({pick(r, 1, 70), pick(r, 1, 300), pick(r, 1, 130), r.below(5) != 0,
-                        op == "linear" ? Activation::None : Activation::ReLU});
+  if (op == "linear" || op == "linear+relu") {
+    const Activation a = op == "linear" ? Activation::None : Activation::ReLU;
+    // One case in four is large enough for the fast path to split the GEMM across threads.
+    if (r.below(4) == 0) return linear_case({pick(r, 100, 260), pick(r, 200, 800), pick(r, 100, 300), true, a});
+    return linear_case({pick(r, 1, 70), pick(r, 1, 300), pick(r, 1, 130), r.below(5) != 0, a});
+  }
   if (op == "conv2d") return conv_case(random_conv(r, Activation::None));
   if (op == "conv2d+relu") return conv_case(random_conv(r, Activation::ReLU));
   if (op == "maxpool2d") {
