@@ -32,7 +32,8 @@ class Layer {
   virtual std::string op() const = 0;  // "linear+relu", "conv2d", "maxpool2d", "flatten", "relu"
   virtual Shape output_shape(const Shape& in) const = 0;  // throws Error(Usage) when `in` does not fit
   virtual bool is_view() const { return false; }          // output aliases the input (Flatten)
-  virtual std::int64_t param_count() const { return 0; }
+  virtual std::int64_t param_count() const { return 0; }  // floats in the parameter block, padding included
+  virtual std::int64_t learnable_count() const { return 0; }  // the parameters themselves
   // PyTorch-default initialisation of this layer's parameters (host memory).
   virtual void init(Rng& /*rng*/, float* /*params*/) const {}
   virtual std::int64_t scratch_ints(std::int64_t /*batch*/, const Shape& /*in*/) const { return 0; }

@@ -14,7 +14,7 @@ namespace roofline::engine {
 struct LayerInfo {
   std::string name, op;
   Shape in, out;  // per sample
-  std::int64_t params = 0;
+  std::int64_t params = 0;  // learnable parameters (no padding)
   PassCosts cost;  // for the batch asked for
 };
 
@@ -29,7 +29,8 @@ class Model {
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
   // Per-sample input shape of layer i (i == layers().size(): the logits).
   const Shape& shape_before(size_t i) const { return shapes_[i]; }
-  std::int64_t param_count() const;
+  std::int64_t param_count() const;      // floats of the parameter block (tensors padded to 256 bytes)
+  std::int64_t learnable_count() const;  // the model's parameters, as torch counts them
   std::int64_t param_offset(size_t layer) const;  // where layer i's parameters start
   // Every parameter, layer by layer, drawn from `seed` (layer i from its own sub-stream).
   std::vector<float> init_params(std::uint64_t seed) const;

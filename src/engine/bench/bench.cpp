@@ -91,7 +91,7 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"cpu_threads", ctx->cpu_threads()},
                     {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
                     {"data", data.dir},
-                    {"model_params", tr.params},
+                    {"model_params", model->learnable_count()},
                     {"train_losses", nlohmann::json::array()},
                     {"first_losses", tr.first_losses}};
         for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);

@@ -140,11 +140,11 @@ Table cost_table(const std::string& model_name, std::int64_t batch) {
            l.cost.forward.bytes * 1e-6, l.cost.input_grad.flops * 1e-6, l.cost.weight_grad.flops * 1e-6,
            l.cost.backward().bytes * 1e-6, l.cost.forward.intensity()});
   PassCosts c = model->cost(batch);
-  t.row({std::string("total"), std::string(), std::string(), std::string(), model->param_count(),
+  t.row({std::string("total"), std::string(), std::string(), std::string(), model->learnable_count(),
          c.forward.flops * 1e-6, c.forward.bytes * 1e-6, c.input_grad.flops * 1e-6, c.weight_grad.flops * 1e-6,
          c.backward().bytes * 1e-6, c.forward.intensity()});
-  t.note("FLOPs: an FMA is 2; bytes: each input read once and each output written once (fp32). Params include the "
-         "zero padding that aligns each tensor to 256 bytes.");
+  t.note("FLOPs: an FMA is 2; bytes: each input read once and each output written once (fp32). The first layer's "
+         "input-grad is listed but not computed in training (nothing before it needs it).");
   return t;
 }
 

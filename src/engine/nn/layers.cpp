@@ -38,6 +38,7 @@ class Linear final : public Layer {
     return {out_};
   }
   std::int64_t param_count() const override { return align(in_ * out_) + (bias_ ? align(out_) : 0); }
+  std::int64_t learnable_count() const override { return in_ * out_ + (bias_ ? out_ : 0); }
   void init(Rng& rng, float* p) const override {
     uniform_fill(rng, p, in_ * out_, in_);
     if (bias_) uniform_fill(rng, p + align(in_ * out_), out_, in_);
@@ -75,6 +76,7 @@ class Conv2d final : public Layer {
     return {k_, s.oh(), s.ow()};
   }
   std::int64_t param_count() const override { return align(weights()) + (bias_ ? align(k_) : 0); }
+  std::int64_t learnable_count() const override { return weights() + (bias_ ? k_ : 0); }
   void init(Rng& rng, float* p) const override {
     uniform_fill(rng, p, weights(), c_ * kernel_ * kernel_);
     if (bias_) uniform_fill(rng, p + align(weights()), k_, c_ * kernel_ * kernel_);

@@ -20,6 +20,12 @@ std::int64_t Model::param_count() const {
   return n;
 }
 
+std::int64_t Model::learnable_count() const {
+  std::int64_t n = 0;
+  for (const auto& l : layers_) n += l->learnable_count();
+  return n;
+}
+
 std::int64_t Model::param_offset(size_t layer) const {
   std::int64_t n = 0;
   for (size_t i = 0; i < layer && i < layers_.size(); ++i) n += layers_[i]->param_count();
@@ -40,7 +46,7 @@ std::vector<LayerInfo> Model::describe(std::int64_t batch) const {
   std::vector<LayerInfo> out;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& l = *layers_[i];
-    out.push_back({l.name(), l.op(), shapes_[i], shapes_[i + 1], l.param_count(), l.cost(batch, shapes_[i])});
+    out.push_back({l.name(), l.op(), shapes_[i], shapes_[i + 1], l.learnable_count(), l.cost(batch, shapes_[i])});
   }
   return out;
 }
