@@ -16,7 +16,7 @@ struct ConvDims {
   int n, c, h, w;  // input (n, c, h, w)
   int k, r, s;     // weights (k, c, r, s)
   int stride, pad;
-  int oh, ow;      // output (n, k, oh, ow)
+  int oh, ow;  // output (n, k, oh, ow)
 };
 
 // out (n, k, oh, ow) = act(Σ in · w + b); relu keeps NaN (v <= 0 ? 0 : v)
@@ -107,8 +107,10 @@ __global__ void conv2d_backward_weight_direct(ConvDims d, float* __restrict__ dw
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    if (j < nw) dw[j] = part[0];
-    else db[j - nw] = part[0];
+    if (j < nw)
+      dw[j] = part[0];
+    else
+      db[j - nw] = part[0];
   }
 }
 

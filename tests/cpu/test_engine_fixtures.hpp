@@ -5,7 +5,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -147,7 +147,8 @@ TEST(Idx, LoadsASyntheticSetAndNormalisesFromTheTrainingSet) {
 
 TEST(Idx, RealFashionMnistWhenInstalled) {
   const std::string dir = default_data_dir();
-  if (::access(dir.c_str(), R_OK) != 0) GTEST_SKIP() << dir << " is not installed (apt-get install dataset-fashion-mnist)";
+  if (::access(dir.c_str(), R_OK) != 0)
+    GTEST_SKIP() << dir << " is not installed (apt-get install dataset-fashion-mnist)";
   DataSplit d = load_mnist_dir(dir);
   EXPECT_EQ(d.train.n, 60000);
   EXPECT_EQ(d.test.n, 10000);

@@ -25,7 +25,8 @@ DataSplit synthetic(std::uint32_t n_train = 256, std::uint32_t n_test = 64) {
 
 TEST(TrainCpu, ShortRunOnFashionMnistReachesASaneAccuracy) {
   const std::string dir = default_data_dir();
-  if (::access(dir.c_str(), R_OK) != 0) GTEST_SKIP() << dir << " is not installed (apt-get install dataset-fashion-mnist)";
+  if (::access(dir.c_str(), R_OK) != 0)
+    GTEST_SKIP() << dir << " is not installed (apt-get install dataset-fashion-mnist)";
   DataSplit data = load_mnist_dir(dir);
   auto model = make_model("simple-mlp");
   Context ctx(Backend::Cpu);

@@ -44,7 +44,8 @@ TEST(BenchCli, ShortRunPrintsTable4AndStoresEveryResult) {
   EXPECT_EQ(st.i64(0), 8);  // 2 models x 2 batches x (train, infer)
   EXPECT_EQ(st.i64(1), 4);
   EXPECT_EQ(st.i64(2), 2 * 4);  // 64 images at batch 16: 4 steps per epoch
-  auto layers = db.prepare("SELECT COUNT(*) FROM layers WHERE model = 'simple-mlp' AND pass = 'weight-grad' AND batch = 8");
+  auto layers =
+      db.prepare("SELECT COUNT(*) FROM layers WHERE model = 'simple-mlp' AND pass = 'weight-grad' AND batch = 8");
   ASSERT_TRUE(layers.step());
   EXPECT_EQ(layers.i64(0), 3);  // fc1, fc2, fc3
 }

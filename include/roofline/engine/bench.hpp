@@ -5,11 +5,10 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "roofline/core/report.hpp"
 #include "roofline/engine/trainer.hpp"
@@ -23,7 +22,7 @@ struct BenchConfig {
   int gpu_index = 0;
   bool train = true, infer = true;
   std::vector<std::int64_t> batches = {1, 64, 128};
-  std::string data_dir;  // empty: $ROOFLINE_DATA, else default_data_dir()
+  std::string data_dir;        // empty: $ROOFLINE_DATA, else default_data_dir()
   TrainOptions train_options;  // epochs, max_steps, seed, sgd, graphs (batch is set per run)
   std::string peer;            // "" or "pytorch"
   std::string peer_script;     // empty: found next to the binary or in ./bench/peers
@@ -31,8 +30,8 @@ struct BenchConfig {
 
 // One model × device × batch run (training and/or inference).
 struct BenchRecord {
-  std::string device;   // "cpu" or "gpu"
-  std::string source;   // "roofline" or the peer's name
+  std::string device;  // "cpu" or "gpu"
+  std::string source;  // "roofline" or the peer's name
   std::string model;
   std::int64_t batch = 0;
   bool trained = false;
@@ -56,8 +55,8 @@ BenchConfig quick_bench_config();
 // The data directory: `cli` when given, else $ROOFLINE_DATA, else default_data_dir().
 std::string resolve_data_dir(const std::string& cli);
 
-using BenchProgress = std::function<void(const std::string& what, int epoch, int epochs, std::int64_t step,
-                                         std::int64_t steps)>;
+using BenchProgress =
+    std::function<void(const std::string& what, int epoch, int epochs, std::int64_t step, std::int64_t steps)>;
 // Called with each record as soon as it is measured (so it can be stored before the next run).
 using BenchSink = std::function<void(const BenchRecord&)>;
 
@@ -75,8 +74,8 @@ std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::str
 
 // Stores a record in bench_results (one row per mode) and, once per model
 // and batch, the model's per-layer costs in `layers`.
-void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id,
-                        const BenchRecord& r, const BenchConfig& cfg);
+void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
+                        const BenchConfig& cfg);
 void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& model, std::int64_t batch);
 
 // Seed 000's Table 4 (Batch | CPU Train (s) | CPU Infer (µs) | GPU Train (s) |

@@ -16,7 +16,7 @@
 namespace roofline::engine {
 
 enum class Backend { CpuRef, Cpu, Cuda };
-const char* to_string(Backend b);         // "cpu-ref", "cpu", "cuda"
+const char* to_string(Backend b);             // "cpu-ref", "cpu", "cuda"
 Backend parse_backend(const std::string& s);  // throws a usage Error
 
 struct CudaState;  // src/engine/cuda/cuda_state.hpp (CUDA builds only)

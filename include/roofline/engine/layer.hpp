@@ -17,22 +17,22 @@ namespace roofline::engine {
 class Layer {
  public:
   struct Buffers {
-    const float* in = nullptr;       // (batch, in_shape)
-    float* out = nullptr;            // (batch, out_shape)
-    float* dout = nullptr;           // (batch, out_shape); a layer may overwrite it in backward
-    float* din = nullptr;            // (batch, in_shape); null for the first layer (not needed)
-    const float* params = nullptr;   // (param_count)
-    float* grads = nullptr;          // (param_count)
-    std::int32_t* scratch = nullptr; // (scratch_ints) e.g. max-pool argmax
+    const float* in = nullptr;        // (batch, in_shape)
+    float* out = nullptr;             // (batch, out_shape)
+    float* dout = nullptr;            // (batch, out_shape); a layer may overwrite it in backward
+    float* din = nullptr;             // (batch, in_shape); null for the first layer (not needed)
+    const float* params = nullptr;    // (param_count)
+    float* grads = nullptr;           // (param_count)
+    std::int32_t* scratch = nullptr;  // (scratch_ints) e.g. max-pool argmax
   };
 
   explicit Layer(std::string name) : name_(std::move(name)) {}
   virtual ~Layer() = default;
   const std::string& name() const { return name_; }
-  virtual std::string op() const = 0;  // "linear+relu", "conv2d", "maxpool2d", "flatten", "relu"
-  virtual Shape output_shape(const Shape& in) const = 0;  // throws Error(Usage) when `in` does not fit
-  virtual bool is_view() const { return false; }          // output aliases the input (Flatten)
-  virtual std::int64_t param_count() const { return 0; }  // floats in the parameter block, padding included
+  virtual std::string op() const = 0;                         // "linear+relu", "conv2d", "maxpool2d", "flatten", "relu"
+  virtual Shape output_shape(const Shape& in) const = 0;      // throws Error(Usage) when `in` does not fit
+  virtual bool is_view() const { return false; }              // output aliases the input (Flatten)
+  virtual std::int64_t param_count() const { return 0; }      // floats in the parameter block, padding included
   virtual std::int64_t learnable_count() const { return 0; }  // the parameters themselves
   // PyTorch-default initialisation of this layer's parameters (host memory).
   virtual void init(Rng& /*rng*/, float* /*params*/) const {}

@@ -13,14 +13,15 @@ namespace roofline::engine {
 
 struct LayerInfo {
   std::string name, op;
-  Shape in, out;  // per sample
+  Shape in, out;            // per sample
   std::int64_t params = 0;  // learnable parameters (no padding)
-  PassCosts cost;  // for the batch asked for
+  PassCosts cost;           // for the batch asked for
 };
 
 class Model {
  public:
-  Model(std::string name, Shape input, std::int64_t classes) : name_(std::move(name)), input_(std::move(input)), classes_(classes) {}
+  Model(std::string name, Shape input, std::int64_t classes)
+      : name_(std::move(name)), input_(std::move(input)), classes_(classes) {}
   Model& add(std::unique_ptr<Layer> layer);  // checks that shapes chain
 
   const std::string& name() const { return name_; }
@@ -29,8 +30,8 @@ class Model {
   const std::vector<std::unique_ptr<Layer>>& layers() const { return layers_; }
   // Per-sample input shape of layer i (i == layers().size(): the logits).
   const Shape& shape_before(size_t i) const { return shapes_[i]; }
-  std::int64_t param_count() const;      // floats of the parameter block (tensors padded to 256 bytes)
-  std::int64_t learnable_count() const;  // the model's parameters, as torch counts them
+  std::int64_t param_count() const;               // floats of the parameter block (tensors padded to 256 bytes)
+  std::int64_t learnable_count() const;           // the model's parameters, as torch counts them
   std::int64_t param_offset(size_t layer) const;  // where layer i's parameters start
   // Every parameter, layer by layer, drawn from `seed` (layer i from its own sub-stream).
   std::vector<float> init_params(std::uint64_t seed) const;

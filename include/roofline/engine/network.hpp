@@ -26,12 +26,12 @@ class Network {
   std::vector<float> grads() const;
   void zero_momentum();
 
-  float* input() const { return acts_[0]; }                    // (max_batch, input_shape)
-  float* logits() const { return acts_.back(); }               // (max_batch, classes)
-  float* dlogits() const { return dacts_.back(); }             // (max_batch, classes)
-  float* param_data() const { return params_.f32(); }          // (param_count)
-  float* grad_data() const { return grads_.f32(); }            // (param_count)
-  float* momentum_data() const { return momentum_.f32(); }     // (param_count)
+  float* input() const { return acts_[0]; }                 // (max_batch, input_shape)
+  float* logits() const { return acts_.back(); }            // (max_batch, classes)
+  float* dlogits() const { return dacts_.back(); }          // (max_batch, classes)
+  float* param_data() const { return params_.f32(); }       // (param_count)
+  float* grad_data() const { return grads_.f32(); }         // (param_count)
+  float* momentum_data() const { return momentum_.f32(); }  // (param_count)
 
   // Forward from input() to logits() for `batch` rows; `grad_path` says
   // whether backward() will follow (nothing differs today; kept for

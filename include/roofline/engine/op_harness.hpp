@@ -24,12 +24,12 @@ double error_bound(DType dtype);
 
 struct CheckResult {
   std::string op, pass, shape, backend;
-  std::string output;      // the output buffer checked
-  double rel_error = 0;    // ‖out − ref‖ / ‖ref‖ (exact match required for integer outputs)
+  std::string output;    // the output buffer checked
+  double rel_error = 0;  // ‖out − ref‖ / ‖ref‖ (exact match required for integer outputs)
   double bound = 0;
-  bool finite = true;      // no NaN/Inf (poison left behind reads as NaN)
-  bool guards_ok = true;   // nothing written outside the output
-  bool inputs_ok = true;   // inputs unchanged
+  bool finite = true;     // no NaN/Inf (poison left behind reads as NaN)
+  bool guards_ok = true;  // nothing written outside the output
+  bool inputs_ok = true;  // inputs unchanged
   bool passed() const { return finite && guards_ok && inputs_ok && rel_error <= bound; }
   std::string describe() const;  // one line for failures
 };

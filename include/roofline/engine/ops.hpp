@@ -138,8 +138,8 @@ void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad
 
 // ---- Data: a batch from a uint8 image set --------------------------------------
 struct BatchShape {
-  std::int64_t batch = 0;           // rows of this batch
-  std::int64_t in_h = 0, in_w = 0;  // stored images (n, in_h, in_w), single channel
+  std::int64_t batch = 0;             // rows of this batch
+  std::int64_t in_h = 0, in_w = 0;    // stored images (n, in_h, in_w), single channel
   std::int64_t out_h = 0, out_w = 0;  // model input; bilinear resize (half-pixel centres) when different
   float mean = 0, inv_std = 1;        // x = (pixel/255 − mean) · inv_std
   std::int64_t stride = 0;            // samples per step (the full batch size)

@@ -75,7 +75,7 @@ class Tensor {
   std::uint8_t* u8() const;
 
   // Views sharing this tensor's storage.
-  Tensor reshape(const Shape& shape) const;            // same numel
+  Tensor reshape(const Shape& shape) const;                      // same numel
   Tensor narrow0(std::int64_t begin, std::int64_t count) const;  // rows [begin, begin+count) of dim 0
 
   // Copies (synchronous; for set-up and tests, not for hot loops).

@@ -39,11 +39,11 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   std::vector<float> initial_params;  // Model::param_count() values; empty: drawn from `seed`
   ops::SgdConfig sgd;
-  bool use_graphs = true;          // Cuda: replay captured steps
-  int steps_per_graph = 8;         // Cuda: steps captured into one graph
-  bool check_every_step = false;   // read the non-finite flag after every step (debugging; syncs)
+  bool use_graphs = true;         // Cuda: replay captured steps
+  int steps_per_graph = 8;        // Cuda: steps captured into one graph
+  bool check_every_step = false;  // read the non-finite flag after every step (debugging; syncs)
   std::int64_t eval_batch = 500;
-  int infer_reps = 200;            // single-batch inference repetitions (after warm-up)
+  int infer_reps = 200;                   // single-batch inference repetitions (after warm-up)
   std::int64_t record_first_losses = 20;  // per-step losses kept from the first epoch
   // Called after each step from the host (the step may still be running on a GPU).
   std::function<void(int epoch, std::int64_t step, std::int64_t steps)> progress;
@@ -62,10 +62,10 @@ struct TrainResult {
   std::vector<EpochResult> epochs;
   double train_seconds = 0;  // every epoch, wall clock
   double test_loss = 0, test_accuracy = 0;
-  Summary infer_seconds;                 // one batch of `batch` test images, synchronised
-  std::optional<double> busy_fraction;   // kernel time / wall time while training (GPU)
-  std::string busy_note;                 // why it is missing
-  std::vector<float> first_losses;       // per-step batch losses of epoch 1
+  Summary infer_seconds;                // one batch of `batch` test images, synchronised
+  std::optional<double> busy_fraction;  // kernel time / wall time while training (GPU)
+  std::string busy_note;                // why it is missing
+  std::vector<float> first_losses;      // per-step batch losses of epoch 1
   Normalization norm;
   PassCosts step_cost;  // one full-batch step (layers; loss and optimiser not included)
 };

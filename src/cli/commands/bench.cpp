@@ -1,17 +1,17 @@
 // roofline bench: trains and times the seed models on the CPU and GPU
 // (seed 000's Table 4), beside the PyTorch peer when asked.
+#include "roofline/engine/bench.hpp"
+
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
-#include "roofline/engine/bench.hpp"
 
 namespace roofline::cli {
 
@@ -32,8 +32,8 @@ class ProgressBar {
     const int width = 30;
     const int filled = steps > 0 ? static_cast<int>(width * step / steps) : 0;
     std::cerr << fmt::format("\r{}: epoch {}/{} [{}{}] {}/{} steps  ", what, epoch + 1, epochs,
-                             std::string(static_cast<size_t>(filled), '#'), std::string(static_cast<size_t>(width - filled), '.'),
-                             step, steps)
+                             std::string(static_cast<size_t>(filled), '#'),
+                             std::string(static_cast<size_t>(width - filled), '.'), step, steps)
               << std::flush;
     drawn_ = true;
   }
@@ -66,16 +66,19 @@ class BenchCommand : public Command {
     sub.add_option("--epochs", o_.epochs, "training epochs");
     sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)");
     sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling");
-    sub.add_option("--data", data_, "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
+    sub.add_option("--data", data_,
+                   "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
     sub.add_option("--lr", o_.sgd.lr, "SGD learning rate");
     sub.add_option("--momentum", o_.sgd.momentum, "SGD momentum");
     sub.add_option("--weight-decay", o_.sgd.weight_decay, "SGD weight decay");
     sub.add_option("--peer", peer_, "run the same benchmark in a peer framework too: pytorch");
     sub.add_option("--peer-script", peer_script_, "path of bench/peers/pytorch_bench.py");
-    sub.add_flag("--no-graphs", no_graphs_, "GPU: launch every kernel instead of replaying captured CUDA graphs "
-                                             "(NVTX ranges then appear per step, for profilers)");
+    sub.add_flag("--no-graphs", no_graphs_,
+                 "GPU: launch every kernel instead of replaying captured CUDA graphs "
+                 "(NVTX ranges then appear per step, for profilers)");
     sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph");
-    sub.add_flag("--check-every-step", o_.check_every_step, "stop at the first non-finite loss (synchronises every step)");
+    sub.add_flag("--check-every-step", o_.check_every_step,
+                 "stop at the first non-finite loss (synchronises every step)");
     sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing");
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
   }
@@ -107,11 +110,15 @@ class BenchCommand : public Command {
     cfg.train = cfg.infer = false;
     for (const auto& m : split(mode_, ',')) {
       std::string v = to_lower(trim(m));
-      if (v == "train") cfg.train = true;
-      else if (v == "infer" || v == "inference") cfg.infer = true;
-      else throw_usage(fmt::format("unknown mode '{}'", m), "use --mode train, infer or train,infer");
+      if (v == "train")
+        cfg.train = true;
+      else if (v == "infer" || v == "inference")
+        cfg.infer = true;
+      else
+        throw_usage(fmt::format("unknown mode '{}'", m), "use --mode train, infer or train,infer");
     }
-    if (o_.epochs < 0) throw_usage(fmt::format("{} epochs: the count cannot be negative", o_.epochs), "use --epochs 0 or more");
+    if (o_.epochs < 0)
+      throw_usage(fmt::format("{} epochs: the count cannot be negative", o_.epochs), "use --epochs 0 or more");
     o_.use_graphs = !no_graphs_;
     cfg.train_options = o_;
     cfg.data_dir = data_;
@@ -127,7 +134,7 @@ class BenchCommand : public Command {
     auto sink = [&](const engine::BenchRecord& r) {
       bar.finish();
       std::optional<std::int64_t> dev =
-          r.device == "gpu" && r.source == "roofline" ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
+          r.device == "gpu" && r.source == "roofline"   ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
           : r.device == "cpu" && r.source == "roofline" ? std::optional(ctx.cpu_device_id())
                                                         : std::nullopt;
       engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);

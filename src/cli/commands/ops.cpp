@@ -1,8 +1,8 @@
 // roofline ops: the op test harness (every op on every backend against the
 // float64 reference), finite-difference gradient checks, and perf mode.
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "command.hpp"
 #include "roofline/bench/figure.hpp"
@@ -72,7 +72,8 @@ class OpsCommand : public Command {
     if (perf_) run_perf(ctx, r, ops, backends, gpus);
     if (!failures.empty()) {
       render(r, ctx.options().format(), std::cout);
-      throw Error(ErrorKind::Numeric, fmt::format("{} check(s) failed; the first: {}", failures.size(), failures.front()),
+      throw Error(ErrorKind::Numeric,
+                  fmt::format("{} check(s) failed; the first: {}", failures.size(), failures.front()),
                   "a failing op is a bug in the engine: report it with the seed (--seed) to reproduce");
     }
     return r;
@@ -84,8 +85,14 @@ class OpsCommand : public Command {
   void run_checks(Report& r, const std::vector<std::string>& ops, const std::vector<Backend>& backends,
                   const std::vector<int>& gpus, std::vector<std::string>& failures) {
     Table& t = r.add(Table("ops.check", fmt::format("Ops vs the float64 reference ({} random shapes each)", cases_)));
-    t.col("op", "Op").col("backend", "Backend").col("pass", "Pass").col("output", "Output")
-        .col("checks", "Checks").col("max_err", "Max rel. error").col("bound", "Bound").col("status", "Status");
+    t.col("op", "Op")
+        .col("backend", "Backend")
+        .col("pass", "Pass")
+        .col("output", "Output")
+        .col("checks", "Checks")
+        .col("max_err", "Max rel. error")
+        .col("bound", "Bound")
+        .col("status", "Status");
     for (Backend b : backends) {
       engine::Context ectx(b, b == Backend::Cuda ? gpus.front() : 0);
       for (const auto& op : ops) {
@@ -116,13 +123,18 @@ class OpsCommand : public Command {
         }
       }
     }
-    t.note("Each output is compared with the float64 reference by ‖out − ref‖₂ / ‖ref‖₂; outputs are poisoned (NaN) "
-           "before the run, guard regions around every buffer catch writes out of bounds, inputs must stay unchanged.");
+    t.note(
+        "Each output is compared with the float64 reference by ‖out − ref‖₂ / ‖ref‖₂; outputs are poisoned (NaN) "
+        "before the run, guard regions around every buffer catch writes out of bounds, inputs must stay unchanged.");
   }
 
   void run_grads(Report& r, const std::vector<std::string>& ops, std::vector<std::string>& failures) {
     Table& t = r.add(Table("ops.grad", "Backward passes vs central finite differences (float64 reference)"));
-    t.col("op", "Op").col("wrt", "d/d").col("checks", "Checks").col("max_err", "Max rel. error").col("status", "Status");
+    t.col("op", "Op")
+        .col("wrt", "d/d")
+        .col("checks", "Checks")
+        .col("max_err", "Max rel. error")
+        .col("status", "Status");
     for (const auto& op : ops) {
       Rng rng(seed_ + 1);
       auto results = harness::gradient_check(op, rng, cases_);
@@ -159,8 +171,14 @@ class OpsCommand : public Command {
       if (!bw) bw = roof.memory("mem");
       Table& t = r.add(Table(fmt::format("ops.perf.{}", to_string(b)),
                              fmt::format("Op timings on {} ({}), batch {}", to_string(b), dev_name, batch_)));
-      t.col("op", "Op").col("pass", "Pass").col("shape", "Shape", "", -1, 44).col("time_us", "Time", "µs")
-          .col("gflops", "GFLOP/s").col("gbs", "GB/s").col("ai", "AI", "FLOP/B").col("roof_pct", "% of roofline", "%", 1);
+      t.col("op", "Op")
+          .col("pass", "Pass")
+          .col("shape", "Shape", "", -1, 44)
+          .col("time_us", "Time", "µs")
+          .col("gflops", "GFLOP/s")
+          .col("gbs", "GB/s")
+          .col("ai", "AI", "FLOP/B")
+          .col("roof_pct", "% of roofline", "%", 1);
       const std::int64_t dev_id = gpu ? ctx.gpu_device_id(gpus.front()) : ctx.cpu_device_id();
       for (const auto& op : ops) {
         for (const auto& p : harness::perf_op(op, ectx, batch_)) {
@@ -178,16 +196,17 @@ class OpsCommand : public Command {
           m.precision = "fp32";
           m.unit = "s";
           m.value = p.seconds;
-          m.params_json = nlohmann::json{{"shape", p.shape}, {"backend", p.backend}, {"flops", p.cost.flops},
+          m.params_json = nlohmann::json{{"shape", p.shape},      {"backend", p.backend}, {"flops", p.cost.flops},
                                          {"bytes", p.cost.bytes}, {"rel_iqr", p.rel_iqr}, {"batch", batch_}}
                               .dump();
           store::add_measurement(ctx.db(), m);
         }
       }
       if (!peak || !bw)
-        t.note(fmt::format("no measured roofline for {} in the store (run `roofline ceilings` first): % of roofline "
-                           "is left empty",
-                           dev_name));
+        t.note(
+            fmt::format("no measured roofline for {} in the store (run `roofline ceilings` first): % of roofline "
+                        "is left empty",
+                        dev_name));
       else
         t.note(fmt::format("% of roofline: achieved FLOP/s over min({}, AI × {}) from the store's measured ceilings",
                            format_si(peak->value, "FLOP/s"), format_si(bw->value, "B/s")));

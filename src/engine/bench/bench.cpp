@@ -1,8 +1,8 @@
 #include "roofline/engine/bench.hpp"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -35,8 +35,10 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
   for (auto b : cfg.batches)
     if (b <= 0) throw_usage(fmt::format("batch size {} is not positive", b), "use --batch 1 or more (e.g. 1,64,128)");
   if (cfg.train_options.epochs < 0)
-    throw_usage(fmt::format("{} epochs: the count cannot be negative", cfg.train_options.epochs), "use --epochs 0 or more");
-  if (cfg.train_options.max_steps < 0) throw_usage("--max-steps cannot be negative", "use --max-steps 0 (no limit) or more");
+    throw_usage(fmt::format("{} epochs: the count cannot be negative", cfg.train_options.epochs),
+                "use --epochs 0 or more");
+  if (cfg.train_options.max_steps < 0)
+    throw_usage("--max-steps cannot be negative", "use --max-steps 0 (no limit) or more");
   if (!cfg.cpu && !cfg.gpu) throw_usage("no device to run on", "use --device cpu, gpu or cpu,gpu");
   if (!cfg.train && !cfg.infer) throw_usage("no mode to run", "use --mode train, infer or train,infer");
   if (cfg.gpu) cuda::require_gpu(cfg.gpu_index);

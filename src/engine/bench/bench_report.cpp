@@ -24,8 +24,7 @@ double infer_s(const BenchRecord& r) { return r.infer_median_s; }
 }  // namespace
 
 Table table4(const std::vector<BenchRecord>& records, const std::string& source) {
-  Table t("table4." + source,
-          fmt::format("CPU vs GPU training and inference time ({}; seed 000 Table 4)", source));
+  Table t("table4." + source, fmt::format("CPU vs GPU training and inference time ({}; seed 000 Table 4)", source));
   t.col("batch", "Batch")
       .col("cpu_train_s", "CPU Train", "s")
       .col("cpu_infer_us", "CPU Infer", "µs")
@@ -51,8 +50,9 @@ Table table4(const std::vector<BenchRecord>& records, const std::string& source)
            ratio(c, g, train_s), ratio(c, g, infer_s), opt(c && c->trained, c ? c->test_accuracy * 100 : 0),
            opt(g && g->trained, g ? g->test_accuracy * 100 : 0)});
   }
-  t.note("Train: wall time of all epochs (data on the device, shuffled every epoch); Infer: median of synchronised "
-         "single-batch forward passes to probabilities. The seed's 'Infer' column timed an unsynchronised call.");
+  t.note(
+      "Train: wall time of all epochs (data on the device, shuffled every epoch); Infer: median of synchronised "
+      "single-batch forward passes to probabilities. The seed's 'Infer' column timed an unsynchronised call.");
   return t;
 }
 
@@ -86,8 +86,9 @@ Table details_table(const std::vector<BenchRecord>& records) {
       t.note("GPU busy fraction (kernel time / wall time): " + r.busy_note);
       break;
     }
-  t.note("Test loss: mean log-softmax + NLL over the 10,000 test images (the seed's negative 'losses' came from "
-         "applying NLL to softmax probabilities).");
+  t.note(
+      "Test loss: mean log-softmax + NLL over the 10,000 test images (the seed's negative 'losses' came from "
+      "applying NLL to softmax probabilities).");
   return t;
 }
 
@@ -116,14 +117,16 @@ Table peer_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRe
            step(*p) > 0 ? Cell(step(*p) * 1e6) : Cell(), ts, r.infer_median_s * 1e6, p->infer_median_s * 1e6, is,
            r.trained ? Cell(r.test_accuracy * 100) : Cell(), p->trained ? Cell(p->test_accuracy * 100) : Cell()});
   }
-  t.note("Speedup = PyTorch time / roofline time, per training step (the same number of steps on both sides) and per "
-         "synchronised single-batch inference.");
+  t.note(
+      "Speedup = PyTorch time / roofline time, per training step (the same number of steps on both sides) and per "
+      "synchronised single-batch inference.");
   return t;
 }
 
 Table cost_table(const std::string& model_name, std::int64_t batch) {
   auto model = make_model(model_name);
-  Table t("bench.cost." + model->name(), fmt::format("{}: analytical cost per layer at batch {}", model->name(), batch));
+  Table t("bench.cost." + model->name(),
+          fmt::format("{}: analytical cost per layer at batch {}", model->name(), batch));
   t.col("layer", "Layer")
       .col("op", "Op")
       .col("in", "Input")
@@ -143,13 +146,14 @@ Table cost_table(const std::string& model_name, std::int64_t batch) {
   t.row({std::string("total"), std::string(), std::string(), std::string(), model->learnable_count(),
          c.forward.flops * 1e-6, c.forward.bytes * 1e-6, c.input_grad.flops * 1e-6, c.weight_grad.flops * 1e-6,
          c.backward().bytes * 1e-6, c.forward.intensity()});
-  t.note("FLOPs: an FMA is 2; bytes: each input read once and each output written once (fp32). The first layer's "
-         "input-grad is listed but not computed in training (nothing before it needs it).");
+  t.note(
+      "FLOPs: an FMA is 2; bytes: each input read once and each output written once (fp32). The first layer's "
+      "input-grad is listed but not computed in training (nothing before it needs it).");
   return t;
 }
 
-void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id,
-                        const BenchRecord& r, const BenchConfig& cfg) {
+void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
+                        const BenchConfig& cfg) {
   nlohmann::json epochs = r.epoch_seconds;
   nlohmann::json params = r.params;
   params["source"] = r.source;
@@ -175,8 +179,10 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
       st.bind(13, r.infer_median_s).bind(14, r.infer_iqr_s);
     }
     st.bind(15, train ? r.busy_fraction : std::nullopt);
-    if (r.source == "roofline") st.bind(16, std::nullopt);
-    else st.bind(16, r.source);
+    if (r.source == "roofline")
+      st.bind(16, std::nullopt);
+    else
+      st.bind(16, r.source);
     st.bind(17, params.dump()).bind(18, store::utc_now());
     st.run();
   };

@@ -1,14 +1,13 @@
 // The PyTorch peer: bench/peers/pytorch_bench.py runs the same models, data,
 // batches, optimiser and initialisation scheme in PyTorch eager and prints
 // JSON on stdout; its progress goes to stderr, which we pass through.
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -18,7 +17,7 @@ namespace roofline::engine {
 
 namespace {
 bool exists(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -60,7 +59,8 @@ std::string find_peer_script(const std::string& hint) {
 std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::string& peer) {
   std::vector<BenchRecord> out;
   if (!j.contains("results") || !j["results"].is_array())
-    throw Error(ErrorKind::Input, "the peer's output has no \"results\" list", "run the peer script by hand to see why");
+    throw Error(ErrorKind::Input, "the peer's output has no \"results\" list",
+                "run the peer script by hand to see why");
   for (const auto& x : j["results"]) {
     BenchRecord r;
     r.source = peer;
@@ -109,12 +109,15 @@ std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& dat
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
   int status = ::pclose(p);
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  if (rc == 127) throw_unsupported("python3 is not installed, so the PyTorch peer cannot run", "install python3 and PyTorch, or leave out --peer");
+  if (rc == 127)
+    throw_unsupported("python3 is not installed, so the PyTorch peer cannot run",
+                      "install python3 and PyTorch, or leave out --peer");
   if (rc == 3)
     throw_unsupported("PyTorch is not installed for python3, so the PyTorch peer cannot run (the peer said so above)",
                       "pip install torch, or leave out --peer");
   if (rc != 0)
-    throw Error(ErrorKind::Internal, fmt::format("the PyTorch peer failed (exit status {}); its messages are above", rc),
+    throw Error(ErrorKind::Internal,
+                fmt::format("the PyTorch peer failed (exit status {}); its messages are above", rc),
                 "run the command by hand: " + cmd);
   nlohmann::json j;
   try {

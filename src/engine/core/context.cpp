@@ -1,10 +1,9 @@
 #include "roofline/engine/context.hpp"
 
+#include <fmt/format.h>
 #include <omp.h>
 
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -20,9 +19,12 @@ namespace roofline::engine {
 
 const char* to_string(Backend b) {
   switch (b) {
-    case Backend::CpuRef: return "cpu-ref";
-    case Backend::Cpu: return "cpu";
-    case Backend::Cuda: return "cuda";
+    case Backend::CpuRef:
+      return "cpu-ref";
+    case Backend::Cpu:
+      return "cpu";
+    case Backend::Cuda:
+      return "cuda";
   }
   return "?";
 }
@@ -62,8 +64,10 @@ void Context::copy_async(void* dst, Device dst_device, const void* src, Device s
 
 void Context::memset_async(void* dst, int value, size_t bytes) const {
   if (bytes == 0) return;
-  if (cuda_) detail::cuda_memset_async(cuda_.get(), dst, value, bytes);
-  else std::memset(dst, value, bytes);
+  if (cuda_)
+    detail::cuda_memset_async(cuda_.get(), dst, value, bytes);
+  else
+    std::memset(dst, value, bytes);
 }
 
 void Context::synchronize() const {
@@ -89,8 +93,7 @@ NvtxRange::~NvtxRange() {
 }
 
 void StepGraph::capture(Context& ctx, const std::function<void()>& work) {
-  if (!ctx.is_cuda())
-    throw_unsupported("graph capture needs a GPU context", "run the CPU backends without graphs");
+  if (!ctx.is_cuda()) throw_unsupported("graph capture needs a GPU context", "run the CPU backends without graphs");
   impl_.reset();
   impl_ = detail::cuda_capture(ctx.cuda(), work);
 }

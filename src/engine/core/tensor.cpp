@@ -1,9 +1,9 @@
 #include "roofline/engine/tensor.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/device_memory.hpp"
@@ -12,24 +12,36 @@ namespace roofline::engine {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::BF16: return 2;
-    case DType::F16: return 2;
-    case DType::I32: return 4;
-    case DType::U8: return 1;
-    case DType::F64: return 8;
+    case DType::F32:
+      return 4;
+    case DType::BF16:
+      return 2;
+    case DType::F16:
+      return 2;
+    case DType::I32:
+      return 4;
+    case DType::U8:
+      return 1;
+    case DType::F64:
+      return 8;
   }
   return 0;
 }
 
 const char* to_string(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::BF16: return "bf16";
-    case DType::F16: return "f16";
-    case DType::I32: return "i32";
-    case DType::U8: return "u8";
-    case DType::F64: return "f64";
+    case DType::F32:
+      return "f32";
+    case DType::BF16:
+      return "bf16";
+    case DType::F16:
+      return "f16";
+    case DType::I32:
+      return "i32";
+    case DType::U8:
+      return "u8";
+    case DType::F64:
+      return "f64";
   }
   return "?";
 }
@@ -66,8 +78,10 @@ std::shared_ptr<Storage> Storage::allocate(Device device, size_t bytes, const ch
 
 Storage::~Storage() {
   if (!data_) return;
-  if (device_.is_cuda()) detail::cuda_free(device_.index, data_);
-  else std::free(data_);
+  if (device_.is_cuda())
+    detail::cuda_free(device_.index, data_);
+  else
+    std::free(data_);
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const char* what) {

@@ -50,8 +50,8 @@ void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, cons
                   int(ldc));
     } else {
       const float* a = ta ? A + lo : A + lo * lda;  // A is m×k (N) or k×m (T)
-      cblas_sgemm(CblasRowMajor, opa, opb, int(len), int(n), int(k), 1.0f, a, int(lda), B, int(ldb), 0.0f,
-                  C + lo * ldc, int(ldc));
+      cblas_sgemm(CblasRowMajor, opa, opb, int(len), int(n), int(k), 1.0f, a, int(lda), B, int(ldb), 0.0f, C + lo * ldc,
+                  int(ldc));
     }
   }
 }

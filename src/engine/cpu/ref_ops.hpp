@@ -292,8 +292,8 @@ void gather_batch(const ops::BatchShape& s, T* x, std::int32_t* y, const std::ui
     for (int64_t oy = 0; oy < s.out_h; ++oy)
       for (int64_t ox = 0; ox < s.out_w; ++ox) {
         T v = resize_sample<T>(img, s.in_h, s.in_w, s.out_h, s.out_w, oy, ox);
-        x[(i * s.out_h + oy) * s.out_w + ox] = (v * static_cast<T>(1.0 / 255.0) - static_cast<T>(s.mean)) *
-                                               static_cast<T>(s.inv_std);
+        x[(i * s.out_h + oy) * s.out_w + ox] =
+            (v * static_cast<T>(1.0 / 255.0) - static_cast<T>(s.mean)) * static_cast<T>(s.inv_std);
       }
     y[i] = labels[idx];
   }

@@ -86,8 +86,8 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
 void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
                            const float* w) {
   const kernels::ConvDims d = dims(s);
-  kernels::conv2d_backward_input_direct<<<blocks_for(s.n * s.c * s.h * s.w, st), kThreads, 0, stream_of(st)>>>(
-      d, din, dpre, w);
+  kernels::conv2d_backward_input_direct<<<blocks_for(s.n * s.c * s.h * s.w, st), kThreads, 0, stream_of(st)>>>(d, din,
+                                                                                                               dpre, w);
   CUDA_CHECK_LAUNCH();
 }
 

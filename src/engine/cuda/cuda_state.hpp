@@ -15,12 +15,12 @@
 #include "roofline/cuda/check.hpp"
 #include "roofline/cuda/memory.hpp"
 
-#define CUBLAS_CHECK(call)                                                                          \
-  do {                                                                                              \
-    cublasStatus_t st_ = (call);                                                                    \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      ::roofline::cuda::throw_status("cuBLASLt", static_cast<int>(st_), cublasGetStatusString(st_), \
-                                     #call, __FILE__, __LINE__);                                    \
+#define CUBLAS_CHECK(call)                                                                                           \
+  do {                                                                                                               \
+    cublasStatus_t st_ = (call);                                                                                     \
+    if (st_ != CUBLAS_STATUS_SUCCESS)                                                                                \
+      ::roofline::cuda::throw_status("cuBLASLt", static_cast<int>(st_), cublasGetStatusString(st_), #call, __FILE__, \
+                                     __LINE__);                                                                      \
   } while (0)
 
 namespace roofline::engine {

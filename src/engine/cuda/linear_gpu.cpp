@@ -3,7 +3,6 @@
 // column-sum kernel. Plans (descriptor, layouts, algorithm) are cached per
 // shape in the context, so a step does no heuristic queries after the first.
 #include <cublasLt.h>
-
 #include <fmt/format.h>
 
 #include "roofline/core/error.hpp"

@@ -45,8 +45,7 @@ void cross_entropy(const CudaState* st, const ops::RowsShape& s, float* dlogits,
 
 void sgd_update(const CudaState* st, const ops::SgdShape& s, float* p, const float* g, float* buf,
                 const ops::SgdConfig& cfg, std::int32_t* advance_step);
-void gather_batch(const CudaState* st, const ops::BatchShape& s, float* x, std::int32_t* y,
-                  const std::uint8_t* images, const std::uint8_t* labels, const std::int32_t* order,
-                  std::int64_t first, const std::int32_t* step);
+void gather_batch(const CudaState* st, const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
+                  const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step);
 
 }  // namespace roofline::engine::cuda_ops

@@ -170,7 +170,8 @@ void softmax_forward(const CudaState* st, const ops::RowsShape& s, float* out, c
 }
 
 void softmax_backward(const CudaState* st, const ops::RowsShape& s, float* din, const float* dout, const float* out) {
-  softmax_backward_kernel<<<row_blocks(s.rows, st), kThreads, 0, stream_of(st)>>>(s.rows, s.cols, din, dout, out, false);
+  softmax_backward_kernel<<<row_blocks(s.rows, st), kThreads, 0, stream_of(st)>>>(s.rows, s.cols, din, dout, out,
+                                                                                  false);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,8 +1,7 @@
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/data.hpp"
@@ -11,16 +10,17 @@ namespace roofline::engine {
 
 namespace {
 const char* kInstallHint =
-    "install Fashion-MNIST with `apt-get install dataset-fashion-mnist` (it goes to /usr/share/datasets/fashion-mnist), "
+    "install Fashion-MNIST with `apt-get install dataset-fashion-mnist` (it goes to "
+    "/usr/share/datasets/fashion-mnist), "
     "or pass --data DIR naming a folder with train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
     "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (MNIST files work too)";
 
 bool is_file(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 bool is_dir(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -45,7 +45,8 @@ ImageSet make_image_set(const IdxArray& images, const IdxArray& labels, const st
                             images.dims.size()),
                 kInstallHint);
   if (labels.dims.size() != 1)
-    throw_input(fmt::format("{} labels: expected 1 dimension, the file has {}", what, labels.dims.size()), kInstallHint);
+    throw_input(fmt::format("{} labels: expected 1 dimension, the file has {}", what, labels.dims.size()),
+                kInstallHint);
   if (images.dims[0] != labels.dims[0])
     throw_input(fmt::format("{} set: {} images but {} labels", what, images.dims[0], labels.dims[0]),
                 "the image and label files must come from the same data set; " + std::string(kInstallHint));
@@ -89,9 +90,9 @@ DataSplit load_mnist_dir(const std::string& dir) {
   d.test = make_image_set(read_idx_file(find_file(dir, "t10k-images-idx3-ubyte")),
                           read_idx_file(find_file(dir, "t10k-labels-idx1-ubyte")), "test");
   if (d.train.h != d.test.h || d.train.w != d.test.w)
-    throw_input(fmt::format("training images are {}x{} but test images are {}x{}", d.train.h, d.train.w, d.test.h,
-                            d.test.w),
-                kInstallHint);
+    throw_input(
+        fmt::format("training images are {}x{} but test images are {}x{}", d.train.h, d.train.w, d.test.h, d.test.w),
+        kInstallHint);
   d.norm = compute_normalization(d.train);
   return d;
 }

@@ -1,14 +1,13 @@
 // IDX files (yann.lecun.com/exdb/mnist format): magic 0x00 0x00 <type>
 // <ndims>, then ndims big-endian uint32 sizes, then the data. Everything is
 // validated before it is trusted: this parser is also the fuzz target.
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -23,35 +22,39 @@ std::uint32_t be32(const std::uint8_t* p) {
   return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | std::uint32_t(p[3]);
 }
 
-const char* kHint = "re-download the file (apt-get install --reinstall dataset-fashion-mnist) or pass --data DIR "
-                    "with good IDX files";
+const char* kHint =
+    "re-download the file (apt-get install --reinstall dataset-fashion-mnist) or pass --data DIR "
+    "with good IDX files";
 }  // namespace
 
 IdxArray parse_idx(const std::uint8_t* bytes, size_t size, const std::string& source) {
-  if (size < 4) throw_input(fmt::format("{}: not an IDX file ({} bytes, shorter than the 4-byte magic)", source, size), kHint);
+  if (size < 4)
+    throw_input(fmt::format("{}: not an IDX file ({} bytes, shorter than the 4-byte magic)", source, size), kHint);
   if (bytes[0] != 0 || bytes[1] != 0)
-    throw_input(fmt::format("{}: bad IDX magic {:02x} {:02x} {:02x} {:02x} (expected 00 00 08 01 or 00 00 08 03)", source,
-                            bytes[0], bytes[1], bytes[2], bytes[3]),
+    throw_input(fmt::format("{}: bad IDX magic {:02x} {:02x} {:02x} {:02x} (expected 00 00 08 01 or 00 00 08 03)",
+                            source, bytes[0], bytes[1], bytes[2], bytes[3]),
                 kHint);
   if (bytes[2] != 0x08)
-    throw_input(fmt::format("{}: IDX data type 0x{:02x} is not supported (MNIST files hold unsigned bytes, 0x08)", source,
-                            bytes[2]),
+    throw_input(fmt::format("{}: IDX data type 0x{:02x} is not supported (MNIST files hold unsigned bytes, 0x08)",
+                            source, bytes[2]),
                 kHint);
   const int ndims = bytes[3];
   if (ndims < 1 || ndims > 4)
     throw_input(fmt::format("{}: IDX header says {} dimensions (MNIST files have 1 or 3)", source, ndims), kHint);
   const size_t header = 4 + 4 * static_cast<size_t>(ndims);
   if (size < header)
-    throw_input(fmt::format("{}: truncated IDX header ({} bytes, {} needed for {} dimensions)", source, size, header, ndims),
-                kHint);
+    throw_input(
+        fmt::format("{}: truncated IDX header ({} bytes, {} needed for {} dimensions)", source, size, header, ndims),
+        kHint);
   IdxArray a;
   size_t count = 1;
   for (int i = 0; i < ndims; ++i) {
     const std::uint32_t d = be32(bytes + 4 + 4 * i);
     if (d == 0) throw_input(fmt::format("{}: IDX dimension {} is 0 (an empty array)", source, i), kHint);
     if (count > kMaxBytes / d)
-      throw_input(fmt::format("{}: IDX dimensions describe more than {} bytes", source, format_bytes(double(kMaxBytes))),
-                  kHint);
+      throw_input(
+          fmt::format("{}: IDX dimensions describe more than {} bytes", source, format_bytes(double(kMaxBytes))),
+          kHint);
     count *= d;
     a.dims.push_back(d);
   }
@@ -81,8 +84,7 @@ std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const s
     if (rc != Z_OK && rc != Z_STREAM_END) {
       std::string msg = zs.msg ? zs.msg : "";
       inflateEnd(&zs);
-      if (rc == Z_BUF_ERROR)
-        throw_input(fmt::format("{}: truncated gzip data (the stream ends early)", source), kHint);
+      if (rc == Z_BUF_ERROR) throw_input(fmt::format("{}: truncated gzip data (the stream ends early)", source), kHint);
       throw_input(fmt::format("{}: corrupt gzip data ({})", source, msg.empty() ? std::to_string(rc) : msg), kHint);
     }
     out.insert(out.end(), buf, buf + (sizeof buf - zs.avail_out));

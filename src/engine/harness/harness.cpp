@@ -1,10 +1,10 @@
 // The harness runner: buffers with guard regions on the context's device,
 // poisoned outputs, the float64 reference, and the comparisons.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
@@ -16,7 +16,7 @@ namespace roofline::engine::harness {
 
 namespace {
 
-constexpr std::int64_t kGuard = 64;  // elements each side; keeps 256-byte alignment
+constexpr std::int64_t kGuard = 64;               // elements each side; keeps 256-byte alignment
 constexpr std::uint32_t kPoison32 = 0x7fa5a5a5u;  // a NaN as float, a large int as i32
 constexpr std::uint64_t kPoison64 = 0x7ff4a5a5a5a5a5a5ull;
 constexpr std::uint8_t kPoison8 = 0xa5;
@@ -32,10 +32,17 @@ std::vector<std::uint8_t> to_bytes(const BufSpec& b, const HostBuf& h) {
         std::memcpy(out.data() + 4 * i, &v, 4);
         break;
       }
-      case DType::F64: std::memcpy(out.data() + 8 * i, &h.f.at(i), 8); break;
-      case DType::I32: std::memcpy(out.data() + 4 * i, &h.i.at(i), 4); break;
-      case DType::U8: out[i] = h.u.at(i); break;
-      default: throw Error(ErrorKind::Internal, "harness buffer dtype");
+      case DType::F64:
+        std::memcpy(out.data() + 8 * i, &h.f.at(i), 8);
+        break;
+      case DType::I32:
+        std::memcpy(out.data() + 4 * i, &h.i.at(i), 4);
+        break;
+      case DType::U8:
+        out[i] = h.u.at(i);
+        break;
+      default:
+        throw Error(ErrorKind::Internal, "harness buffer dtype");
     }
   }
   return out;
@@ -64,8 +71,11 @@ HostBuf from_bytes(const BufSpec& b, const std::uint8_t* p) {
         h.i.push_back(v);
         break;
       }
-      case DType::U8: h.u.push_back(p[i]); break;
-      default: throw Error(ErrorKind::Internal, "harness buffer dtype");
+      case DType::U8:
+        h.u.push_back(p[i]);
+        break;
+      default:
+        throw Error(ErrorKind::Internal, "harness buffer dtype");
     }
   }
   return h;
@@ -73,9 +83,12 @@ HostBuf from_bytes(const BufSpec& b, const std::uint8_t* p) {
 
 void poison(std::uint8_t* p, size_t elems, DType t) {
   for (size_t i = 0; i < elems; ++i) {
-    if (t == DType::F64) std::memcpy(p + 8 * i, &kPoison64, 8);
-    else if (t == DType::U8) p[i] = kPoison8;
-    else std::memcpy(p + 4 * i, &kPoison32, 4);
+    if (t == DType::F64)
+      std::memcpy(p + 8 * i, &kPoison64, 8);
+    else if (t == DType::U8)
+      p[i] = kPoison8;
+    else
+      std::memcpy(p + 4 * i, &kPoison32, 4);
   }
 }
 
@@ -151,17 +164,22 @@ double seconds_per_call(Context& ctx, const std::function<void()>& fn, int reps)
 }  // namespace
 
 std::vector<std::string> op_names() {
-  return {"linear",  "linear+relu", "conv2d",        "conv2d+relu", "maxpool2d", "relu",
-          "softmax", "log_softmax", "nll_loss", "cross_entropy", "sgd",         "gather_batch"};
+  return {"linear",  "linear+relu", "conv2d",   "conv2d+relu",   "maxpool2d", "relu",
+          "softmax", "log_softmax", "nll_loss", "cross_entropy", "sgd",       "gather_batch"};
 }
 
 double error_bound(DType dtype) {
   switch (dtype) {
-    case DType::F32: return 1e-5;  // fp32 with a different summation order: ~1e-6 seen
-    case DType::F64: return 1e-5;  // statistics accumulated from fp32 values
-    case DType::BF16: return 1e-2;
-    case DType::F16: return 2e-3;
-    default: return 0;  // integers: exact
+    case DType::F32:
+      return 1e-5;  // fp32 with a different summation order: ~1e-6 seen
+    case DType::F64:
+      return 1e-5;  // statistics accumulated from fp32 values
+    case DType::BF16:
+      return 1e-2;
+    case DType::F16:
+      return 2e-3;
+    default:
+      return 0;  // integers: exact
   }
 }
 

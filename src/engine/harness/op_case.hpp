@@ -33,10 +33,10 @@ using HostBufs = std::vector<HostBuf>;
 using DevPtrs = std::vector<void*>;
 
 struct PassSpec {
-  std::string name;                 // forward, input-grad, weight-grad, optimizer
+  std::string name;  // forward, input-grad, weight-grad, optimizer
   OpCost cost;
-  std::vector<int> inputs;          // buffers read (checked unchanged unless also an output)
-  std::vector<int> outputs;         // buffers written (poisoned first unless InOut)
+  std::vector<int> inputs;                            // buffers read (checked unchanged unless also an output)
+  std::vector<int> outputs;                           // buffers written (poisoned first unless InOut)
   std::function<void(Context&, const DevPtrs&)> run;  // fp32 on the context
   std::function<void(HostBufs&)> ref;                 // float64 reference, in place on the outputs
 };
@@ -45,9 +45,9 @@ struct PassSpec {
 // gradient w.r.t. buffer `wrt` comes from the reference backward.
 struct GradSpec {
   std::string wrt;
-  int buffer = -1;  // the input perturbed
-  std::function<double(const HostBufs&)> loss;                // L at these inputs
-  std::function<std::vector<double>(const HostBufs&)> grad;   // dL/d buffer
+  int buffer = -1;                                           // the input perturbed
+  std::function<double(const HostBufs&)> loss;               // L at these inputs
+  std::function<std::vector<double>(const HostBufs&)> grad;  // dL/d buffer
   // Step of the central difference. Piecewise-linear ops (ReLU, max-pool and
   // what feeds them) use a small step so it rarely crosses a kink; smooth ops
   // (softmax, losses) a larger one, so the rounding of L, a sum over every

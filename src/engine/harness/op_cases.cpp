@@ -1,8 +1,8 @@
 // The harness's op instances. Each builder takes a shape, so random shapes
 // (check and gradient modes) and model shapes (perf mode) share the code.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/ops.hpp"
@@ -44,11 +44,16 @@ OpCase linear_case(const ops::LinearShape& s) {
   c.op = relu ? "linear+relu" : "linear";
   c.shape = fmt::format("n={} in={} out={}{}", s.n, s.in, s.out, s.bias ? "" : " nobias");
   const int64_t nb = s.bias ? s.out : 1;
-  c.bufs = {{"in", DType::F32, s.n * s.in},        {"w", DType::F32, s.out * s.in},
-            {"b", DType::F32, nb},                 {"out", DType::F32, s.n * s.out, Role::Output},
-            {"dout", DType::F32, s.n * s.out},     {"y", DType::F32, s.n * s.out},
-            {"dpre_ref", DType::F32, s.n * s.out}, {"dpre", DType::F32, s.n * s.out, Role::Output},
-            {"din", DType::F32, s.n * s.in, Role::Output}, {"dw", DType::F32, s.out * s.in, Role::Output},
+  c.bufs = {{"in", DType::F32, s.n * s.in},
+            {"w", DType::F32, s.out * s.in},
+            {"b", DType::F32, nb},
+            {"out", DType::F32, s.n * s.out, Role::Output},
+            {"dout", DType::F32, s.n * s.out},
+            {"y", DType::F32, s.n * s.out},
+            {"dpre_ref", DType::F32, s.n * s.out},
+            {"dpre", DType::F32, s.n * s.out, Role::Output},
+            {"din", DType::F32, s.n * s.in, Role::Output},
+            {"dw", DType::F32, s.out * s.in, Role::Output},
             {"db", DType::F32, nb, Role::Output}};
   auto fwd = [s](HostBufs& h, std::vector<double>& y) {
     y.resize(static_cast<size_t>(s.n * s.out));
@@ -71,11 +76,18 @@ OpCase linear_case(const ops::LinearShape& s) {
     h[DPRE_REF].f = mask(h, h[YFWD].f);
   };
   const PassCosts pc = s.cost();
-  c.passes.push_back({"forward", pc.forward, {IN, W, B}, {OUT},
-                      [s](Context& ctx, const DevPtrs& p) { ops::linear_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
-                      [=](HostBufs& h) { fwd(h, h[OUT].f); }});
+  c.passes.push_back(
+      {"forward",
+       pc.forward,
+       {IN, W, B},
+       {OUT},
+       [s](Context& ctx, const DevPtrs& p) { ops::linear_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
+       [=](HostBufs& h) { fwd(h, h[OUT].f); }});
   if (relu)
-    c.passes.push_back({"input-grad", pc.input_grad, {DOUT, YFWD, W}, {DPRE, DIN},
+    c.passes.push_back({"input-grad",
+                        pc.input_grad,
+                        {DOUT, YFWD, W},
+                        {DPRE, DIN},
                         [s](Context& ctx, const DevPtrs& p) {
                           ops::activation_backward(ctx, {s.n * s.out, s.act}, F(p, DPRE), F(p, DOUT), F(p, YFWD));
                           ops::linear_backward_input(ctx, s, F(p, DIN), F(p, DPRE), F(p, W));
@@ -85,14 +97,21 @@ OpCase linear_case(const ops::LinearShape& s) {
                           ref::linear_backward_input<double>(s, h[DIN].f.data(), h[DPRE].f.data(), h[W].f.data());
                         }});
   else
-    c.passes.push_back({"input-grad", pc.input_grad, {DOUT, W}, {DIN},
-                        [s](Context& ctx, const DevPtrs& p) { ops::linear_backward_input(ctx, s, F(p, DIN), F(p, DOUT), F(p, W)); },
-                        [=](HostBufs& h) {
-                          ref::linear_backward_input<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[W].f.data());
-                        }});
+    c.passes.push_back(
+        {"input-grad",
+         pc.input_grad,
+         {DOUT, W},
+         {DIN},
+         [s](Context& ctx, const DevPtrs& p) { ops::linear_backward_input(ctx, s, F(p, DIN), F(p, DOUT), F(p, W)); },
+         [=](HostBufs& h) {
+           ref::linear_backward_input<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[W].f.data());
+         }});
   std::vector<int> wout = {DW};
   if (s.bias) wout.push_back(DB);
-  c.passes.push_back({"weight-grad", pc.weight_grad, {DPRE_REF, IN}, wout,
+  c.passes.push_back({"weight-grad",
+                      pc.weight_grad,
+                      {DPRE_REF, IN},
+                      wout,
                       [s](Context& ctx, const DevPtrs& p) {
                         ops::linear_backward_weight(ctx, s, F(p, DW), F(p, DB), F(p, DPRE_REF), F(p, IN));
                       },
@@ -138,11 +157,16 @@ OpCase conv_case(const ops::Conv2dShape& s) {
   c.op = relu ? "conv2d+relu" : "conv2d";
   c.shape = fmt::format("n={} c={} {}x{} k={} {}x{} stride={} pad={}{}", s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride,
                         s.pad, s.bias ? "" : " nobias");
-  c.bufs = {{"in", DType::F32, ni},        {"w", DType::F32, nw},
-            {"b", DType::F32, nb},         {"out", DType::F32, no, Role::Output},
-            {"dout", DType::F32, no},      {"y", DType::F32, no},
-            {"dpre_ref", DType::F32, no},  {"dpre", DType::F32, no, Role::Output},
-            {"din", DType::F32, ni, Role::Output}, {"dw", DType::F32, nw, Role::Output},
+  c.bufs = {{"in", DType::F32, ni},
+            {"w", DType::F32, nw},
+            {"b", DType::F32, nb},
+            {"out", DType::F32, no, Role::Output},
+            {"dout", DType::F32, no},
+            {"y", DType::F32, no},
+            {"dpre_ref", DType::F32, no},
+            {"dpre", DType::F32, no, Role::Output},
+            {"din", DType::F32, ni, Role::Output},
+            {"dw", DType::F32, nw, Role::Output},
             {"db", DType::F32, nb, Role::Output}};
   auto fwd = [s, no](HostBufs& h, std::vector<double>& y) {
     y.resize(static_cast<size_t>(no));
@@ -164,9 +188,13 @@ OpCase conv_case(const ops::Conv2dShape& s) {
     h[DPRE_REF].f = mask(h, h[YFWD].f);
   };
   const PassCosts pc = s.cost();
-  c.passes.push_back({"forward", pc.forward, {IN, W, B}, {OUT},
-                      [s](Context& ctx, const DevPtrs& p) { ops::conv2d_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
-                      [=](HostBufs& h) { fwd(h, h[OUT].f); }});
+  c.passes.push_back(
+      {"forward",
+       pc.forward,
+       {IN, W, B},
+       {OUT},
+       [s](Context& ctx, const DevPtrs& p) { ops::conv2d_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
+       [=](HostBufs& h) { fwd(h, h[OUT].f); }});
   const int dsrc = relu ? DPRE : DOUT;
   std::vector<int> gin = relu ? std::vector<int>{DOUT, YFWD, W} : std::vector<int>{DOUT, W};
   std::vector<int> gout = relu ? std::vector<int>{DPRE, DIN} : std::vector<int>{DIN};
@@ -181,7 +209,10 @@ OpCase conv_case(const ops::Conv2dShape& s) {
                       }});
   std::vector<int> wout = {DW};
   if (s.bias) wout.push_back(DB);
-  c.passes.push_back({"weight-grad", pc.weight_grad, {DPRE_REF, IN}, wout,
+  c.passes.push_back({"weight-grad",
+                      pc.weight_grad,
+                      {DPRE_REF, IN},
+                      wout,
                       [s](Context& ctx, const DevPtrs& p) {
                         ops::conv2d_backward_weight(ctx, s, F(p, DW), F(p, DB), F(p, DPRE_REF), F(p, IN));
                       },
@@ -222,8 +253,8 @@ OpCase pool_case(const ops::Pool2dShape& s) {
   OpCase c;
   c.op = "maxpool2d";
   c.shape = fmt::format("n={} c={} {}x{} kernel={} stride={}", s.n, s.c, s.h, s.w, s.kernel, s.stride);
-  c.bufs = {{"in", DType::F32, ni},      {"out", DType::F32, no, Role::Output}, {"argmax", DType::I32, no, Role::Output},
-            {"dout", DType::F32, no},    {"argmax_ref", DType::I32, no},        {"din", DType::F32, ni, Role::Output}};
+  c.bufs = {{"in", DType::F32, ni},   {"out", DType::F32, no, Role::Output}, {"argmax", DType::I32, no, Role::Output},
+            {"dout", DType::F32, no}, {"argmax_ref", DType::I32, no},        {"din", DType::F32, ni, Role::Output}};
   auto fwd = [s, no](const HostBufs& h, std::vector<double>& y, std::vector<std::int32_t>& a) {
     y.resize(static_cast<size_t>(no));
     a.resize(static_cast<size_t>(no));
@@ -236,15 +267,23 @@ OpCase pool_case(const ops::Pool2dShape& s) {
     fwd(h, y, h[ARG_REF].i);
   };
   const PassCosts pc = s.cost();
-  c.passes.push_back({"forward", pc.forward, {IN}, {OUT, ARG},
-                      [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_forward(ctx, s, F(p, OUT), I(p, ARG), F(p, IN)); },
-                      [=](HostBufs& h) { fwd(h, h[OUT].f, h[ARG].i); }});
-  c.passes.push_back({"input-grad", pc.input_grad, {DOUT, ARG_REF}, {DIN},
-                      [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_backward(ctx, s, F(p, DIN), F(p, DOUT), I(p, ARG_REF)); },
-                      [=](HostBufs& h) {
-                        h[DIN].f.assign(static_cast<size_t>(ni), 0.0);
-                        ref::maxpool2d_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[ARG_REF].i.data());
-                      }});
+  c.passes.push_back(
+      {"forward",
+       pc.forward,
+       {IN},
+       {OUT, ARG},
+       [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_forward(ctx, s, F(p, OUT), I(p, ARG), F(p, IN)); },
+       [=](HostBufs& h) { fwd(h, h[OUT].f, h[ARG].i); }});
+  c.passes.push_back(
+      {"input-grad",
+       pc.input_grad,
+       {DOUT, ARG_REF},
+       {DIN},
+       [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_backward(ctx, s, F(p, DIN), F(p, DOUT), I(p, ARG_REF)); },
+       [=](HostBufs& h) {
+         h[DIN].f.assign(static_cast<size_t>(ni), 0.0);
+         ref::maxpool2d_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[ARG_REF].i.data());
+       }});
   c.grads.push_back({"in", IN,
                      [=](const HostBufs& h) {
                        std::vector<double> y;
@@ -269,8 +308,11 @@ OpCase relu_case(int64_t n) {
   OpCase c;
   c.op = "relu";
   c.shape = fmt::format("n={}", n);
-  c.bufs = {{"in", DType::F32, n}, {"out", DType::F32, n, Role::Output}, {"dout", DType::F32, n},
-            {"y", DType::F32, n},  {"din", DType::F32, n, Role::Output}};
+  c.bufs = {{"in", DType::F32, n},
+            {"out", DType::F32, n, Role::Output},
+            {"dout", DType::F32, n},
+            {"y", DType::F32, n},
+            {"din", DType::F32, n, Role::Output}};
   c.fill = [=](Rng& r, HostBufs& h) {
     normal(r, h[IN], n);
     normal(r, h[DOUT], n);
@@ -278,14 +320,19 @@ OpCase relu_case(int64_t n) {
     ref::activation_forward<double>(s, h[YFWD].f.data(), h[IN].f.data());
   };
   const PassCosts pc = s.cost();
-  c.passes.push_back({"forward", pc.forward, {IN}, {OUT},
+  c.passes.push_back({"forward",
+                      pc.forward,
+                      {IN},
+                      {OUT},
                       [s](Context& ctx, const DevPtrs& p) { ops::activation_forward(ctx, s, F(p, OUT), F(p, IN)); },
                       [=](HostBufs& h) { ref::activation_forward<double>(s, h[OUT].f.data(), h[IN].f.data()); }});
-  c.passes.push_back({"input-grad", pc.input_grad, {DOUT, YFWD}, {DIN},
-                      [s](Context& ctx, const DevPtrs& p) { ops::activation_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD)); },
-                      [=](HostBufs& h) {
-                        ref::activation_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[YFWD].f.data());
-                      }});
+  c.passes.push_back(
+      {"input-grad",
+       pc.input_grad,
+       {DOUT, YFWD},
+       {DIN},
+       [s](Context& ctx, const DevPtrs& p) { ops::activation_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD)); },
+       [=](HostBufs& h) { ref::activation_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[YFWD].f.data()); }});
   c.grads.push_back({"in", IN,
                      [=](const HostBufs& h) {
                        std::vector<double> y(static_cast<size_t>(n));
@@ -312,8 +359,11 @@ OpCase softmax_case(const ops::RowsShape& s, bool log) {
   OpCase c;
   c.op = log ? "log_softmax" : "softmax";
   c.shape = fmt::format("rows={} cols={}", s.rows, s.cols);
-  c.bufs = {{"in", DType::F32, n}, {"out", DType::F32, n, Role::Output}, {"dout", DType::F32, n},
-            {"y", DType::F32, n},  {"din", DType::F32, n, Role::Output}};
+  c.bufs = {{"in", DType::F32, n},
+            {"out", DType::F32, n, Role::Output},
+            {"dout", DType::F32, n},
+            {"y", DType::F32, n},
+            {"din", DType::F32, n, Role::Output}};
   c.fill = [=](Rng& r, HostBufs& h) {
     normal(r, h[IN], n);
     for (auto& v : h[IN].f) v = rf(3.0 * v);  // spread logits so the rows are not near-uniform
@@ -323,16 +373,26 @@ OpCase softmax_case(const ops::RowsShape& s, bool log) {
     round_all(h[YFWD]);
   };
   const PassCosts pc = log ? s.log_softmax_cost() : s.softmax_cost();
-  c.passes.push_back({"forward", pc.forward, {IN}, {OUT},
+  c.passes.push_back({"forward",
+                      pc.forward,
+                      {IN},
+                      {OUT},
                       [s, log](Context& ctx, const DevPtrs& p) {
-                        if (log) ops::log_softmax_forward(ctx, s, F(p, OUT), F(p, IN));
-                        else ops::softmax_forward(ctx, s, F(p, OUT), F(p, IN));
+                        if (log)
+                          ops::log_softmax_forward(ctx, s, F(p, OUT), F(p, IN));
+                        else
+                          ops::softmax_forward(ctx, s, F(p, OUT), F(p, IN));
                       },
                       [=](HostBufs& h) { f(s, h[OUT].f.data(), h[IN].f.data()); }});
-  c.passes.push_back({"input-grad", pc.input_grad, {DOUT, YFWD}, {DIN},
+  c.passes.push_back({"input-grad",
+                      pc.input_grad,
+                      {DOUT, YFWD},
+                      {DIN},
                       [s, log](Context& ctx, const DevPtrs& p) {
-                        if (log) ops::log_softmax_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD));
-                        else ops::softmax_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD));
+                        if (log)
+                          ops::log_softmax_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD));
+                        else
+                          ops::softmax_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD));
                       },
                       [=](HostBufs& h) { b(s, h[DIN].f.data(), h[DOUT].f.data(), h[YFWD].f.data()); }});
   c.grads.push_back({"in", IN,
@@ -363,17 +423,24 @@ OpCase nll_case(const ops::RowsShape& s) {
   OpCase c;
   c.op = "nll_loss";
   c.shape = fmt::format("rows={} cols={}", s.rows, s.cols);
-  c.bufs = {{"logp", DType::F32, n}, {"labels", DType::I32, s.rows}, {"loss", DType::F32, 1, Role::Output},
-            {"dloss", DType::F32, 1}, {"dlogp", DType::F32, n, Role::Output}};
+  c.bufs = {{"logp", DType::F32, n},
+            {"labels", DType::I32, s.rows},
+            {"loss", DType::F32, 1, Role::Output},
+            {"dloss", DType::F32, 1},
+            {"dlogp", DType::F32, n, Role::Output}};
   c.fill = [=](Rng& r, HostBufs& h) {
     normal(r, h[LOGP], n);
     labels(r, h[LAB], s.rows, s.cols);
     normal(r, h[DLOSS], 1);
   };
   const PassCosts pc = s.nll_cost();
-  c.passes.push_back({"forward", pc.forward, {LOGP, LAB}, {LOSS},
-                      [s](Context& ctx, const DevPtrs& p) { ops::nll_loss_forward(ctx, s, F(p, LOSS), F(p, LOGP), I(p, LAB)); },
-                      [=](HostBufs& h) { ref::nll_loss_forward<double>(s, h[LOSS].f.data(), h[LOGP].f.data(), h[LAB].i.data()); }});
+  c.passes.push_back(
+      {"forward",
+       pc.forward,
+       {LOGP, LAB},
+       {LOSS},
+       [s](Context& ctx, const DevPtrs& p) { ops::nll_loss_forward(ctx, s, F(p, LOSS), F(p, LOGP), I(p, LAB)); },
+       [=](HostBufs& h) { ref::nll_loss_forward<double>(s, h[LOSS].f.data(), h[LOGP].f.data(), h[LAB].i.data()); }});
   // dloss travels as a host scalar: the run closure needs its value, so the
   // harness passes it through the host copy kept in the case.
   auto dloss_value = std::make_shared<float>(0.f);
@@ -382,13 +449,15 @@ OpCase nll_case(const ops::RowsShape& s) {
     fill0(r, h);
     *dloss_value = static_cast<float>(h[DLOSS].f[0]);
   };
-  c.passes.push_back({"input-grad", pc.input_grad, {LAB}, {DLOGP},
-                      [s, dloss_value](Context& ctx, const DevPtrs& p) {
-                        ops::nll_loss_backward(ctx, s, F(p, DLOGP), I(p, LAB), *dloss_value);
-                      },
-                      [=](HostBufs& h) {
-                        ref::nll_loss_backward<double>(s, h[DLOGP].f.data(), h[LAB].i.data(), h[DLOSS].f[0]);
-                      }});
+  c.passes.push_back(
+      {"input-grad",
+       pc.input_grad,
+       {LAB},
+       {DLOGP},
+       [s, dloss_value](Context& ctx, const DevPtrs& p) {
+         ops::nll_loss_backward(ctx, s, F(p, DLOGP), I(p, LAB), *dloss_value);
+       },
+       [=](HostBufs& h) { ref::nll_loss_backward<double>(s, h[DLOGP].f.data(), h[LAB].i.data(), h[DLOSS].f[0]); }});
   c.grads.push_back({"logp", LOGP,
                      [=](const HostBufs& h) {
                        double l = 0;
@@ -432,25 +501,28 @@ OpCase ce_case(const ops::RowsShape& s) {
   };
   const PassCosts pc = s.cross_entropy_cost();
   OpCost both = pc.forward + pc.input_grad;
-  c.passes.push_back({"forward+grad", both, {LOGITS, LAB, STEP}, {DLOGITS, LOSS_SUM, CORRECT, STEP_LOSS, FIRST_BAD},
-                      [s](Context& ctx, const DevPtrs& p) {
-                        ops::LossStats st;
-                        st.loss_sum = D(p, LOSS_SUM);
-                        st.correct = I(p, CORRECT);
-                        st.step_loss = F(p, STEP_LOSS);
-                        st.first_bad_step = I(p, FIRST_BAD);
-                        st.step = I(p, STEP);
-                        ops::cross_entropy(ctx, s, F(p, DLOGITS), F(p, LOGITS), I(p, LAB), 1.0f / static_cast<float>(s.rows), st);
-                      },
-                      [=](HostBufs& h) {
-                        std::int64_t correct = 0;
-                        double total = ref::cross_entropy<double>(s, h[DLOGITS].f.data(), h[LOGITS].f.data(),
-                                                                  h[LAB].i.data(), 1.0 / static_cast<double>(s.rows),
-                                                                  &correct);
-                        h[LOSS_SUM].f[0] += total;
-                        h[CORRECT].i[0] += static_cast<std::int32_t>(correct);
-                        h[STEP_LOSS].f[static_cast<size_t>(h[STEP].i[0])] = total / static_cast<double>(s.rows);
-                      }});
+  c.passes.push_back(
+      {"forward+grad",
+       both,
+       {LOGITS, LAB, STEP},
+       {DLOGITS, LOSS_SUM, CORRECT, STEP_LOSS, FIRST_BAD},
+       [s](Context& ctx, const DevPtrs& p) {
+         ops::LossStats st;
+         st.loss_sum = D(p, LOSS_SUM);
+         st.correct = I(p, CORRECT);
+         st.step_loss = F(p, STEP_LOSS);
+         st.first_bad_step = I(p, FIRST_BAD);
+         st.step = I(p, STEP);
+         ops::cross_entropy(ctx, s, F(p, DLOGITS), F(p, LOGITS), I(p, LAB), 1.0f / static_cast<float>(s.rows), st);
+       },
+       [=](HostBufs& h) {
+         std::int64_t correct = 0;
+         double total = ref::cross_entropy<double>(s, h[DLOGITS].f.data(), h[LOGITS].f.data(), h[LAB].i.data(),
+                                                   1.0 / static_cast<double>(s.rows), &correct);
+         h[LOSS_SUM].f[0] += total;
+         h[CORRECT].i[0] += static_cast<std::int32_t>(correct);
+         h[STEP_LOSS].f[static_cast<size_t>(h[STEP].i[0])] = total / static_cast<double>(s.rows);
+       }});
   c.grads.push_back({"logits", LOGITS,
                      [=](const HostBufs& h) {
                        return ref::cross_entropy<double>(s, nullptr, h[LOGITS].f.data(), h[LAB].i.data(), 1.0, nullptr);
@@ -477,9 +549,13 @@ OpCase sgd_case(int64_t n, const ops::SgdConfig& cfg) {
     normal(r, h[G], n);
     normal(r, h[BUF], n);
   };
-  c.passes.push_back({"optimizer", s.cost(), {G}, {P, BUF},
-                      [s, cfg](Context& ctx, const DevPtrs& p) { ops::sgd_update(ctx, s, F(p, P), F(p, G), F(p, BUF), cfg); },
-                      [=](HostBufs& h) { ref::sgd_update<double>(s, h[P].f.data(), h[G].f.data(), h[BUF].f.data(), cfg); }});
+  c.passes.push_back(
+      {"optimizer",
+       s.cost(),
+       {G},
+       {P, BUF},
+       [s, cfg](Context& ctx, const DevPtrs& p) { ops::sgd_update(ctx, s, F(p, P), F(p, G), F(p, BUF), cfg); },
+       [=](HostBufs& h) { ref::sgd_update<double>(s, h[P].f.data(), h[G].f.data(), h[BUF].f.data(), cfg); }});
   return c;
 }
 
@@ -505,9 +581,13 @@ OpCase gather_case(const ops::BatchShape& s, int64_t images, int64_t first, std:
     h[ORDER].i = random_permutation(images, r);
     h[STEP].i = {step};
   };
-  c.passes.push_back({"forward", s.cost(), {IMG, LAB, ORDER, STEP}, {X, Y},
+  c.passes.push_back({"forward",
+                      s.cost(),
+                      {IMG, LAB, ORDER, STEP},
+                      {X, Y},
                       [s, first](Context& ctx, const DevPtrs& p) {
-                        ops::gather_batch(ctx, s, F(p, X), I(p, Y), U(p, IMG), U(p, LAB), I(p, ORDER), first, I(p, STEP));
+                        ops::gather_batch(ctx, s, F(p, X), I(p, Y), U(p, IMG), U(p, LAB), I(p, ORDER), first,
+                                          I(p, STEP));
                       },
                       [=](HostBufs& h) {
                         ref::gather_batch<double>(s, h[X].f.data(), h[Y].i.data(), h[IMG].u.data(), h[LAB].u.data(),
@@ -516,7 +596,9 @@ OpCase gather_case(const ops::BatchShape& s, int64_t images, int64_t first, std:
   return c;
 }
 
-int64_t pick(Rng& r, int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1))); }
+int64_t pick(Rng& r, int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
+}
 
 ops::Conv2dShape random_conv(Rng& r, Activation act) {
   for (;;) {
@@ -558,7 +640,8 @@ OpCase make_case(const std::string& op, Rng& r) {
     return pool_case(s);
   }
   if (op == "relu") return relu_case(pick(r, 1, 5000));
-  if (op == "softmax" || op == "log_softmax") return softmax_case({pick(r, 1, 200), pick(r, 1, 40)}, op == "log_softmax");
+  if (op == "softmax" || op == "log_softmax")
+    return softmax_case({pick(r, 1, 200), pick(r, 1, 40)}, op == "log_softmax");
   if (op == "nll_loss") return nll_case({pick(r, 1, 200), pick(r, 1, 40)});
   if (op == "cross_entropy") return ce_case({pick(r, 1, 300), pick(r, 1, 40)});
   if (op == "sgd") {

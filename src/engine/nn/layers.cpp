@@ -1,7 +1,7 @@
 // The layers: each turns per-sample shapes into op shapes and calls the ops.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/layer.hpp"
@@ -87,7 +87,8 @@ class Conv2d final : public Layer {
   }
   void backward_input(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {
     ops::Conv2dShape s = shape(batch, in);
-    if (act_ != Activation::None) ops::activation_backward(ctx, {batch * k_ * s.oh() * s.ow(), act_}, b.dout, b.dout, b.out);
+    if (act_ != Activation::None)
+      ops::activation_backward(ctx, {batch * k_ * s.oh() * s.ow(), act_}, b.dout, b.dout, b.out);
     if (b.din) ops::conv2d_backward_input(ctx, s, b.din, b.dout, b.params);
   }
   void backward_weight(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {
@@ -158,7 +159,9 @@ class ActivationLayer final : public Layer {
   ActivationLayer(std::string name, Activation act) : Layer(std::move(name)), act_(act) {}
   std::string op() const override { return ops::to_string(act_); }
   Shape output_shape(const Shape& in) const override { return in; }
-  PassCosts cost(std::int64_t batch, const Shape& in) const override { return ops::EltwiseShape{batch * numel(in), act_}.cost(); }
+  PassCosts cost(std::int64_t batch, const Shape& in) const override {
+    return ops::EltwiseShape{batch * numel(in), act_}.cost();
+  }
   void forward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {
     ops::activation_forward(ctx, {batch * numel(in), act_}, b.out, b.in);
   }

@@ -56,7 +56,8 @@ Network::Network(const Model& model, Context& ctx, std::int64_t max_batch)
     acts_.push_back(arena_.f32() + act_off[i]);
     dacts_.push_back(arena_.f32() + dact_off[i]);
   }
-  for (size_t i = 0; i < L; ++i) scratch_ptrs_.push_back(scratch_off[i] >= 0 ? scratch_.i32() + scratch_off[i] : nullptr);
+  for (size_t i = 0; i < L; ++i)
+    scratch_ptrs_.push_back(scratch_off[i] >= 0 ? scratch_.i32() + scratch_off[i] : nullptr);
 
   for (size_t i = 0; i < L; ++i)
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})

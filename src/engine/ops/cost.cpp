@@ -9,20 +9,28 @@ namespace roofline::engine {
 
 const char* to_string(Pass p) {
   switch (p) {
-    case Pass::Forward: return "forward";
-    case Pass::InputGrad: return "input-grad";
-    case Pass::WeightGrad: return "weight-grad";
-    case Pass::Optimizer: return "optimizer";
+    case Pass::Forward:
+      return "forward";
+    case Pass::InputGrad:
+      return "input-grad";
+    case Pass::WeightGrad:
+      return "weight-grad";
+    case Pass::Optimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 const OpCost& PassCosts::of(Pass p) const {
   switch (p) {
-    case Pass::Forward: return forward;
-    case Pass::InputGrad: return input_grad;
-    case Pass::WeightGrad: return weight_grad;
-    case Pass::Optimizer: break;
+    case Pass::Forward:
+      return forward;
+    case Pass::InputGrad:
+      return input_grad;
+    case Pass::WeightGrad:
+      return weight_grad;
+    case Pass::Optimizer:
+      break;
   }
   throw Error(ErrorKind::Internal, "layers have no optimizer pass cost");
 }
@@ -53,8 +61,8 @@ PassCosts LinearShape::cost() const {
 }
 
 bool Conv2dShape::valid() const {
-  return n > 0 && c > 0 && h > 0 && w > 0 && k > 0 && r > 0 && s > 0 && stride > 0 && pad >= 0 &&
-         h + 2 * pad >= r && w + 2 * pad >= s;
+  return n > 0 && c > 0 && h > 0 && w > 0 && k > 0 && r > 0 && s > 0 && stride > 0 && pad >= 0 && h + 2 * pad >= r &&
+         w + 2 * pad >= s;
 }
 
 PassCosts Conv2dShape::cost() const {
@@ -72,9 +80,7 @@ PassCosts Conv2dShape::cost() const {
   return co;
 }
 
-bool Pool2dShape::valid() const {
-  return n > 0 && c > 0 && kernel > 0 && stride > 0 && h >= kernel && w >= kernel;
-}
+bool Pool2dShape::valid() const { return n > 0 && c > 0 && kernel > 0 && stride > 0 && h >= kernel && w >= kernel; }
 
 PassCosts Pool2dShape::cost() const {
   PassCosts co;

@@ -1,8 +1,8 @@
 // One dispatcher per op function: checks the shape, then sends the call to
 // the context's backend. Shape mistakes are bugs in the caller (Internal).
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/ops.hpp"
@@ -17,11 +17,14 @@
   throw_unsupported("this roofline was built without CUDA", "use --device cpu, or rebuild with the CUDA toolkit")
 #endif
 
-#define ROOFLINE_DISPATCH(ctx, fn, ...)                   \
-  switch ((ctx).backend()) {                              \
-    case Backend::CpuRef: return ref::fn<float>(__VA_ARGS__); \
-    case Backend::Cpu: return fast::fn(__VA_ARGS__);      \
-    case Backend::Cuda: ROOFLINE_CUDA_PATH(ctx, fn, __VA_ARGS__); \
+#define ROOFLINE_DISPATCH(ctx, fn, ...)         \
+  switch ((ctx).backend()) {                    \
+    case Backend::CpuRef:                       \
+      return ref::fn<float>(__VA_ARGS__);       \
+    case Backend::Cpu:                          \
+      return fast::fn(__VA_ARGS__);             \
+    case Backend::Cuda:                         \
+      ROOFLINE_CUDA_PATH(ctx, fn, __VA_ARGS__); \
   }
 
 namespace roofline::engine::ops {
@@ -117,8 +120,10 @@ void nll_loss_forward(Context& ctx, const RowsShape& s, float* loss, const float
   check_rows(s);
   switch (ctx.backend()) {
     case Backend::CpuRef:
-    case Backend::Cpu: return ref::nll_loss_forward<float>(s, loss, logp, labels);
-    case Backend::Cuda: ROOFLINE_CUDA_PATH(ctx, nll_loss_forward, s, loss, logp, labels);
+    case Backend::Cpu:
+      return ref::nll_loss_forward<float>(s, loss, logp, labels);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, nll_loss_forward, s, loss, logp, labels);
   }
 }
 
@@ -126,8 +131,10 @@ void nll_loss_backward(Context& ctx, const RowsShape& s, float* dlogp, const std
   check_rows(s);
   switch (ctx.backend()) {
     case Backend::CpuRef:
-    case Backend::Cpu: return ref::nll_loss_backward<float>(s, dlogp, labels, dloss);
-    case Backend::Cuda: ROOFLINE_CUDA_PATH(ctx, nll_loss_backward, s, dlogp, labels, dloss);
+    case Backend::Cpu:
+      return ref::nll_loss_backward<float>(s, dlogp, labels, dloss);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, nll_loss_backward, s, dlogp, labels, dloss);
   }
 }
 
@@ -154,9 +161,14 @@ void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad
                 std::int32_t* advance_step) {
   ROOFLINE_ASSERT(s.n > 0 && (!s.momentum || buf), "sgd shape");
   switch (ctx.backend()) {
-    case Backend::CpuRef: ref::sgd_update<float>(s, param, grad, buf, cfg); break;
-    case Backend::Cpu: fast::sgd_update(s, param, grad, buf, cfg); break;
-    case Backend::Cuda: ROOFLINE_CUDA_PATH(ctx, sgd_update, s, param, grad, buf, cfg, advance_step);
+    case Backend::CpuRef:
+      ref::sgd_update<float>(s, param, grad, buf, cfg);
+      break;
+    case Backend::Cpu:
+      fast::sgd_update(s, param, grad, buf, cfg);
+      break;
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, sgd_update, s, param, grad, buf, cfg, advance_step);
   }
   if (advance_step) ++*advance_step;
 }
@@ -167,8 +179,10 @@ void gather_batch(Context& ctx, const BatchShape& s, float* x, std::int32_t* y, 
   switch (ctx.backend()) {
     case Backend::CpuRef:
       return ref::gather_batch<float>(s, x, y, images, labels, order, first, step ? *step : 0);
-    case Backend::Cpu: return fast::gather_batch(s, x, y, images, labels, order, first, step ? *step : 0);
-    case Backend::Cuda: ROOFLINE_CUDA_PATH(ctx, gather_batch, s, x, y, images, labels, order, first, step);
+    case Backend::Cpu:
+      return fast::gather_batch(s, x, y, images, labels, order, first, step ? *step : 0);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, gather_batch, s, x, y, images, labels, order, first, step);
   }
 }
 

@@ -5,13 +5,13 @@
 // the device and read once per epoch.
 #include "roofline/engine/trainer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/graph.hpp"
@@ -60,7 +60,10 @@ DeviceSet upload(Context& ctx, const ImageSet& s) {
 class Trainer {
  public:
   Trainer(Context& ctx, const Model& model, const DataSplit& data, const TrainOptions& o)
-      : ctx_(ctx), model_(model), data_(data), o_(o),
+      : ctx_(ctx),
+        model_(model),
+        data_(data),
+        o_(o),
         eval_batch_(std::max<std::int64_t>(1, std::min(o.eval_batch, data.test.n))),
         net_(model, ctx, std::max(o.batch, eval_batch_)) {
     if (o.initial_params.empty()) {
@@ -102,8 +105,10 @@ class Trainer {
 
     std::unique_ptr<KernelTimeSource> kernels;
     if (ctx_.is_cuda()) {
-      if (kernel_time_factory()) kernels = kernel_time_factory()(ctx_.device().index);
-      else r.busy_note = "needs the profiler's in-process CUPTI tracer, which this build does not register";
+      if (kernel_time_factory())
+        kernels = kernel_time_factory()(ctx_.device().index);
+      else
+        r.busy_note = "needs the profiler's in-process CUPTI tracer, which this build does not register";
     } else {
       r.busy_note = "GPU only";
     }
@@ -219,7 +224,8 @@ class Trainer {
   void capture_graphs() {
     const std::int64_t k = std::max(1, o_.steps_per_graph);
     const std::int64_t full = tail_rows() == o_.batch ? steps_ : steps_ - 1;
-    if (full >= k) multi_.capture(ctx_, [&] {
+    if (full >= k)
+      multi_.capture(ctx_, [&] {
         for (std::int64_t i = 0; i < k; ++i) step(o_.batch);
       });
     if (full > 0) single_.capture(ctx_, [&] { step(o_.batch); });
@@ -251,16 +257,20 @@ class Trainer {
         multi_.launch(ctx_);
         done += k;
       } else {
-        if (graphs) single_.launch(ctx_);
-        else step(o_.batch);
+        if (graphs)
+          single_.launch(ctx_);
+        else
+          step(o_.batch);
         ++done;
       }
       check();
       progress();
     }
     if (full < steps_) {
-      if (graphs) tail_.launch(ctx_);
-      else step(tail_rows());
+      if (graphs)
+        tail_.launch(ctx_);
+      else
+        step(tail_rows());
       ++done;
       check();
       progress();
@@ -323,8 +333,10 @@ class Trainer {
     ctx_.synchronize();
     if (ctx_.is_cuda() && o_.use_graphs) g.capture(ctx_, infer);
     auto once = [&] {
-      if (g.ready()) g.launch(ctx_);
-      else infer();
+      if (g.ready())
+        g.launch(ctx_);
+      else
+        infer();
       ctx_.synchronize();
     };
     for (int i = 0; i < 10; ++i) once();
@@ -361,7 +373,8 @@ TrainResult train_and_evaluate(Context& ctx, const Model& model, const DataSplit
   if (o.batch > data.train.n)
     throw_usage(fmt::format("batch size {} is larger than the training set ({} images)", o.batch, data.train.n),
                 fmt::format("use --batch {} or less", data.train.n));
-  if (o.epochs < 0) throw_usage(fmt::format("{} epochs: the count cannot be negative", o.epochs), "use --epochs 0 or more");
+  if (o.epochs < 0)
+    throw_usage(fmt::format("{} epochs: the count cannot be negative", o.epochs), "use --epochs 0 or more");
   if (o.max_steps < 0) throw_usage("--max-steps cannot be negative", "use --max-steps 0 (no limit) or more");
   if (!(o.sgd.lr > 0) || !std::isfinite(o.sgd.lr)) throw_usage("--lr must be a positive number", "e.g. --lr 0.01");
   if (!(o.sgd.momentum >= 0 && o.sgd.momentum < 1)) throw_usage("--momentum must be in [0, 1)", "e.g. --momentum 0.9");
@@ -369,8 +382,8 @@ TrainResult train_and_evaluate(Context& ctx, const Model& model, const DataSplit
     throw_usage("--weight-decay cannot be negative", "e.g. --weight-decay 0");
   const Shape& in = model.input_shape();
   if (in.size() != 3 || in[0] != 1)
-    throw_usage(fmt::format("model {} takes {} inputs; the data sets are single-channel images", model.name(),
-                            to_string(in)));
+    throw_usage(
+        fmt::format("model {} takes {} inputs; the data sets are single-channel images", model.name(), to_string(in)));
   Trainer t(ctx, model, data, o);
   return t.run();
 }
