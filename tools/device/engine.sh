@@ -55,6 +55,11 @@ step bench_1 120 "$R" --json bench simple-mlp,simple-cnn,ece408 --device cpu,gpu
   --max-steps 2000 --peer pytorch
 
 for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_1; do
+  if [[ ! -s $OUT/$f.out ]]; then
+    echo "--- $f: no results; the end of its log:"
+    tail -5 "$OUT/$f.log"
+    continue
+  fi
   python3 - "$OUT/$f.out" > "$OUT/$f.txt" 2>&1 <<'PY' || true
 import json, sys
 j = json.load(open(sys.argv[1]))
