@@ -26,6 +26,7 @@ namespace {
 // Multiply-adds below which one thread does the whole op: a parallel region
 // costs microseconds, and far more when the machine is oversubscribed.
 constexpr int64_t kParallelMacs = int64_t(1) << 21;
+constexpr int64_t kLanes = 256;  // widest output row the weight gradient keeps per-column sums for
 
 // The output columns x whose input column x·stride − pad + q lies in [0, w).
 struct XRange {
@@ -114,16 +115,32 @@ ROOFLINE_CLONES void weight_grad_image(const ops::Conv2dShape& s, int64_t n, dou
           const int64_t len = xr.end - xr.begin;
           if (len <= 0) continue;
           float acc = 0.f;
-          for (int64_t y = 0; y < OH; ++y) {
-            const int64_t iy = y * s.stride - s.pad + r;
-            if (iy < 0 || iy >= s.h) continue;
-            const float* __restrict a = g + y * OW + xr.begin;
-            const float* __restrict b = ip + iy * s.w + xr.begin * s.stride - s.pad + q;
-            if (s.stride == 1) {
+          if (s.stride == 1 && len <= kLanes) {
+            // Per-column partial sums across rows, reduced once at the end: no
+            // horizontal reduction per row (rows are only 24-80 wide here).
+            float lane[kLanes];
+            for (int64_t x = 0; x < len; ++x) lane[x] = 0.f;
+            for (int64_t y = 0; y < OH; ++y) {
+              const int64_t iy = y - s.pad + r;
+              if (iy < 0 || iy >= s.h) continue;
+              const float* __restrict a = g + y * OW + xr.begin;
+              const float* __restrict b = ip + iy * s.w + xr.begin - s.pad + q;
+#pragma omp simd
+              for (int64_t x = 0; x < len; ++x) lane[x] += a[x] * b[x];
+            }
+            for (int64_t x = 0; x < len; ++x) acc += lane[x];
+          } else {
+            for (int64_t y = 0; y < OH; ++y) {
+              const int64_t iy = y * s.stride - s.pad + r;
+              if (iy < 0 || iy >= s.h) continue;
+              const float* __restrict a = g + y * OW + xr.begin;
+              const float* __restrict b = ip + iy * s.w + xr.begin * s.stride - s.pad + q;
+              if (s.stride == 1) {
 #pragma omp simd reduction(+ : acc)
-              for (int64_t x = 0; x < len; ++x) acc += a[x] * b[x];
-            } else {
-              for (int64_t x = 0; x < len; ++x) acc += a[x] * b[x * s.stride];
+                for (int64_t x = 0; x < len; ++x) acc += a[x] * b[x];
+              } else {
+                for (int64_t x = 0; x < len; ++x) acc += a[x] * b[x * s.stride];
+              }
             }
           }
           pw[((k * s.c + c) * s.r + r) * s.s + q] += acc;
