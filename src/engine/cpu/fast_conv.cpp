@@ -40,63 +40,120 @@ ROOFLINE_INLINE XRange x_range(int64_t ow, int64_t w, int64_t stride, int64_t pa
   return {b, std::max(std::min(hi + 1, ow), b)};
 }
 
-// One output plane (oh, ow) of image n, channel k.
-ROOFLINE_CLONES void forward_plane(const ops::Conv2dShape& s, int64_t n, int64_t k, float* __restrict o,
-                                   const float* __restrict in, const float* __restrict w, float bias) {
-  const int64_t OH = s.oh(), OW = s.ow();
-  for (int64_t i = 0; i < OH * OW; ++i) o[i] = bias;
+// Output planes k0 .. k0+KB−1 of image n: each input row loaded feeds KB
+// output rows (KB multiply-adds per load instead of one).
+template <int KB>
+ROOFLINE_INLINE void forward_block_impl(const ops::Conv2dShape& s, int64_t n, int64_t k0, float* __restrict out,
+                                        const float* __restrict in, const float* __restrict w,
+                                        const float* __restrict b) {
+  const int64_t OH = s.oh(), OW = s.ow(), plane = OH * OW;
+  float* o[KB];
+  for (int kk = 0; kk < KB; ++kk) {
+    o[kk] = out + (n * s.k + k0 + kk) * plane;
+    const float bias = (s.bias && b) ? b[k0 + kk] : 0.f;
+    for (int64_t i = 0; i < plane; ++i) o[kk][i] = bias;
+  }
   for (int64_t c = 0; c < s.c; ++c) {
     const float* ip = in + (n * s.c + c) * s.h * s.w;  // (h, w)
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) {
-        const float wv = w[((k * s.c + c) * s.r + r) * s.s + q];
+        float wv[KB];
+        for (int kk = 0; kk < KB; ++kk) wv[kk] = w[(((k0 + kk) * s.c + c) * s.r + r) * s.s + q];
         const XRange xr = x_range(OW, s.w, s.stride, s.pad, q);
         const int64_t len = xr.end - xr.begin;
         if (len <= 0) continue;
         for (int64_t y = 0; y < OH; ++y) {
           const int64_t iy = y * s.stride - s.pad + r;
           if (iy < 0 || iy >= s.h) continue;
-          float* __restrict dst = o + y * OW + xr.begin;
           const float* __restrict src = ip + iy * s.w + xr.begin * s.stride - s.pad + q;
+          const int64_t off = y * OW + xr.begin;
           if (s.stride == 1) {
 #pragma omp simd
-            for (int64_t x = 0; x < len; ++x) dst[x] += wv * src[x];
+            for (int64_t x = 0; x < len; ++x) {
+              const float v = src[x];
+              for (int kk = 0; kk < KB; ++kk) o[kk][off + x] += wv[kk] * v;
+            }
           } else {
-            for (int64_t x = 0; x < len; ++x) dst[x] += wv * src[x * s.stride];
+            for (int64_t x = 0; x < len; ++x) {
+              const float v = src[x * s.stride];
+              for (int kk = 0; kk < KB; ++kk) o[kk][off + x] += wv[kk] * v;
+            }
           }
         }
       }
   }
   if (s.act == ops::Activation::ReLU)
-    for (int64_t i = 0; i < OH * OW; ++i) o[i] = o[i] <= 0.f ? 0.f : o[i];  // NaN stays NaN, as torch.relu
+    for (int kk = 0; kk < KB; ++kk)
+      for (int64_t i = 0; i < plane; ++i) o[kk][i] = o[kk][i] <= 0.f ? 0.f : o[kk][i];  // keeps NaN, as torch.relu
 }
 
-// One input-gradient plane (h, w) of image n, channel c.
-ROOFLINE_CLONES void input_grad_plane(const ops::Conv2dShape& s, int64_t n, int64_t c, float* __restrict d,
-                                      const float* __restrict dpre, const float* __restrict w) {
+ROOFLINE_CLONES void forward_block(const ops::Conv2dShape& s, int64_t n, int64_t k0, int64_t kb, float* out,
+                                   const float* in, const float* w, const float* b) {
+  switch (kb) {
+    case 4:
+      return forward_block_impl<4>(s, n, k0, out, in, w, b);
+    case 3:
+      return forward_block_impl<3>(s, n, k0, out, in, w, b);
+    case 2:
+      return forward_block_impl<2>(s, n, k0, out, in, w, b);
+    default:
+      return forward_block_impl<1>(s, n, k0, out, in, w, b);
+  }
+}
+
+// Input-gradient planes c0 .. c0+CB−1 of image n: each output-gradient row
+// loaded feeds CB input rows.
+template <int CB>
+ROOFLINE_INLINE void input_grad_block_impl(const ops::Conv2dShape& s, int64_t n, int64_t c0, float* __restrict din,
+                                           const float* __restrict dpre, const float* __restrict w) {
   const int64_t OH = s.oh(), OW = s.ow();
-  for (int64_t i = 0; i < s.h * s.w; ++i) d[i] = 0.f;
+  float* d[CB];
+  for (int cc = 0; cc < CB; ++cc) {
+    d[cc] = din + (n * s.c + c0 + cc) * s.h * s.w;  // (h, w)
+    for (int64_t i = 0; i < s.h * s.w; ++i) d[cc][i] = 0.f;
+  }
   for (int64_t k = 0; k < s.k; ++k) {
     const float* g = dpre + (n * s.k + k) * OH * OW;  // (oh, ow)
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) {
-        const float wv = w[((k * s.c + c) * s.r + r) * s.s + q];
+        float wv[CB];
+        for (int cc = 0; cc < CB; ++cc) wv[cc] = w[((k * s.c + c0 + cc) * s.r + r) * s.s + q];
         const XRange xr = x_range(OW, s.w, s.stride, s.pad, q);
         const int64_t len = xr.end - xr.begin;
         if (len <= 0) continue;
         for (int64_t y = 0; y < OH; ++y) {
           const int64_t iy = y * s.stride - s.pad + r;
           if (iy < 0 || iy >= s.h) continue;
-          float* __restrict dst = d + iy * s.w + xr.begin * s.stride - s.pad + q;
+          const int64_t off = iy * s.w + xr.begin * s.stride - s.pad + q;
           const float* __restrict src = g + y * OW + xr.begin;
           if (s.stride == 1) {
 #pragma omp simd
-            for (int64_t x = 0; x < len; ++x) dst[x] += wv * src[x];
+            for (int64_t x = 0; x < len; ++x) {
+              const float v = src[x];
+              for (int cc = 0; cc < CB; ++cc) d[cc][off + x] += wv[cc] * v;
+            }
           } else {
-            for (int64_t x = 0; x < len; ++x) dst[x * s.stride] += wv * src[x];
+            for (int64_t x = 0; x < len; ++x) {
+              const float v = src[x];
+              for (int cc = 0; cc < CB; ++cc) d[cc][off + x * s.stride] += wv[cc] * v;
+            }
           }
         }
       }
+  }
+}
+
+ROOFLINE_CLONES void input_grad_block(const ops::Conv2dShape& s, int64_t n, int64_t c0, int64_t cb, float* din,
+                                      const float* dpre, const float* w) {
+  switch (cb) {
+    case 4:
+      return input_grad_block_impl<4>(s, n, c0, din, dpre, w);
+    case 3:
+      return input_grad_block_impl<3>(s, n, c0, din, dpre, w);
+    case 2:
+      return input_grad_block_impl<2>(s, n, c0, din, dpre, w);
+    default:
+      return input_grad_block_impl<1>(s, n, c0, din, dpre, w);
   }
 }
 
@@ -160,17 +217,23 @@ int64_t macs(const ops::Conv2dShape& s) { return s.n * s.k * s.oh() * s.ow() * s
 }  // namespace
 
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
-  const int64_t plane = s.oh() * s.ow();
+  constexpr int64_t kBlock = 4;
+  const int64_t blocks = (s.k + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs)
-  for (int64_t nk = 0; nk < s.n * s.k; ++nk) {
-    const int64_t k = nk % s.k;
-    forward_plane(s, nk / s.k, k, out + nk * plane, in, w, (s.bias && b) ? b[k] : 0.f);
+  for (int64_t nb = 0; nb < s.n * blocks; ++nb) {
+    const int64_t k0 = (nb % blocks) * kBlock;
+    forward_block(s, nb / blocks, k0, std::min(kBlock, s.k - k0), out, in, w, b);
   }
 }
 
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w) {
+  constexpr int64_t kBlock = 4;
+  const int64_t blocks = (s.c + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs)
-  for (int64_t nc = 0; nc < s.n * s.c; ++nc) input_grad_plane(s, nc / s.c, nc % s.c, din + nc * s.h * s.w, dpre, w);
+  for (int64_t nb = 0; nb < s.n * blocks; ++nb) {
+    const int64_t c0 = (nb % blocks) * kBlock;
+    input_grad_block(s, nb / blocks, c0, std::min(kBlock, s.c - c0), din, dpre, w);
+  }
 }
 
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in) {
