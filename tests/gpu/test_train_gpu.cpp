@@ -70,7 +70,9 @@ TEST(TrainGpu, GraphsAndPlainLaunchesGiveTheSameRun) {
   TrainResult p = train_and_evaluate(gpu, *model, data(), o);
   ASSERT_EQ(g.first_losses.size(), p.first_losses.size());
   for (size_t i = 0; i < g.first_losses.size(); ++i)
-    EXPECT_NEAR(g.first_losses[i], p.first_losses[i], 1e-5 * std::abs(p.first_losses[i])) << "step " << i + 1;
+    // Same kernels in the same order; 1e-4 leaves room for a GEMM algorithm that
+    // reduces with atomics (a replayed graph reading wrong data is off by far more).
+    EXPECT_NEAR(g.first_losses[i], p.first_losses[i], 1e-4 * std::abs(p.first_losses[i])) << "step " << i + 1;
   EXPECT_EQ(g.steps, 74);
   EXPECT_NEAR(g.test_accuracy, p.test_accuracy, 0.002);
 }
