@@ -84,6 +84,17 @@ void activation_forward(Context& ctx, const EltwiseShape& s, float* out, const f
 // din (n) = dout ⊙ act'(from out); din may alias dout
 void activation_backward(Context& ctx, const EltwiseShape& s, float* din, const float* dout, const float* out);
 
+// ---- Fused activation mask and bias gradient (Linear layers' backward) -------
+struct BiasGradShape {
+  std::int64_t rows = 0, cols = 0;
+  Activation act = Activation::ReLU;
+  PassCosts cost() const;  // in input_grad: the mask (rows·cols) and the column sums (rows·cols)
+};
+// dpre (rows, cols) = dout ⊙ act'(out) and db (cols) = Σ_rows dpre, in one pass
+// over dout (one kernel instead of two on the GPU). dpre may alias dout.
+void activation_bias_backward(Context& ctx, const BiasGradShape& s, float* dpre, float* db, const float* dout,
+                              const float* out);
+
 // ---- Row-wise softmax family over (rows, cols) -------------------------------
 struct RowsShape {
   std::int64_t rows = 0, cols = 0;

@@ -65,6 +65,25 @@ ROOFLINE_CLONES void activation_backward(const ops::EltwiseShape& s, float* din,
   for (int64_t i = 0; i < s.n; ++i) din[i] = out[i] > 0.f ? dout[i] : 0.f;
 }
 
+ROOFLINE_CLONES void activation_bias_backward(const ops::BiasGradShape& s, float* dpre, float* db, const float* dout,
+                                              const float* out) {
+  // Rows outer, columns inner: contiguous and vectorised, and the same
+  // summation order per column as the reference.
+  const bool relu = s.act == ops::Activation::ReLU;
+  for (int64_t j = 0; j < s.cols; ++j) db[j] = 0.f;
+  for (int64_t i = 0; i < s.rows; ++i) {
+    const float* g = dout + i * s.cols;
+    const float* y = out + i * s.cols;
+    float* d = dpre + i * s.cols;
+#pragma omp simd
+    for (int64_t j = 0; j < s.cols; ++j) {
+      const float v = relu ? (y[j] > 0.f ? g[j] : 0.f) : g[j];
+      d[j] = v;
+      db[j] += v;
+    }
+  }
+}
+
 void softmax_forward(const ops::RowsShape& s, float* out, const float* in) {
 #pragma omp parallel for schedule(static) if (s.rows * s.cols > 65536)
   for (int64_t i = 0; i < s.rows; ++i) ref::softmax_forward<float>({1, s.cols}, out + i * s.cols, in + i * s.cols);

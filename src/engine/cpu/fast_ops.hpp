@@ -23,6 +23,7 @@ void maxpool2d_backward(const ops::Pool2dShape& s, float* din, const float* dout
 void activation_forward(const ops::EltwiseShape& s, float* out, const float* in);
 void activation_backward(const ops::EltwiseShape& s, float* din, const float* dout, const float* out);
 
+void activation_bias_backward(const ops::BiasGradShape& s, float* dpre, float* db, const float* dout, const float* out);
 void softmax_forward(const ops::RowsShape& s, float* out, const float* in);
 void softmax_backward(const ops::RowsShape& s, float* din, const float* dout, const float* out);
 void log_softmax_forward(const ops::RowsShape& s, float* out, const float* in);

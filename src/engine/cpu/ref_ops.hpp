@@ -169,6 +169,18 @@ void activation_backward(const ops::EltwiseShape& s, T* din, const T* dout, cons
 }
 
 template <class T>
+void activation_bias_backward(const ops::BiasGradShape& s, T* dpre, T* db, const T* dout, const T* out) {
+  for (int64_t j = 0; j < s.cols; ++j) db[j] = 0;
+  for (int64_t i = 0; i < s.rows; ++i)
+    for (int64_t j = 0; j < s.cols; ++j) {
+      const int64_t k = i * s.cols + j;
+      const T g = s.act == ops::Activation::ReLU ? (out[k] > T(0) ? dout[k] : T(0)) : dout[k];
+      dpre[k] = g;
+      db[j] += g;
+    }
+}
+
+template <class T>
 void softmax_forward(const ops::RowsShape& s, T* out, const T* in) {
   for (int64_t i = 0; i < s.rows; ++i) {
     const T* x = in + i * s.cols;

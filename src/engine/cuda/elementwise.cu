@@ -55,6 +55,30 @@ __global__ void column_sums_kernel(std::int64_t n, std::int64_t m, float* __rest
   }
 }
 
+// dpre = dout ⊙ [out > 0] (or dout) and db = Σ_rows dpre: the column-sum
+// layout above, with the mask applied on the way. dpre may alias dout (each
+// element is read and written by the same thread).
+__global__ void activation_bias_backward_kernel(std::int64_t n, std::int64_t m, bool relu_on, float* dpre,
+                                                float* __restrict__ db, const float* dout, const float* out) {
+  __shared__ float part[8][33];
+  const std::int64_t col = blockIdx.x * 32 + threadIdx.x;
+  float acc = 0.f;
+  if (col < m)
+    for (std::int64_t r = threadIdx.y; r < n; r += 8) {
+      const std::int64_t k = r * m + col;
+      const float g = relu_on ? (out[k] > 0.f ? dout[k] : 0.f) : dout[k];
+      dpre[k] = g;
+      acc += g;
+    }
+  part[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < m) {
+    float sum = 0.f;
+    for (int k = 0; k < 8; ++k) sum += part[k][threadIdx.x];
+    db[col] = sum;
+  }
+}
+
 __global__ void sgd_kernel(std::int64_t n, float* __restrict__ p, const float* __restrict__ g, float* __restrict__ buf,
                            float lr, float momentum, float wd, bool use_momentum, std::int32_t* step) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -142,6 +166,13 @@ void activation_backward(const CudaState* st, const ops::EltwiseShape& s, float*
     copy_kernel<<<blocks_for(s.n, st), kThreads, 0, stream_of(st)>>>(s.n, din, dout);
   else
     return;
+  CUDA_CHECK_LAUNCH();
+}
+
+void activation_bias_backward(const CudaState* st, const ops::BiasGradShape& s, float* dpre, float* db,
+                              const float* dout, const float* out) {
+  activation_bias_backward_kernel<<<static_cast<unsigned>((s.cols + 31) / 32), dim3(32, 8), 0, stream_of(st)>>>(
+      s.rows, s.cols, s.act == ops::Activation::ReLU, dpre, db, dout, out);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -31,6 +31,8 @@ void activation_forward(const CudaState* st, const ops::EltwiseShape& s, float* 
 void activation_backward(const CudaState* st, const ops::EltwiseShape& s, float* din, const float* dout,
                          const float* out);
 
+void activation_bias_backward(const CudaState* st, const ops::BiasGradShape& s, float* dpre, float* db,
+                              const float* dout, const float* out);
 void softmax_forward(const CudaState* st, const ops::RowsShape& s, float* out, const float* in);
 void softmax_backward(const CudaState* st, const ops::RowsShape& s, float* din, const float* dout, const float* out);
 void log_softmax_forward(const CudaState* st, const ops::RowsShape& s, float* out, const float* in);

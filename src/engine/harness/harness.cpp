@@ -164,7 +164,7 @@ double seconds_per_call(Context& ctx, const std::function<void()>& fn, int reps)
 }  // namespace
 
 std::vector<std::string> op_names() {
-  return {"linear",  "linear+relu", "conv2d",   "conv2d+relu",   "maxpool2d", "relu",
+  return {"linear",  "linear+relu", "conv2d",   "conv2d+relu",   "maxpool2d", "relu",        "relu+bias_grad",
           "softmax", "log_softmax", "nll_loss", "cross_entropy", "sgd",       "gather_batch"};
 }
 

@@ -411,6 +411,36 @@ OpCase softmax_case(const ops::RowsShape& s, bool log) {
   return c;
 }
 
+// ---- Fused activation mask + bias gradient -------------------------------------
+OpCase bias_grad_case(const ops::BiasGradShape& s) {
+  enum { DOUT, YFWD, DPRE, DB };
+  const int64_t n = s.rows * s.cols;
+  OpCase c;
+  c.op = "relu+bias_grad";
+  c.shape = fmt::format("rows={} cols={}", s.rows, s.cols);
+  c.bufs = {{"dout", DType::F32, n},
+            {"y", DType::F32, n},
+            {"dpre", DType::F32, n, Role::Output},
+            {"db", DType::F32, s.cols, Role::Output}};
+  c.fill = [=](Rng& r, HostBufs& h) {
+    normal(r, h[DOUT], n);
+    normal(r, h[YFWD], n);
+    for (auto& v : h[YFWD].f) v = v <= 0 ? 0.0 : v;  // a ReLU output: exact zeros where it was cut
+  };
+  c.passes.push_back({"input-grad",
+                      s.cost().input_grad,
+                      {DOUT, YFWD},
+                      {DPRE, DB},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::activation_bias_backward(ctx, s, F(p, DPRE), F(p, DB), F(p, DOUT), F(p, YFWD));
+                      },
+                      [=](HostBufs& h) {
+                        ref::activation_bias_backward<double>(s, h[DPRE].f.data(), h[DB].f.data(), h[DOUT].f.data(),
+                                                              h[YFWD].f.data());
+                      }});
+  return c;
+}
+
 void labels(Rng& r, HostBuf& b, int64_t n, int64_t classes) {
   b.i.resize(static_cast<size_t>(n));
   for (auto& v : b.i) v = static_cast<std::int32_t>(r.below(static_cast<std::uint64_t>(classes)));
@@ -640,6 +670,7 @@ OpCase make_case(const std::string& op, Rng& r) {
     return pool_case(s);
   }
   if (op == "relu") return relu_case(pick(r, 1, 5000));
+  if (op == "relu+bias_grad") return bias_grad_case({pick(r, 1, 300), pick(r, 1, 300), Activation::ReLU});
   if (op == "softmax" || op == "log_softmax")
     return softmax_case({pick(r, 1, 200), pick(r, 1, 40)}, op == "log_softmax");
   if (op == "nll_loss") return nll_case({pick(r, 1, 200), pick(r, 1, 40)});
@@ -702,6 +733,9 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
     v.push_back(pool_case(pool(16, 34, 4)));
   } else if (op == "relu") {
     v.push_back(relu_case(B * 256));
+  } else if (op == "relu+bias_grad") {
+    v.push_back(bias_grad_case({B, 256, Activation::ReLU}));
+    v.push_back(bias_grad_case({B, 10, Activation::ReLU}));
   } else if (op == "softmax" || op == "log_softmax") {
     v.push_back(softmax_case({B, 10}, op == "log_softmax"));
   } else if (op == "nll_loss") {

@@ -48,12 +48,18 @@ class Linear final : public Layer {
     ops::linear_forward(ctx, shape(batch), b.out, b.in, b.params, bias_ ? b.params + align(in_ * out_) : nullptr);
   }
   void backward_input(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
-    if (act_ != Activation::None) ops::activation_backward(ctx, {batch * out_, act_}, b.dout, b.dout, b.out);
+    // With a bias and an activation, the mask and the bias gradient share one
+    // pass over the gradient (one kernel instead of two on the GPU).
+    if (act_ != Activation::None && bias_)
+      ops::activation_bias_backward(ctx, {batch, out_, act_}, b.dout, b.grads + align(in_ * out_), b.dout, b.out);
+    else if (act_ != Activation::None)
+      ops::activation_backward(ctx, {batch * out_, act_}, b.dout, b.dout, b.out);
     if (b.din) ops::linear_backward_input(ctx, shape(batch), b.din, b.dout, b.params);
   }
   void backward_weight(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
-    ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ ? b.grads + align(in_ * out_) : nullptr, b.dout,
-                                b.in);
+    const bool db_done = act_ != Activation::None && bias_;  // by backward_input
+    ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ && !db_done ? b.grads + align(in_ * out_) : nullptr,
+                                b.dout, b.in);
   }
 
  private:

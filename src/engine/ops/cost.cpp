@@ -99,6 +99,13 @@ PassCosts EltwiseShape::cost() const {
   return co;
 }
 
+PassCosts BiasGradShape::cost() const {
+  const double e = d(rows) * d(cols);
+  PassCosts co;
+  co.input_grad = {(act == Activation::ReLU ? e : 0) + e, F * (3 * e + d(cols))};  // dout, out, dpre; db
+  return co;
+}
+
 PassCosts RowsShape::softmax_cost() const {
   const double e = d(rows) * d(cols);
   PassCosts co;

@@ -96,6 +96,12 @@ void activation_backward(Context& ctx, const EltwiseShape& s, float* din, const 
   ROOFLINE_DISPATCH(ctx, activation_backward, s, din, dout, out);
 }
 
+void activation_bias_backward(Context& ctx, const BiasGradShape& s, float* dpre, float* db, const float* dout,
+                              const float* out) {
+  ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0 && db, "bias-gradient shape");
+  ROOFLINE_DISPATCH(ctx, activation_bias_backward, s, dpre, db, dout, out);
+}
+
 void softmax_forward(Context& ctx, const RowsShape& s, float* out, const float* in) {
   check_rows(s);
   ROOFLINE_DISPATCH(ctx, softmax_forward, s, out, in);
