@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/trainer.hpp"
@@ -126,4 +128,25 @@ TEST(TrainGpu, AShortRunLearnsAndReportsNoFakeBusyFraction) {
     EXPECT_FALSE(r.busy_fraction.has_value());
     EXPECT_NE(r.busy_note.find("CUPTI"), std::string::npos);
   }
+}
+
+TEST(TrainGpu, BenchCommandFillsTheGpuColumnsAndStoresTheRuns) {
+  ROOFLINE_REQUIRE_GPU();
+  roofline::test::TempDir tmp;
+  roofline::test::write_synthetic_mnist(tmp.path(), 512, 128);
+  auto r = roofline::test::run_cli({"--db", tmp.file("r.db"), "--json", "bench", "simple-mlp,simple-cnn", "--device",
+                                    "cpu,gpu", "--batch", "32", "--epochs", "2", "--data", tmp.path(),
+                                    "--infer-reps", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& t : j["tables"])
+    if (t["id"] == "table4.roofline")
+      for (const auto& row : t["rows"]) {
+        found = true;
+        EXPECT_GT(row["gpu_train_s"].get<double>(), 0) << row;
+        EXPECT_GT(row["gpu_infer_us"].get<double>(), 0) << row;
+        EXPECT_NEAR(row["gpu_acc"].get<double>(), row["cpu_acc"].get<double>(), 3.0) << row;
+      }
+  EXPECT_TRUE(found) << r.out;
 }
