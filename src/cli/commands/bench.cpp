@@ -60,26 +60,30 @@ class BenchCommand : public Command {
   }
   void configure(CLI::App& sub) override {
     sub.add_option("models", models_, "models: simple-mlp, simple-cnn, ece408 or all (comma-separated)")->required();
-    device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu");
-    sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)");
-    sub.add_option("--batch", batch_, "batch sizes, comma-separated");
-    sub.add_option("--epochs", o_.epochs, "training epochs");
-    sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)");
-    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling");
+    device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
+    sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
+        ->capture_default_str();
+    sub.add_option("--batch", batch_, "batch sizes, comma-separated")->capture_default_str();
+    sub.add_option("--epochs", o_.epochs, "training epochs")->capture_default_str();
+    sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)")
+        ->capture_default_str();
+    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling")->capture_default_str();
     sub.add_option("--data", data_,
                    "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
-    sub.add_option("--lr", o_.sgd.lr, "SGD learning rate");
-    sub.add_option("--momentum", o_.sgd.momentum, "SGD momentum");
-    sub.add_option("--weight-decay", o_.sgd.weight_decay, "SGD weight decay");
+    sub.add_option("--lr", o_.sgd.lr, "SGD learning rate")->capture_default_str();
+    sub.add_option("--momentum", o_.sgd.momentum, "SGD momentum")->capture_default_str();
+    sub.add_option("--weight-decay", o_.sgd.weight_decay, "SGD weight decay")->capture_default_str();
     sub.add_option("--peer", peer_, "run the same benchmark in a peer framework too: pytorch");
     sub.add_option("--peer-script", peer_script_, "path of bench/peers/pytorch_bench.py");
     sub.add_flag("--no-graphs", no_graphs_,
                  "GPU: launch every kernel instead of replaying captured CUDA graphs "
                  "(NVTX ranges then appear per step, for profilers)");
-    sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph");
+    sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph")
+        ->capture_default_str();
     sub.add_flag("--check-every-step", o_.check_every_step,
                  "stop at the first non-finite loss (synchronises every step)");
-    sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing");
+    sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
+        ->capture_default_str();
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
   }
 

@@ -30,11 +30,16 @@ class OpsCommand : public Command {
     sub.add_flag("--check", check_, "check every op on every backend (the default)");
     sub.add_flag("--grad", grad_, "finite-difference checks of the backward passes");
     sub.add_flag("--perf", perf_, "time every pass; GFLOP/s and GB/s from the op's own cost");
-    sub.add_option("--device", device_, "cpu, gpu or cpu,gpu (cpu also runs the plain reference backend in --check)");
+    sub.add_option("--device", device_, "cpu, gpu or cpu,gpu (cpu also runs the plain reference backend in --check)")
+        ->capture_default_str();
     sub.add_option("--op", op_, "only this op (see --list)");
-    sub.add_option("--cases", cases_, "random shapes per op in --check and --grad")->check(CLI::PositiveNumber);
-    sub.add_option("--batch", batch_, "--perf: the batch size of the model shapes")->check(CLI::PositiveNumber);
-    sub.add_option("--seed", seed_, "seed of the random shapes and values");
+    sub.add_option("--cases", cases_, "random shapes per op in --check and --grad")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--batch", batch_, "--perf: the batch size of the model shapes")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--seed", seed_, "seed of the random shapes and values")->capture_default_str();
   }
 
   Report run(Context& ctx) override {
