@@ -1,0 +1,91 @@
+// `roofline bench` as a library: trains and times models on the CPU and GPU
+// at several batch sizes (seed 000's Table 4), optionally beside the PyTorch
+// peer (bench/peers/pytorch_bench.py), stores every result, and builds the
+// tables. `roofline analyze` runs a quick version of it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "roofline/core/report.hpp"
+#include "roofline/engine/trainer.hpp"
+#include "roofline/store/db.hpp"
+
+namespace roofline::engine {
+
+struct BenchConfig {
+  std::vector<std::string> models = {"simple-mlp", "simple-cnn"};
+  bool cpu = true, gpu = true;
+  int gpu_index = 0;
+  bool train = true, infer = true;
+  std::vector<std::int64_t> batches = {1, 64, 128};
+  std::string data_dir;        // empty: $ROOFLINE_DATA, else default_data_dir()
+  TrainOptions train_options;  // epochs, max_steps, seed, sgd, graphs (batch is set per run)
+  std::string peer;            // "" or "pytorch"
+  std::string peer_script;     // empty: found next to the binary or in ./bench/peers
+};
+
+// One model × device × batch run (training and/or inference).
+struct BenchRecord {
+  std::string device;  // "cpu" or "gpu"
+  std::string source;  // "roofline" or the peer's name
+  std::string model;
+  std::int64_t batch = 0;
+  bool trained = false;
+  int epochs = 0;
+  std::int64_t steps = 0;
+  double train_seconds = 0;
+  std::vector<double> epoch_seconds;
+  double test_loss = 0, test_accuracy = 0;
+  double infer_median_s = 0, infer_iqr_s = 0;
+  std::optional<double> busy_fraction;
+  std::string busy_note;
+  std::vector<float> first_losses;
+  nlohmann::json params = nlohmann::json::object();
+  double seconds_per_step() const { return steps > 0 ? train_seconds / static_cast<double>(steps) : 0; }
+};
+
+// What `roofline analyze` runs: simple-mlp and simple-cnn at batch 64 and 128,
+// one epoch of at most 200 steps, on the CPU and (when present) the GPU.
+BenchConfig quick_bench_config();
+
+// The data directory: `cli` when given, else $ROOFLINE_DATA, else default_data_dir().
+std::string resolve_data_dir(const std::string& cli);
+
+using BenchProgress =
+    std::function<void(const std::string& what, int epoch, int epochs, std::int64_t step, std::int64_t steps)>;
+// Called with each record as soon as it is measured (so it can be stored before the next run).
+using BenchSink = std::function<void(const BenchRecord&)>;
+
+// Runs the roofline side of the benchmark. Throws on bad configuration,
+// missing data, a GPU asked for but absent, or a non-finite loss (after the
+// records already passed to `sink`).
+std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress);
+
+// Runs the peer script and parses its records. Throws Error(Unsupported)
+// when python3 or the peer's framework is missing (the message says which).
+std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& data_dir);
+std::string find_peer_script(const std::string& hint);
+// Parses the peer's JSON output (also used by tests).
+std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::string& peer);
+
+// Stores a record in bench_results (one row per mode) and, once per model
+// and batch, the model's per-layer costs in `layers`.
+void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
+                        const BenchConfig& cfg);
+void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& model, std::int64_t batch);
+
+// Seed 000's Table 4 (Batch | CPU Train (s) | CPU Infer (µs) | GPU Train (s) |
+// GPU Infer (µs) | Model) with GPU speedups, for one source of records.
+Table table4(const std::vector<BenchRecord>& records, const std::string& source);
+// Every record in detail: per-epoch times, per-step time, accuracy, loss, busy fraction.
+Table details_table(const std::vector<BenchRecord>& records);
+// roofline vs the peer on the same model, device and batch, with ratios.
+Table peer_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRecord>& peer);
+// FLOPs and bytes per layer and pass at a batch size.
+Table cost_table(const std::string& model, std::int64_t batch);
+
+}  // namespace roofline::engine

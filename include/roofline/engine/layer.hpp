@@ -1,0 +1,69 @@
+// Layers of a Sequential model. A layer holds its configuration only; the
+// Network (network.hpp) owns every buffer (parameters, gradients,
+// activations) and hands each layer views of them, llm.c style, so a whole
+// training step touches no allocator and can be captured as a CUDA graph.
+// Shapes here are per sample (no batch dimension): (C, H, W) or (F).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "roofline/engine/cost.hpp"
+#include "roofline/engine/ops.hpp"
+#include "roofline/engine/rng.hpp"
+
+namespace roofline::engine {
+
+class Layer {
+ public:
+  struct Buffers {
+    const float* in = nullptr;        // (batch, in_shape)
+    float* out = nullptr;             // (batch, out_shape)
+    float* dout = nullptr;            // (batch, out_shape); a layer may overwrite it in backward
+    float* din = nullptr;             // (batch, in_shape); null for the first layer (not needed)
+    const float* params = nullptr;    // (param_count)
+    float* grads = nullptr;           // (param_count)
+    std::int32_t* scratch = nullptr;  // (scratch_ints) e.g. max-pool argmax
+  };
+
+  explicit Layer(std::string name) : name_(std::move(name)) {}
+  virtual ~Layer() = default;
+  const std::string& name() const { return name_; }
+  virtual std::string op() const = 0;                         // "linear+relu", "conv2d", "maxpool2d", "flatten", "relu"
+  virtual Shape output_shape(const Shape& in) const = 0;      // throws Error(Usage) when `in` does not fit
+  virtual bool is_view() const { return false; }              // output aliases the input (Flatten)
+  virtual std::int64_t param_count() const { return 0; }      // floats in the parameter block, padding included
+  virtual std::int64_t learnable_count() const { return 0; }  // the parameters themselves
+  // PyTorch-default initialisation of this layer's parameters (host memory).
+  virtual void init(Rng& /*rng*/, float* /*params*/) const {}
+  virtual std::int64_t scratch_ints(std::int64_t /*batch*/, const Shape& /*in*/) const { return 0; }
+  virtual PassCosts cost(std::int64_t batch, const Shape& in) const = 0;
+  virtual void forward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const = 0;
+  // The input-gradient pass: turns b.dout into the gradient before a fused
+  // activation (in place) and fills b.din when it is not null. Runs first.
+  virtual void backward_input(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const = 0;
+  // The weight-gradient pass: fills b.grads from the (masked) b.dout and b.in.
+  virtual void backward_weight(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
+                               const Buffers& /*b*/) const {}
+
+  // Parameter tensors start on 64-float (256-byte) boundaries, the alignment
+  // cuBLASLt assumes by default; the padding stays zero.
+  static std::int64_t align(std::int64_t n) { return (n + 63) / 64 * 64; }
+
+ private:
+  std::string name_;
+};
+
+// Parameters: weight (out, in) then bias (out); init kaiming_uniform_(a=√5),
+// i.e. U(±1/√in), bias U(±1/√in), as torch.nn.Linear.
+std::unique_ptr<Layer> make_linear(std::string name, std::int64_t in, std::int64_t out,
+                                   ops::Activation act = ops::Activation::None, bool bias = true);
+// Parameters: weight (k, c, r, s) then bias (k); init as torch.nn.Conv2d (fan_in = c·r·s).
+std::unique_ptr<Layer> make_conv2d(std::string name, std::int64_t c, std::int64_t k, std::int64_t kernel,
+                                   std::int64_t stride = 1, std::int64_t pad = 0,
+                                   ops::Activation act = ops::Activation::None, bool bias = true);
+std::unique_ptr<Layer> make_maxpool2d(std::string name, std::int64_t kernel, std::int64_t stride);
+std::unique_ptr<Layer> make_activation(std::string name, ops::Activation act);
+std::unique_ptr<Layer> make_flatten(std::string name);
+
+}  // namespace roofline::engine

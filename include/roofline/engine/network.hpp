@@ -1,0 +1,59 @@
+// A Model instantiated on a Context for batches of up to `max_batch`: one
+// allocation each for parameters, gradients and momentum (so the optimiser
+// is a single fused update over every parameter), and one arena of
+// activations and activation gradients. Nothing is allocated after
+// construction, so a step (forward, loss, backward, update) has fixed
+// addresses and can be captured once as a CUDA graph and replayed.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "roofline/engine/model.hpp"
+
+namespace roofline::engine {
+
+class Network {
+ public:
+  Network(const Model& model, Context& ctx, std::int64_t max_batch);
+
+  const Model& model() const { return model_; }
+  Context& context() const { return ctx_; }
+  std::int64_t max_batch() const { return max_batch_; }
+
+  void set_params(const std::vector<float>& host);  // param_count values
+  std::vector<float> params() const;                // synchronous copy to the host
+  std::vector<float> grads() const;
+  void zero_momentum();
+
+  float* input() const { return acts_[0]; }                 // (max_batch, input_shape)
+  float* logits() const { return acts_.back(); }            // (max_batch, classes)
+  float* dlogits() const { return dacts_.back(); }          // (max_batch, classes)
+  float* param_data() const { return params_.f32(); }       // (param_count)
+  float* grad_data() const { return grads_.f32(); }         // (param_count)
+  float* momentum_data() const { return momentum_.f32(); }  // (param_count)
+
+  // Forward from input() to logits() for `batch` rows; `grad_path` says
+  // whether backward() will follow (nothing differs today; kept for
+  // dropout/batch-norm later).
+  void forward(std::int64_t batch, bool grad_path = true);
+  // Backward from dlogits() to every parameter gradient.
+  void backward(std::int64_t batch);
+  // One fused SGD update over all parameters; advances *step when given.
+  void sgd_step(const ops::SgdConfig& cfg, std::int32_t* step = nullptr);
+
+  // NVTX range names, "<model>/<layer>/<pass>".
+  const std::string& range_name(size_t layer, Pass pass) const;
+
+ private:
+  const Model& model_;
+  Context& ctx_;
+  std::int64_t max_batch_;
+  Tensor params_, grads_, momentum_, arena_, scratch_;
+  std::vector<float*> acts_, dacts_;         // per layer boundary, size layers+1
+  std::vector<std::int32_t*> scratch_ptrs_;  // per layer
+  std::vector<std::string> names_;           // layers x 4 passes
+  std::string optimizer_range_;
+};
+
+}  // namespace roofline::engine

@@ -1,0 +1,63 @@
+// The op test harness, after ggml's test-backend-ops: every op, on every
+// backend, on random shapes with fresh random values, against the float64
+// reference; guard regions around every output catch out-of-bounds writes,
+// poisoned outputs catch unwritten elements, inputs are checked unchanged;
+// finite-difference gradient checks of the reference backward passes; and a
+// perf mode that times each pass and turns its cost() into GFLOP/s and GB/s.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "roofline/engine/context.hpp"
+#include "roofline/engine/cost.hpp"
+#include "roofline/engine/rng.hpp"
+
+namespace roofline::engine::harness {
+
+// Names of the ops the harness knows: linear, linear+relu, conv2d, conv2d+relu,
+// maxpool2d, relu, relu+bias_grad, softmax, log_softmax, nll_loss, cross_entropy, sgd, gather_batch.
+std::vector<std::string> op_names();
+
+// Relative error bound (‖out − ref‖₂ / ‖ref‖₂ against the float64 reference).
+double error_bound(DType dtype);
+
+struct CheckResult {
+  std::string op, pass, shape, backend;
+  std::string output;    // the output buffer checked
+  double rel_error = 0;  // ‖out − ref‖ / ‖ref‖ (exact match required for integer outputs)
+  double bound = 0;
+  bool finite = true;     // no NaN/Inf (poison left behind reads as NaN)
+  bool guards_ok = true;  // nothing written outside the output
+  bool inputs_ok = true;  // inputs unchanged
+  bool passed() const { return finite && guards_ok && inputs_ok && rel_error <= bound; }
+  std::string describe() const;  // one line for failures
+};
+
+// Runs `cases` random shapes of `op` on `ctx` and checks every output of every pass.
+std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases);
+
+struct GradCheckResult {
+  std::string op, shape, wrt;  // the input the gradient is taken with respect to
+  double rel_error = 0;        // analytic vs central differences, float64
+  double bound = 0;
+  bool passed() const { return rel_error <= bound; }
+  std::string describe() const;
+};
+// Finite-difference checks of the float64 reference backward passes of `op`
+// (ops with a backward pass; others return nothing).
+std::vector<GradCheckResult> gradient_check(const std::string& op, Rng& rng, int cases);
+
+struct PerfResult {
+  std::string op, pass, shape, backend;
+  double seconds = 0;  // median per call
+  double rel_iqr = 0;
+  OpCost cost;
+  double gflops() const { return seconds > 0 ? cost.flops / seconds * 1e-9 : 0; }
+  double gbytes() const { return seconds > 0 ? cost.bytes / seconds * 1e-9 : 0; }
+};
+// Times every pass of `op` at the model-sized shapes it is used with
+// (simple-mlp, simple-cnn, ece408 at batch `batch`).
+std::vector<PerfResult> perf_op(const std::string& op, Context& ctx, std::int64_t batch, double min_seconds = 0.2);
+
+}  // namespace roofline::engine::harness

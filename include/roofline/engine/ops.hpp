@@ -1,0 +1,164 @@
+// The engine's ops, llm.c style: a forward/backward function pair per op over
+// raw fp32 buffers, a shape struct that says how big everything is and what
+// each pass costs (cost.hpp), and one dispatcher per function that sends the
+// call to the context's backend (CpuRef, Cpu or Cuda). Pointers live on the
+// context's device. Every buffer is contiguous; shapes are given in comments.
+//
+// Conventions:
+//  - Backward functions overwrite their gradient outputs (no accumulation):
+//    in a Sequential model each parameter is used once, and overwriting lets
+//    tests poison outputs and lets no step spend a kernel on zeroing.
+//  - Gradient outputs may not alias inputs unless the function says so.
+//  - Labels are int32 class indices in [0, cols).
+#pragma once
+#include <cstdint>
+
+#include "roofline/engine/context.hpp"
+#include "roofline/engine/cost.hpp"
+
+namespace roofline::engine::ops {
+
+enum class Activation { None, ReLU };
+const char* to_string(Activation a);
+
+// ---- Linear: out = act(in · wᵀ + b) --------------------------------------
+struct LinearShape {
+  std::int64_t n = 0;    // rows (batch)
+  std::int64_t in = 0;   // input features
+  std::int64_t out = 0;  // output features
+  bool bias = true;
+  Activation act = Activation::None;
+  PassCosts cost() const;
+};
+// out (n, out), in (n, in), w (out, in), b (out) or null
+void linear_forward(Context& ctx, const LinearShape& s, float* out, const float* in, const float* w, const float* b);
+// din (n, in) = dpre (n, out) · w (out, in). With act == ReLU, call
+// activation_backward on the layer's output first (dpre = dout ⊙ [out > 0]).
+void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const float* dpre, const float* w);
+// dw (out, in) = dpreᵀ · in; db (out) = Σ_rows dpre (db may be null)
+void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const float* dpre,
+                            const float* in);
+
+// ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------
+struct Conv2dShape {
+  std::int64_t n = 0, c = 0, h = 0, w = 0;  // input (n, c, h, w)
+  std::int64_t k = 0, r = 0, s = 0;         // weights (k, c, r, s)
+  std::int64_t stride = 1, pad = 0;
+  bool bias = true;
+  Activation act = Activation::None;
+  std::int64_t oh() const { return (h + 2 * pad - r) / stride + 1; }
+  std::int64_t ow() const { return (w + 2 * pad - s) / stride + 1; }
+  bool valid() const;  // positive sizes, kernel fits the padded input
+  PassCosts cost() const;
+};
+// out (n, k, oh, ow), in (n, c, h, w), w (k, c, r, s), b (k) or null
+void conv2d_forward(Context& ctx, const Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
+// din (n, c, h, w) from dpre (n, k, oh, ow) and w (k, c, r, s)
+void conv2d_backward_input(Context& ctx, const Conv2dShape& s, float* din, const float* dpre, const float* w);
+// dw (k, c, r, s), db (k) or null, from dpre (n, k, oh, ow) and in (n, c, h, w)
+void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const float* dpre,
+                            const float* in);
+
+// ---- MaxPool2d (no padding, floor mode; the first maximum wins, as PyTorch) --
+struct Pool2dShape {
+  std::int64_t n = 0, c = 0, h = 0, w = 0;
+  std::int64_t kernel = 2, stride = 2;
+  std::int64_t oh() const { return (h - kernel) / stride + 1; }
+  std::int64_t ow() const { return (w - kernel) / stride + 1; }
+  bool valid() const;
+  PassCosts cost() const;
+};
+// out (n, c, oh, ow); argmax (n, c, oh, ow): index of the maximum in its (h, w) plane
+void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int32_t* argmax, const float* in);
+// din (n, c, h, w) = scatter of dout (n, c, oh, ow) to the argmax positions
+void maxpool2d_backward(Context& ctx, const Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax);
+
+// ---- Element-wise activation ------------------------------------------------
+struct EltwiseShape {
+  std::int64_t n = 0;
+  Activation act = Activation::ReLU;
+  PassCosts cost() const;
+};
+// out (n) = act(in); out may alias in
+void activation_forward(Context& ctx, const EltwiseShape& s, float* out, const float* in);
+// din (n) = dout ⊙ act'(from out); din may alias dout
+void activation_backward(Context& ctx, const EltwiseShape& s, float* din, const float* dout, const float* out);
+
+// ---- Fused activation mask and bias gradient (Linear layers' backward) -------
+struct BiasGradShape {
+  std::int64_t rows = 0, cols = 0;
+  Activation act = Activation::ReLU;
+  PassCosts cost() const;  // in input_grad: the mask (rows·cols) and the column sums (rows·cols)
+};
+// dpre (rows, cols) = dout ⊙ act'(out) and db (cols) = Σ_rows dpre, in one pass
+// over dout (one kernel instead of two on the GPU). dpre may alias dout.
+void activation_bias_backward(Context& ctx, const BiasGradShape& s, float* dpre, float* db, const float* dout,
+                              const float* out);
+
+// ---- Row-wise softmax family over (rows, cols) -------------------------------
+struct RowsShape {
+  std::int64_t rows = 0, cols = 0;
+  PassCosts softmax_cost() const;
+  PassCosts log_softmax_cost() const;
+  PassCosts nll_cost() const;
+  PassCosts cross_entropy_cost() const;  // fused log-softmax + NLL, forward and gradient
+};
+void softmax_forward(Context& ctx, const RowsShape& s, float* out, const float* in);
+// din = out ⊙ (dout − Σ_j dout_j out_j)
+void softmax_backward(Context& ctx, const RowsShape& s, float* din, const float* dout, const float* out);
+void log_softmax_forward(Context& ctx, const RowsShape& s, float* out, const float* in);
+// din = dout − exp(out) Σ_j dout_j
+void log_softmax_backward(Context& ctx, const RowsShape& s, float* din, const float* dout, const float* out);
+// loss (1) = −(1/rows) Σ_i logp[i, label_i]   (mean reduction, as PyTorch)
+void nll_loss_forward(Context& ctx, const RowsShape& s, float* loss, const float* logp, const std::int32_t* labels);
+// dlogp (rows, cols) = −dloss/rows at [i, label_i], 0 elsewhere; dloss is a scalar on the host
+void nll_loss_backward(Context& ctx, const RowsShape& s, float* dlogp, const std::int32_t* labels, float dloss);
+
+// Statistics a training loop keeps on the device so that no step has to wait
+// for the host. Every pointer is on the context's device and may be null.
+struct LossStats {
+  double* loss_sum = nullptr;              // (1) += Σ_rows per-row loss
+  std::int32_t* correct = nullptr;         // (1) += rows whose argmax is the label
+  float* step_loss = nullptr;              // (steps) [*step] = this batch's mean loss
+  std::int32_t* first_bad_step = nullptr;  // (1) = min(itself, *step) if the batch loss is not finite
+  const std::int32_t* step = nullptr;      // (1) this step's index (0 when null)
+};
+// Fused log-softmax + NLL: the batch's loss into `stats`, and (when dlogits is
+// not null) dlogits (rows, cols) = grad_scale · (softmax(logits) − onehot(label)).
+// grad_scale = 1/rows gives the gradient of the mean loss.
+void cross_entropy(Context& ctx, const RowsShape& s, float* dlogits, const float* logits, const std::int32_t* labels,
+                   float grad_scale, const LossStats& stats);
+
+// ---- Optimiser: torch.optim.SGD (dampening 0, not Nesterov) -------------------
+struct SgdConfig {
+  float lr = 0.01f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+};
+struct SgdShape {
+  std::int64_t n = 0;  // parameters
+  bool momentum = true;
+  OpCost cost() const;
+};
+// g' = g + wd·p;  buf = momentum·buf + g';  p −= lr·buf  (buf starts at 0, which
+// equals torch's "buf = g' on the first step" when dampening is 0).
+// param, grad, buf (n). When `advance_step` is not null, *advance_step += 1
+// after the update (the training loop's device-side step counter).
+void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad, float* buf, const SgdConfig& cfg,
+                std::int32_t* advance_step = nullptr);
+
+// ---- Data: a batch from a uint8 image set --------------------------------------
+struct BatchShape {
+  std::int64_t batch = 0;             // rows of this batch
+  std::int64_t in_h = 0, in_w = 0;    // stored images (n, in_h, in_w), single channel
+  std::int64_t out_h = 0, out_w = 0;  // model input; bilinear resize (half-pixel centres) when different
+  float mean = 0, inv_std = 1;        // x = (pixel/255 − mean) · inv_std
+  std::int64_t stride = 0;            // samples per step (the full batch size)
+  OpCost cost() const;
+};
+// x (batch, 1, out_h, out_w), y (batch): samples order[first + step·stride + i]
+// with step = *step (0 when null) — on the device, so a captured graph can replay.
+void gather_batch(Context& ctx, const BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
+                  const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step);
+
+}  // namespace roofline::engine::ops

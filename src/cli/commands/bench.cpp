@@ -1,0 +1,194 @@
+// roofline bench: trains and times the seed models on the CPU and GPU
+// (seed 000's Table 4), beside the PyTorch peer when asked.
+#include "roofline/engine/bench.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "command.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/cuda/runtime.hpp"
+
+namespace roofline::cli {
+
+namespace {
+
+// A one-line progress bar on stderr, redrawn at most ten times a second.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool on) : on_(on) {}
+  ~ProgressBar() { finish(); }
+  void update(const std::string& what, int epoch, int epochs, std::int64_t step, std::int64_t steps) {
+    if (!on_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (what == what_ && step != steps && now - last_ < std::chrono::milliseconds(100)) return;
+    if (what != what_) finish();
+    what_ = what;
+    last_ = now;
+    const int width = 30;
+    const int filled = steps > 0 ? static_cast<int>(width * step / steps) : 0;
+    std::cerr << fmt::format("\r{}: epoch {}/{} [{}{}] {}/{} steps  ", what, epoch + 1, epochs,
+                             std::string(static_cast<size_t>(filled), '#'),
+                             std::string(static_cast<size_t>(width - filled), '.'), step, steps)
+              << std::flush;
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_) std::cerr << '\n';
+    drawn_ = false;
+    what_.clear();
+  }
+
+ private:
+  bool on_;
+  bool drawn_ = false;
+  std::string what_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+class BenchCommand : public Command {
+ public:
+  const char* name() const override { return "bench"; }
+  const char* summary() const override {
+    return "train and time the seed models (simple-mlp, simple-cnn, ece408) on CPU and GPU, beside PyTorch";
+  }
+  void configure(CLI::App& sub) override {
+    sub.add_option("models", models_, "models: simple-mlp, simple-cnn, ece408 or all (comma-separated)")->required();
+    device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
+    sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
+        ->capture_default_str();
+    sub.add_option("--batch", batch_, "batch sizes, comma-separated")->capture_default_str();
+    sub.add_option("--epochs", o_.epochs, "training epochs")->capture_default_str();
+    sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)")
+        ->capture_default_str();
+    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling")->capture_default_str();
+    sub.add_option("--data", data_,
+                   "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
+    sub.add_option("--lr", o_.sgd.lr, "SGD learning rate")->capture_default_str();
+    sub.add_option("--momentum", o_.sgd.momentum, "SGD momentum")->capture_default_str();
+    sub.add_option("--weight-decay", o_.sgd.weight_decay, "SGD weight decay")->capture_default_str();
+    sub.add_option("--peer", peer_, "run the same benchmark in a peer framework too: pytorch");
+    sub.add_option("--peer-script", peer_script_, "path of bench/peers/pytorch_bench.py");
+    sub.add_flag("--no-graphs", no_graphs_,
+                 "GPU: launch every kernel instead of replaying captured CUDA graphs "
+                 "(NVTX ranges then appear per step, for profilers)");
+    sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph")
+        ->capture_default_str();
+    sub.add_flag("--check-every-step", o_.check_every_step,
+                 "stop at the first non-finite loss (synchronises every step)");
+    sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
+        ->capture_default_str();
+    sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
+  }
+
+  Report run(Context& ctx) override {
+    engine::BenchConfig cfg;
+    cfg.models.clear();
+    for (const auto& m : split(join(models_, ","), ','))
+      if (to_lower(trim(m)) == "all") {
+        for (const auto& n : engine::model_names()) cfg.models.push_back(n);
+      } else {
+        cfg.models.push_back(engine::make_model(m)->name());  // unknown names fail here
+      }
+    cfg.batches = parse_int_list(batch_, "--batch");
+    DeviceChoice dc = parse_devices(device_);
+    const bool explicit_device = device_opt_->count() > 0;
+    std::vector<int> gpus;
+    Report report("bench");
+    if (dc.all_gpus && !explicit_device && cuda::gpu_count() == 0) {
+      report.warn("no GPU here (" + cuda::gpu_unavailable_reason() + "): GPU columns are empty");
+    } else {
+      gpus = resolve_gpus(dc);
+      if (gpus.empty() && (dc.all_gpus || !dc.gpus.empty()))
+        throw_device("no GPU available: " + cuda::gpu_unavailable_reason(), "use --device cpu");
+    }
+    cfg.cpu = dc.cpu;
+    cfg.gpu = !gpus.empty();
+    cfg.gpu_index = gpus.empty() ? 0 : gpus.front();
+    cfg.train = cfg.infer = false;
+    for (const auto& m : split(mode_, ',')) {
+      std::string v = to_lower(trim(m));
+      if (v == "train")
+        cfg.train = true;
+      else if (v == "infer" || v == "inference")
+        cfg.infer = true;
+      else
+        throw_usage(fmt::format("unknown mode '{}'", m), "use --mode train, infer or train,infer");
+    }
+    if (o_.epochs < 0)
+      throw_usage(fmt::format("{} epochs: the count cannot be negative", o_.epochs), "use --epochs 0 or more");
+    o_.use_graphs = !no_graphs_;
+    cfg.train_options = o_;
+    cfg.data_dir = data_;
+    cfg.peer = to_lower(trim(peer_));
+    cfg.peer_script = peer_script_;
+    if (!cfg.peer.empty() && cfg.peer != "pytorch")
+      throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
+
+    ProgressBar bar(ctx.interactive() && ::isatty(2));
+    auto progress = [&](const std::string& what, int e, int epochs, std::int64_t s, std::int64_t n) {
+      bar.update(what, e, epochs, s, n);
+    };
+    auto sink = [&](const engine::BenchRecord& r) {
+      bar.finish();
+      std::optional<std::int64_t> dev =
+          r.device == "gpu" && r.source == "roofline"   ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
+          : r.device == "cpu" && r.source == "roofline" ? std::optional(ctx.cpu_device_id())
+                                                        : std::nullopt;
+      engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
+      ctx.status(fmt::format("{} {} {} batch {}: {} s training, {:.2f}% test accuracy, {} per inference", r.source,
+                             r.model, r.device, r.batch, format_sig(r.train_seconds), r.test_accuracy * 100,
+                             format_seconds(r.infer_median_s)));
+    };
+    for (const auto& m : cfg.models)
+      for (auto b : cfg.batches)
+        if (b > 0) engine::store_layer_costs(ctx.db(), ctx.run_id(), m, b);
+
+    std::vector<engine::BenchRecord> ours = engine::run_bench(cfg, sink, progress);
+    bar.finish();
+    report.add(engine::table4(ours, "roofline"));
+
+    std::vector<engine::BenchRecord> peer;
+    std::optional<Error> peer_error;
+    if (!cfg.peer.empty()) {
+      try {
+        ctx.status("running the PyTorch peer (bench/peers/pytorch_bench.py)...");
+        peer = engine::run_peer(cfg, engine::resolve_data_dir(cfg.data_dir));
+        for (const auto& r : peer) sink(r);
+        report.add(engine::table4(peer, "pytorch"));
+        report.add(engine::peer_table(ours, peer));
+      } catch (const Error& e) {
+        peer_error = e;
+        report.warn(std::string("the PyTorch peer did not run: ") + e.what());
+      }
+    }
+    std::vector<engine::BenchRecord> all = ours;
+    all.insert(all.end(), peer.begin(), peer.end());
+    report.add(engine::details_table(all));
+    if (costs_)
+      for (const auto& m : cfg.models) report.add(engine::cost_table(m, cfg.batches.back()));
+    if (peer_error) {
+      // The results are stored and worth showing; the run still fails, since the peer was asked for.
+      render(report, ctx.options().format(), std::cout);
+      throw *peer_error;
+    }
+    return report;
+  }
+
+ private:
+  std::vector<std::string> models_;
+  std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
+  CLI::Option* device_opt_ = nullptr;
+  engine::TrainOptions o_;
+  bool no_graphs_ = false, costs_ = false;
+};
+
+ROOFLINE_COMMAND(BenchCommand)
+
+}  // namespace roofline::cli

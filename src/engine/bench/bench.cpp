@@ -1,0 +1,106 @@
+#include "roofline/engine/bench.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "roofline/core/error.hpp"
+#include "roofline/cuda/runtime.hpp"
+#include "roofline/engine/context.hpp"
+
+namespace roofline::engine {
+
+std::string resolve_data_dir(const std::string& cli) {
+  if (!cli.empty()) return cli;
+  if (const char* env = std::getenv("ROOFLINE_DATA"); env && *env) return env;
+  return default_data_dir();
+}
+
+BenchConfig quick_bench_config() {
+  BenchConfig c;
+  c.models = {"simple-mlp", "simple-cnn"};
+  c.gpu = cuda::gpu_count() > 0;
+  c.batches = {64, 128};
+  c.train_options.epochs = 1;
+  c.train_options.max_steps = 200;
+  c.train_options.infer_reps = 50;
+  return c;
+}
+
+std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress) {
+  // Check everything the user typed before the first (long) run.
+  std::vector<std::unique_ptr<Model>> models;
+  for (const auto& name : cfg.models) models.push_back(make_model(name));
+  if (cfg.batches.empty()) throw_usage("no batch size given", "use --batch 1,64,128");
+  for (auto b : cfg.batches)
+    if (b <= 0) throw_usage(fmt::format("batch size {} is not positive", b), "use --batch 1 or more (e.g. 1,64,128)");
+  if (cfg.train_options.epochs < 0)
+    throw_usage(fmt::format("{} epochs: the count cannot be negative", cfg.train_options.epochs),
+                "use --epochs 0 or more");
+  if (cfg.train_options.max_steps < 0)
+    throw_usage("--max-steps cannot be negative", "use --max-steps 0 (no limit) or more");
+  if (!cfg.cpu && !cfg.gpu) throw_usage("no device to run on", "use --device cpu, gpu or cpu,gpu");
+  if (!cfg.train && !cfg.infer) throw_usage("no mode to run", "use --mode train, infer or train,infer");
+  if (cfg.gpu) cuda::require_gpu(cfg.gpu_index);
+
+  const DataSplit data = load_mnist_dir(resolve_data_dir(cfg.data_dir));
+  for (auto b : cfg.batches)
+    if (b > data.train.n)
+      throw_usage(fmt::format("batch size {} is larger than the training set ({} images)", b, data.train.n),
+                  fmt::format("use --batch {} or less", data.train.n));
+
+  std::vector<BenchRecord> out;
+  std::vector<std::pair<std::string, std::unique_ptr<Context>>> devices;
+  if (cfg.cpu) devices.emplace_back("cpu", std::make_unique<Context>(Backend::Cpu));
+  if (cfg.gpu) devices.emplace_back("gpu", std::make_unique<Context>(Backend::Cuda, cfg.gpu_index));
+
+  for (const auto& model : models)
+    for (auto batch : cfg.batches)
+      for (auto& [dev, ctx] : devices) {
+        TrainOptions o = cfg.train_options;
+        o.batch = batch;
+        if (!cfg.train) o.epochs = 0;
+        const std::string what = fmt::format("{} {} batch {}", model->name(), dev, batch);
+        if (progress)
+          o.progress = [&, what, epochs = o.epochs](int e, std::int64_t s, std::int64_t n) {
+            progress(what, e, epochs, s, n);
+          };
+        TrainResult tr = train_and_evaluate(*ctx, *model, data, o);
+        BenchRecord r;
+        r.device = dev;
+        r.source = "roofline";
+        r.model = model->name();
+        r.batch = batch;
+        r.trained = cfg.train;
+        r.epochs = o.epochs;
+        r.steps = tr.steps;
+        r.train_seconds = tr.train_seconds;
+        for (const auto& e : tr.epochs) r.epoch_seconds.push_back(e.seconds);
+        r.test_loss = tr.test_loss;
+        r.test_accuracy = tr.test_accuracy;
+        r.infer_median_s = tr.infer_seconds.median;
+        r.infer_iqr_s = tr.infer_seconds.iqr();
+        r.busy_fraction = tr.busy_fraction;
+        r.busy_note = tr.busy_note;
+        r.first_losses = tr.first_losses;
+        r.params = {{"lr", o.sgd.lr},
+                    {"momentum", o.sgd.momentum},
+                    {"weight_decay", o.sgd.weight_decay},
+                    {"seed", o.seed},
+                    {"max_steps", o.max_steps},
+                    {"graphs", ctx->is_cuda() && o.use_graphs},
+                    {"steps_per_graph", o.steps_per_graph},
+                    {"cpu_threads", ctx->cpu_threads()},
+                    {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
+                    {"data", data.dir},
+                    {"model_params", model->learnable_count()},
+                    {"train_losses", nlohmann::json::array()},
+                    {"first_losses", tr.first_losses}};
+        for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);
+        out.push_back(r);
+        if (sink) sink(r);
+      }
+  return out;
+}
+
+}  // namespace roofline::engine

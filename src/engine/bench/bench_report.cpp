@@ -1,0 +1,239 @@
+// Tables of `roofline bench` and what it stores.
+#include <fmt/format.h>
+
+#include "roofline/core/strings.hpp"
+#include "roofline/engine/bench.hpp"
+#include "roofline/store/results.hpp"
+
+namespace roofline::engine {
+
+namespace {
+const BenchRecord* find(const std::vector<BenchRecord>& rs, const std::string& source, const std::string& device,
+                        const std::string& model, std::int64_t batch) {
+  for (const auto& r : rs)
+    if (r.source == source && r.device == device && r.model == model && r.batch == batch) return &r;
+  return nullptr;
+}
+Cell opt(bool ok, double v) { return ok ? Cell(v) : Cell(); }
+Cell ratio(const BenchRecord* a, const BenchRecord* b, double (*f)(const BenchRecord&)) {
+  if (!a || !b || f(*b) <= 0 || f(*a) <= 0) return {};
+  return f(*a) / f(*b);
+}
+double train_s(const BenchRecord& r) { return r.trained ? r.train_seconds : 0; }
+double infer_s(const BenchRecord& r) { return r.infer_median_s; }
+}  // namespace
+
+Table table4(const std::vector<BenchRecord>& records, const std::string& source) {
+  Table t("table4." + source, fmt::format("CPU vs GPU training and inference time ({}; seed 000 Table 4)", source));
+  t.col("batch", "Batch")
+      .col("cpu_train_s", "CPU Train", "s")
+      .col("cpu_infer_us", "CPU Infer", "µs")
+      .col("gpu_train_s", "GPU Train", "s")
+      .col("gpu_infer_us", "GPU Infer", "µs")
+      .col("model", "Model")
+      .col("train_speedup", "GPU train speedup", "x")
+      .col("infer_speedup", "GPU infer speedup", "x")
+      .col("cpu_acc", "CPU acc.", "%", 1)
+      .col("gpu_acc", "GPU acc.", "%", 1);
+  std::vector<std::pair<std::string, std::int64_t>> keys;
+  for (const auto& r : records) {
+    if (r.source != source) continue;
+    bool seen = false;
+    for (const auto& k : keys) seen |= k.first == r.model && k.second == r.batch;
+    if (!seen) keys.emplace_back(r.model, r.batch);
+  }
+  for (const auto& [model, batch] : keys) {
+    const BenchRecord* c = find(records, source, "cpu", model, batch);
+    const BenchRecord* g = find(records, source, "gpu", model, batch);
+    t.row({batch, c && c->trained ? Cell(c->train_seconds) : Cell(), c ? Cell(c->infer_median_s * 1e6) : Cell(),
+           g && g->trained ? Cell(g->train_seconds) : Cell(), g ? Cell(g->infer_median_s * 1e6) : Cell(), model,
+           ratio(c, g, train_s), ratio(c, g, infer_s), opt(c && c->trained, c ? c->test_accuracy * 100 : 0),
+           opt(g && g->trained, g ? g->test_accuracy * 100 : 0)});
+  }
+  t.note(
+      "Train: wall time of all epochs (data on the device, shuffled every epoch); Infer: median of synchronised "
+      "single-batch forward passes to probabilities. The seed's 'Infer' column timed an unsynchronised call.");
+  return t;
+}
+
+Table details_table(const std::vector<BenchRecord>& records) {
+  Table t("bench.details", "Every run");
+  t.col("source", "Source")
+      .col("device", "Device")
+      .col("model", "Model")
+      .col("batch", "Batch")
+      .col("epochs", "Epochs")
+      .col("steps", "Steps")
+      .col("train_s", "Train", "s")
+      .col("epoch_s", "Per epoch", "s", -1, 40)
+      .col("step_us", "Per step", "µs")
+      .col("test_loss", "Test loss", "", 4)
+      .col("test_acc", "Test acc.", "%", 2)
+      .col("infer_us", "Infer median", "µs")
+      .col("infer_iqr_us", "Infer IQR", "µs")
+      .col("busy", "GPU busy", "%", 1);
+  for (const auto& r : records) {
+    std::vector<std::string> es;
+    for (double s : r.epoch_seconds) es.push_back(format_sig(s, 3));
+    t.row({r.source, r.device, r.model, r.batch, static_cast<std::int64_t>(r.epochs), r.steps,
+           r.trained ? Cell(r.train_seconds) : Cell(), join(es, " "),
+           r.steps > 0 ? Cell(r.seconds_per_step() * 1e6) : Cell(), r.trained ? Cell(r.test_loss) : Cell(),
+           r.trained ? Cell(r.test_accuracy * 100) : Cell(), r.infer_median_s * 1e6, r.infer_iqr_s * 1e6,
+           r.busy_fraction ? Cell(*r.busy_fraction * 100) : Cell()});
+  }
+  for (const auto& r : records)
+    if (r.device == "gpu" && r.source == "roofline" && !r.busy_fraction) {
+      t.note("GPU busy fraction (kernel time / wall time): " + r.busy_note);
+      break;
+    }
+  t.note(
+      "Test loss: mean log-softmax + NLL over the 10,000 test images (the seed's negative 'losses' came from "
+      "applying NLL to softmax probabilities).");
+  return t;
+}
+
+Table peer_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRecord>& peer) {
+  Table t("bench.peer", "roofline vs the PyTorch peer (same models, data, batches, optimiser)");
+  t.col("device", "Device")
+      .col("model", "Model")
+      .col("batch", "Batch")
+      .col("ours_step_us", "roofline step", "µs")
+      .col("peer_step_us", "PyTorch step", "µs")
+      .col("train_speedup", "Train speedup", "x")
+      .col("ours_infer_us", "roofline infer", "µs")
+      .col("peer_infer_us", "PyTorch infer", "µs")
+      .col("infer_speedup", "Infer speedup", "x")
+      .col("ours_acc", "roofline acc.", "%", 2)
+      .col("peer_acc", "PyTorch acc.", "%", 2);
+  for (const auto& r : ours) {
+    const BenchRecord* p = nullptr;
+    for (const auto& q : peer)
+      if (q.device == r.device && q.model == r.model && q.batch == r.batch) p = &q;
+    if (!p) continue;
+    auto step = [](const BenchRecord& x) { return x.seconds_per_step(); };
+    Cell ts = step(r) > 0 && step(*p) > 0 ? Cell(step(*p) / step(r)) : Cell();
+    Cell is = r.infer_median_s > 0 && p->infer_median_s > 0 ? Cell(p->infer_median_s / r.infer_median_s) : Cell();
+    t.row({r.device, r.model, r.batch, step(r) > 0 ? Cell(step(r) * 1e6) : Cell(),
+           step(*p) > 0 ? Cell(step(*p) * 1e6) : Cell(), ts, r.infer_median_s * 1e6, p->infer_median_s * 1e6, is,
+           r.trained ? Cell(r.test_accuracy * 100) : Cell(), p->trained ? Cell(p->test_accuracy * 100) : Cell()});
+  }
+  t.note(
+      "Speedup = PyTorch time / roofline time, per training step (the same number of steps on both sides) and per "
+      "synchronised single-batch inference.");
+  return t;
+}
+
+Table cost_table(const std::string& model_name, std::int64_t batch) {
+  auto model = make_model(model_name);
+  Table t("bench.cost." + model->name(),
+          fmt::format("{}: analytical cost per layer at batch {}", model->name(), batch));
+  t.col("layer", "Layer")
+      .col("op", "Op")
+      .col("in", "Input")
+      .col("out", "Output")
+      .col("params", "Params")
+      .col("fwd_mflop", "Fwd", "MFLOP")
+      .col("fwd_mb", "Fwd", "MB")
+      .col("dgrad_mflop", "Input-grad", "MFLOP")
+      .col("wgrad_mflop", "Weight-grad", "MFLOP")
+      .col("bwd_mb", "Bwd", "MB")
+      .col("fwd_ai", "Fwd AI", "FLOP/B");
+  for (const auto& l : model->describe(batch))
+    t.row({l.name, l.op, to_string(l.in), to_string(l.out), l.params, l.cost.forward.flops * 1e-6,
+           l.cost.forward.bytes * 1e-6, l.cost.input_grad.flops * 1e-6, l.cost.weight_grad.flops * 1e-6,
+           l.cost.backward().bytes * 1e-6, l.cost.forward.intensity()});
+  PassCosts c = model->cost(batch);
+  t.row({std::string("total"), std::string(), std::string(), std::string(), model->learnable_count(),
+         c.forward.flops * 1e-6, c.forward.bytes * 1e-6, c.input_grad.flops * 1e-6, c.weight_grad.flops * 1e-6,
+         c.backward().bytes * 1e-6, c.forward.intensity()});
+  t.note(
+      "FLOPs: an FMA is 2; bytes: each input read once and each output written once (fp32). The first layer's "
+      "input-grad is listed but not computed in training (nothing before it needs it).");
+  return t;
+}
+
+void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
+                        const BenchConfig& cfg) {
+  nlohmann::json epochs = r.epoch_seconds;
+  nlohmann::json params = r.params;
+  params["source"] = r.source;
+  auto insert = [&](const char* mode) {
+    auto st = db.prepare(
+        "INSERT INTO bench_results (run_id, device_id, device, model, mode, batch, epochs, steps, train_seconds, "
+        "epoch_seconds, test_loss, test_accuracy, infer_median_s, infer_iqr_s, busy_fraction, peer, params, "
+        "measured_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    const bool train = std::string(mode) == "train";
+    st.bind(1, run_id)
+        .bind(2, device_id)
+        .bind(3, r.device)
+        .bind(4, r.model)
+        .bind(5, mode)
+        .bind(6, r.batch)
+        .bind(7, r.epochs)
+        .bind(8, r.steps);
+    if (train) {
+      st.bind(9, r.train_seconds).bind(10, epochs.dump()).bind(11, r.test_loss).bind(12, r.test_accuracy);
+      st.bind(13, std::nullopt).bind(14, std::nullopt);
+    } else {
+      st.bind(9, std::nullopt).bind(10, std::nullopt).bind(11, std::nullopt).bind(12, std::nullopt);
+      st.bind(13, r.infer_median_s).bind(14, r.infer_iqr_s);
+    }
+    st.bind(15, train ? r.busy_fraction : std::nullopt);
+    if (r.source == "roofline")
+      st.bind(16, std::nullopt);
+    else
+      st.bind(16, r.source);
+    st.bind(17, params.dump()).bind(18, store::utc_now());
+    st.run();
+  };
+  store::Transaction tx(db);
+  if (r.trained && cfg.train) insert("train");
+  if (cfg.infer) insert("infer");
+  tx.commit();
+}
+
+void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& model_name, std::int64_t batch) {
+  auto model = make_model(model_name);
+  store::Transaction tx(db);
+  auto st = db.prepare(
+      "INSERT INTO layers (run_id, model, layer_index, layer_name, op, pass, batch, flops, bytes, seconds, params) "
+      "VALUES (?,?,?,?,?,?,?,?,?,NULL,?)");
+  auto layers = model->describe(batch);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto& l = layers[i];
+    for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad}) {
+      const OpCost& c = l.cost.of(p);
+      if (c.flops == 0 && c.bytes == 0) continue;
+      nlohmann::json params = {{"in", l.in}, {"out", l.out}, {"params", l.params}};
+      st.reset();
+      st.bind(1, run_id)
+          .bind(2, model->name())
+          .bind(3, static_cast<std::int64_t>(i))
+          .bind(4, l.name)
+          .bind(5, l.op)
+          .bind(6, to_string(p))
+          .bind(7, batch)
+          .bind(8, c.flops)
+          .bind(9, c.bytes)
+          .bind(10, params.dump());
+      st.run();
+    }
+  }
+  ops::SgdShape sgd{model->param_count(), true};
+  OpCost c = sgd.cost();
+  st.reset();
+  st.bind(1, run_id)
+      .bind(2, model->name())
+      .bind(3, static_cast<std::int64_t>(layers.size()))
+      .bind(4, "sgd")
+      .bind(5, "sgd")
+      .bind(6, to_string(Pass::Optimizer))
+      .bind(7, batch)
+      .bind(8, c.flops)
+      .bind(9, c.bytes)
+      .bind(10, nlohmann::json{{"params", model->param_count()}}.dump());
+  st.run();
+  tx.commit();
+}
+
+}  // namespace roofline::engine

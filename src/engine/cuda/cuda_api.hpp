@@ -1,0 +1,25 @@
+// The CUDA side of Context, StepGraph and timing, for plain C++ callers (no
+// CUDA headers). Defined in context_gpu.cpp; CPU-only builds get stubs that
+// throw Error(Unsupported) (cuda_api.cpp).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace roofline::engine {
+struct CudaState;
+namespace detail {
+
+std::shared_ptr<CudaState> create_cuda_state(int gpu);
+void* cuda_stream(const CudaState* s);
+void cuda_copy_async(const CudaState* s, void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes);
+void cuda_memset_async(const CudaState* s, void* dst, int value, size_t bytes);
+void cuda_synchronize(const CudaState* s);
+// Seconds per call of `work` (enqueued `reps` times between two events).
+double cuda_time(const CudaState* s, const std::function<void()>& work, int reps);
+// Captures `work` into an executable graph (type-erased owner).
+std::shared_ptr<void> cuda_capture(const CudaState* s, const std::function<void()>& work);
+void cuda_launch(const CudaState* s, const void* graph);
+
+}  // namespace detail
+}  // namespace roofline::engine

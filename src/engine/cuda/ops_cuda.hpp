@@ -1,0 +1,53 @@
+// The CUDA path of every op (cuBLASLt for Linear, our kernels elsewhere), on
+// the context's stream. No CUDA headers: the dispatcher (ops/dispatch.cpp)
+// includes this in CUDA builds. Shapes and conventions as in ops.hpp.
+#pragma once
+#include <cstdint>
+
+#include "roofline/engine/ops.hpp"
+
+namespace roofline::engine::cuda_ops {
+
+void linear_forward(const CudaState* st, const ops::LinearShape& s, float* out, const float* in, const float* w,
+                    const float* b);
+void linear_backward_input(const CudaState* st, const ops::LinearShape& s, float* din, const float* dpre,
+                           const float* w);
+void linear_backward_weight(const CudaState* st, const ops::LinearShape& s, float* dw, float* db, const float* dpre,
+                            const float* in);
+
+void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, const float* in, const float* w,
+                    const float* b);
+void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
+                           const float* w);
+void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
+                            const float* in);
+
+void maxpool2d_forward(const CudaState* st, const ops::Pool2dShape& s, float* out, std::int32_t* argmax,
+                       const float* in);
+void maxpool2d_backward(const CudaState* st, const ops::Pool2dShape& s, float* din, const float* dout,
+                        const std::int32_t* argmax);
+
+void activation_forward(const CudaState* st, const ops::EltwiseShape& s, float* out, const float* in);
+void activation_backward(const CudaState* st, const ops::EltwiseShape& s, float* din, const float* dout,
+                         const float* out);
+
+void activation_bias_backward(const CudaState* st, const ops::BiasGradShape& s, float* dpre, float* db,
+                              const float* dout, const float* out);
+void softmax_forward(const CudaState* st, const ops::RowsShape& s, float* out, const float* in);
+void softmax_backward(const CudaState* st, const ops::RowsShape& s, float* din, const float* dout, const float* out);
+void log_softmax_forward(const CudaState* st, const ops::RowsShape& s, float* out, const float* in);
+void log_softmax_backward(const CudaState* st, const ops::RowsShape& s, float* din, const float* dout,
+                          const float* out);
+void nll_loss_forward(const CudaState* st, const ops::RowsShape& s, float* loss, const float* logp,
+                      const std::int32_t* labels);
+void nll_loss_backward(const CudaState* st, const ops::RowsShape& s, float* dlogp, const std::int32_t* labels,
+                       float dloss);
+void cross_entropy(const CudaState* st, const ops::RowsShape& s, float* dlogits, const float* logits,
+                   const std::int32_t* labels, float grad_scale, const ops::LossStats& stats);
+
+void sgd_update(const CudaState* st, const ops::SgdShape& s, float* p, const float* g, float* buf,
+                const ops::SgdConfig& cfg, std::int32_t* advance_step);
+void gather_batch(const CudaState* st, const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
+                  const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step);
+
+}  // namespace roofline::engine::cuda_ops

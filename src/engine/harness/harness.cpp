@@ -1,0 +1,329 @@
+// The harness runner: buffers with guard regions on the context's device,
+// poisoned outputs, the float64 reference, and the comparisons.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "roofline/core/error.hpp"
+#include "roofline/core/stats.hpp"
+#include "roofline/engine/op_harness.hpp"
+#include "src/engine/cuda/cuda_api.hpp"
+#include "src/engine/harness/op_case.hpp"
+
+namespace roofline::engine::harness {
+
+namespace {
+
+constexpr std::int64_t kGuard = 64;               // elements each side; keeps 256-byte alignment
+constexpr std::uint32_t kPoison32 = 0x7fa5a5a5u;  // a NaN as float, a large int as i32
+constexpr std::uint64_t kPoison64 = 0x7ff4a5a5a5a5a5a5ull;
+constexpr std::uint8_t kPoison8 = 0xa5;
+
+// Bytes of one buffer's values (count elements) in its dtype.
+std::vector<std::uint8_t> to_bytes(const BufSpec& b, const HostBuf& h) {
+  const size_t n = static_cast<size_t>(b.count);
+  std::vector<std::uint8_t> out(n * dtype_size(b.dtype));
+  for (size_t i = 0; i < n; ++i) {
+    switch (b.dtype) {
+      case DType::F32: {
+        float v = static_cast<float>(h.f.at(i));
+        std::memcpy(out.data() + 4 * i, &v, 4);
+        break;
+      }
+      case DType::F64:
+        std::memcpy(out.data() + 8 * i, &h.f.at(i), 8);
+        break;
+      case DType::I32:
+        std::memcpy(out.data() + 4 * i, &h.i.at(i), 4);
+        break;
+      case DType::U8:
+        out[i] = h.u.at(i);
+        break;
+      default:
+        throw Error(ErrorKind::Internal, "harness buffer dtype");
+    }
+  }
+  return out;
+}
+
+HostBuf from_bytes(const BufSpec& b, const std::uint8_t* p) {
+  HostBuf h;
+  const size_t n = static_cast<size_t>(b.count);
+  for (size_t i = 0; i < n; ++i) {
+    switch (b.dtype) {
+      case DType::F32: {
+        float v;
+        std::memcpy(&v, p + 4 * i, 4);
+        h.f.push_back(v);
+        break;
+      }
+      case DType::F64: {
+        double v;
+        std::memcpy(&v, p + 8 * i, 8);
+        h.f.push_back(v);
+        break;
+      }
+      case DType::I32: {
+        std::int32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        h.i.push_back(v);
+        break;
+      }
+      case DType::U8:
+        h.u.push_back(p[i]);
+        break;
+      default:
+        throw Error(ErrorKind::Internal, "harness buffer dtype");
+    }
+  }
+  return h;
+}
+
+void poison(std::uint8_t* p, size_t elems, DType t) {
+  for (size_t i = 0; i < elems; ++i) {
+    if (t == DType::F64)
+      std::memcpy(p + 8 * i, &kPoison64, 8);
+    else if (t == DType::U8)
+      p[i] = kPoison8;
+    else
+      std::memcpy(p + 4 * i, &kPoison32, 4);
+  }
+}
+
+bool is_poison(const std::uint8_t* p, size_t elems, DType t) {
+  std::vector<std::uint8_t> ref(elems * dtype_size(t));
+  poison(ref.data(), elems, t);
+  return std::memcmp(p, ref.data(), ref.size()) == 0;
+}
+
+// Device buffers of a case: guard | values | guard, all on ctx's device.
+struct Buffers {
+  std::vector<Tensor> storage;
+  DevPtrs ptrs;
+};
+
+void fill_defaults(const OpCase& c, HostBufs& h) {
+  for (size_t b = 0; b < c.bufs.size(); ++b) {
+    const auto n = static_cast<size_t>(c.bufs[b].count);
+    if (c.bufs[b].dtype == DType::F32 || c.bufs[b].dtype == DType::F64) {
+      h[b].f.resize(n, 0.0);
+      if (c.bufs[b].dtype == DType::F32)
+        for (auto& v : h[b].f) v = static_cast<double>(static_cast<float>(v));
+    } else if (c.bufs[b].dtype == DType::I32) {
+      h[b].i.resize(n, 0);
+    } else {
+      h[b].u.resize(n, 0);
+    }
+  }
+}
+
+Buffers upload(Context& ctx, const OpCase& c, const HostBufs& h, const std::vector<int>& poisoned, bool guards) {
+  Buffers d;
+  const std::int64_t g = guards ? kGuard : 0;
+  for (size_t b = 0; b < c.bufs.size(); ++b) {
+    const BufSpec& spec = c.bufs[b];
+    const size_t es = dtype_size(spec.dtype);
+    Tensor t = ctx.empty({spec.count + 2 * g}, spec.dtype == DType::F64 ? DType::F64 : spec.dtype, "harness buffer");
+    std::vector<std::uint8_t> bytes(static_cast<size_t>(spec.count + 2 * g) * es);
+    poison(bytes.data(), static_cast<size_t>(g), spec.dtype);
+    poison(bytes.data() + static_cast<size_t>(g + spec.count) * es, static_cast<size_t>(g), spec.dtype);
+    bool is_poisoned = false;
+    for (int p : poisoned) is_poisoned |= p == static_cast<int>(b);
+    if (is_poisoned) {
+      poison(bytes.data() + static_cast<size_t>(g) * es, static_cast<size_t>(spec.count), spec.dtype);
+    } else {
+      std::vector<std::uint8_t> v = to_bytes(spec, h[b]);
+      if (!v.empty()) std::memcpy(bytes.data() + static_cast<size_t>(g) * es, v.data(), v.size());
+    }
+    copy_bytes(t.raw(), t.device(), bytes.data(), Device::cpu(), bytes.size());
+    d.ptrs.push_back(static_cast<char*>(t.raw()) + static_cast<size_t>(g) * es);
+    d.storage.push_back(std::move(t));
+  }
+  return d;
+}
+
+double rel_l2(const std::vector<double>& out, const std::vector<double>& ref, bool* finite) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i])) *finite = false;
+    num += (out[i] - ref[i]) * (out[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+double seconds_per_call(Context& ctx, const std::function<void()>& fn, int reps) {
+  if (ctx.is_cuda()) return detail::cuda_time(ctx.cuda(), fn, reps);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+
+}  // namespace
+
+std::vector<std::string> op_names() {
+  return {"linear",  "linear+relu", "conv2d",   "conv2d+relu",   "maxpool2d", "relu",        "relu+bias_grad",
+          "softmax", "log_softmax", "nll_loss", "cross_entropy", "sgd",       "gather_batch"};
+}
+
+double error_bound(DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return 1e-5;  // fp32 with a different summation order: ~1e-6 seen
+    case DType::F64:
+      return 1e-5;  // statistics accumulated from fp32 values
+    case DType::BF16:
+      return 1e-2;
+    case DType::F16:
+      return 2e-3;
+    default:
+      return 0;  // integers: exact
+  }
+}
+
+std::string CheckResult::describe() const {
+  return fmt::format("{} {} [{}] on {}: output {}: rel. error {:.3g} (bound {:.3g}){}{}{}", op, pass, shape, backend,
+                     output, rel_error, bound, finite ? "" : ", NaN/Inf or unwritten elements",
+                     guards_ok ? "" : ", wrote outside its buffer", inputs_ok ? "" : ", modified an input");
+}
+
+std::string GradCheckResult::describe() const {
+  return fmt::format("{} [{}] d/d{}: analytic vs finite differences rel. error {:.3g} (bound {:.3g})", op, shape, wrt,
+                     rel_error, bound);
+}
+
+std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases) {
+  std::vector<CheckResult> results;
+  for (int k = 0; k < cases; ++k) {
+    OpCase c = make_case(op, rng);
+    HostBufs h(c.bufs.size());
+    c.fill(rng, h);
+    fill_defaults(c, h);
+    for (const PassSpec& pass : c.passes) {
+      std::vector<int> poisoned;
+      for (int o : pass.outputs)
+        if (c.bufs[static_cast<size_t>(o)].role == Role::Output) poisoned.push_back(o);
+      Buffers d = upload(ctx, c, h, poisoned, true);
+      pass.run(ctx, d.ptrs);
+      ctx.synchronize();
+      HostBufs ref = h;
+      pass.ref(ref);
+
+      bool inputs_ok = true, guards_ok = true;
+      std::vector<HostBuf> got(c.bufs.size());
+      for (size_t b = 0; b < c.bufs.size(); ++b) {
+        const BufSpec& spec = c.bufs[b];
+        const size_t es = dtype_size(spec.dtype);
+        std::vector<std::uint8_t> bytes(static_cast<size_t>(spec.count + 2 * kGuard) * es);
+        copy_bytes(bytes.data(), Device::cpu(), d.storage[b].raw(), d.storage[b].device(), bytes.size());
+        guards_ok = guards_ok && is_poison(bytes.data(), kGuard, spec.dtype) &&
+                    is_poison(bytes.data() + static_cast<size_t>(kGuard + spec.count) * es, kGuard, spec.dtype);
+        got[b] = from_bytes(spec, bytes.data() + static_cast<size_t>(kGuard) * es);
+        bool written = false;
+        for (int o : pass.outputs) written |= o == static_cast<int>(b);
+        if (!written) inputs_ok = inputs_ok && to_bytes(spec, got[b]) == to_bytes(spec, h[b]);
+      }
+      for (int o : pass.outputs) {
+        const BufSpec& spec = c.bufs[static_cast<size_t>(o)];
+        CheckResult r;
+        r.op = c.op;
+        r.pass = pass.name;
+        r.shape = c.shape;
+        r.backend = to_string(ctx.backend());
+        r.output = spec.name;
+        r.bound = error_bound(spec.dtype);
+        r.guards_ok = guards_ok;
+        r.inputs_ok = inputs_ok;
+        if (spec.dtype == DType::F32 || spec.dtype == DType::F64) {
+          r.rel_error = rel_l2(got[static_cast<size_t>(o)].f, ref[static_cast<size_t>(o)].f, &r.finite);
+        } else {
+          const auto& a = got[static_cast<size_t>(o)].i;
+          const auto& e = ref[static_cast<size_t>(o)].i;
+          size_t wrong = 0;
+          for (size_t i = 0; i < a.size(); ++i) wrong += a[i] != e[i];
+          r.rel_error = a.empty() ? 0 : static_cast<double>(wrong) / static_cast<double>(a.size());
+        }
+        if (!std::isfinite(r.rel_error)) r.finite = false;
+        results.push_back(r);
+      }
+    }
+  }
+  return results;
+}
+
+std::vector<GradCheckResult> gradient_check(const std::string& op, Rng& rng, int cases) {
+  std::vector<GradCheckResult> out;
+  constexpr int kSamples = 24;
+  for (int k = 0; k < cases; ++k) {
+    OpCase c = make_case(op, rng);
+    HostBufs h(c.bufs.size());
+    c.fill(rng, h);
+    fill_defaults(c, h);
+    for (const GradSpec& g : c.grads) {
+      const std::vector<double> analytic = g.grad(h);
+      const auto& x = h[static_cast<size_t>(g.buffer)].f;
+      double num = 0, den = 0;
+      std::vector<size_t> idxs;
+      if (x.size() <= static_cast<size_t>(kSamples))
+        for (size_t i = 0; i < x.size(); ++i) idxs.push_back(i);
+      else
+        for (int s = 0; s < kSamples; ++s) idxs.push_back(static_cast<size_t>(rng.below(x.size())));
+      for (size_t idx : idxs) {
+        HostBufs hp = h, hm = h;
+        hp[static_cast<size_t>(g.buffer)].f[idx] += g.eps;
+        hm[static_cast<size_t>(g.buffer)].f[idx] -= g.eps;
+        const double fd = (g.loss(hp) - g.loss(hm)) / (2 * g.eps);
+        num += (fd - analytic[idx]) * (fd - analytic[idx]);
+        den += analytic[idx] * analytic[idx];
+      }
+      GradCheckResult r;
+      r.op = c.op;
+      r.shape = c.shape;
+      r.wrt = g.wrt;
+      r.rel_error = std::sqrt(num) / std::max(std::sqrt(den), 1.0);
+      r.bound = 1e-6;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::vector<PerfResult> perf_op(const std::string& op, Context& ctx, std::int64_t batch, double min_seconds) {
+  std::vector<PerfResult> out;
+  Rng rng(1234);
+  for (OpCase& c : perf_cases(op, batch)) {
+    HostBufs h(c.bufs.size());
+    c.fill(rng, h);
+    fill_defaults(c, h);
+    Buffers d = upload(ctx, c, h, {}, false);
+    for (const PassSpec& pass : c.passes) {
+      auto call = [&] { pass.run(ctx, d.ptrs); };
+      call();  // warm-up (plans, caches)
+      ctx.synchronize();
+      double one = seconds_per_call(ctx, call, 1);
+      const int reps = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-9), 1.0, 10000.0));
+      std::vector<double> samples;
+      double spent = 0;
+      while ((spent < min_seconds || samples.size() < 5) && samples.size() < 200) {
+        const double t = seconds_per_call(ctx, call, reps);
+        samples.push_back(t);
+        spent += t * reps;
+      }
+      Summary s = summarize(samples);
+      PerfResult r;
+      r.op = c.op;
+      r.pass = pass.name;
+      r.shape = c.shape;
+      r.backend = to_string(ctx.backend());
+      r.seconds = s.median;
+      r.rel_iqr = s.rel_iqr();
+      r.cost = pass.cost;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace roofline::engine::harness

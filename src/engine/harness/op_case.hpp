@@ -1,0 +1,73 @@
+// One instance of an op for the harness: its buffers (with how to fill
+// them), its passes (how to run each on a Context and how to compute it in
+// float64), and, for ops with a backward pass, how to check it by finite
+// differences. Built by make_case() in op_cases.cpp.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "roofline/engine/context.hpp"
+#include "roofline/engine/cost.hpp"
+#include "roofline/engine/rng.hpp"
+
+namespace roofline::engine::harness {
+
+enum class Role { Input, Output, InOut };
+
+struct BufSpec {
+  std::string name;
+  DType dtype = DType::F32;  // F32, F64, I32 or U8
+  std::int64_t count = 0;
+  Role role = Role::Input;
+};
+
+// Host values of one buffer: floating types in f, I32 in i, U8 in u.
+struct HostBuf {
+  std::vector<double> f;
+  std::vector<std::int32_t> i;
+  std::vector<std::uint8_t> u;
+};
+using HostBufs = std::vector<HostBuf>;
+using DevPtrs = std::vector<void*>;
+
+struct PassSpec {
+  std::string name;  // forward, input-grad, weight-grad, optimizer
+  OpCost cost;
+  std::vector<int> inputs;                            // buffers read (checked unchanged unless also an output)
+  std::vector<int> outputs;                           // buffers written (poisoned first unless InOut)
+  std::function<void(Context&, const DevPtrs&)> run;  // fp32 on the context
+  std::function<void(HostBufs&)> ref;                 // float64 reference, in place on the outputs
+};
+
+// A finite-difference check: L(inputs) = Σ forward-output · R; the analytic
+// gradient w.r.t. buffer `wrt` comes from the reference backward.
+struct GradSpec {
+  std::string wrt;
+  int buffer = -1;                                           // the input perturbed
+  std::function<double(const HostBufs&)> loss;               // L at these inputs
+  std::function<std::vector<double>(const HostBufs&)> grad;  // dL/d buffer
+  // Step of the central difference. Piecewise-linear ops (ReLU, max-pool and
+  // what feeds them) use a small step so it rarely crosses a kink; smooth ops
+  // (softmax, losses) a larger one, so the rounding of L, a sum over every
+  // row, stays far below the difference.
+  double eps = 1e-6;
+};
+
+struct OpCase {
+  std::string op, shape;
+  std::vector<BufSpec> bufs;
+  // Fills every buffer with fresh random values (and values derived from the
+  // reference, such as a forward output that a backward pass reads).
+  std::function<void(Rng&, HostBufs&)> fill;
+  std::vector<PassSpec> passes;
+  std::vector<GradSpec> grads;
+};
+
+// A random shape of `op` (check and gradient modes) ...
+OpCase make_case(const std::string& op, Rng& rng);
+// ... or the model-sized shapes `op` is used with at batch `batch` (perf mode).
+std::vector<OpCase> perf_cases(const std::string& op, std::int64_t batch);
+
+}  // namespace roofline::engine::harness

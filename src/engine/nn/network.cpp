@@ -1,0 +1,137 @@
+#include "roofline/engine/network.hpp"
+
+#include <fmt/format.h>
+
+#include "roofline/core/error.hpp"
+
+namespace roofline::engine {
+
+Network::Network(const Model& model, Context& ctx, std::int64_t max_batch)
+    : model_(model), ctx_(ctx), max_batch_(max_batch) {
+  ROOFLINE_ASSERT(max_batch > 0, "network batch must be positive");
+  const auto& layers = model.layers();
+  const size_t L = layers.size();
+  ROOFLINE_ASSERT(L > 0, "a model needs layers");
+  ROOFLINE_ASSERT(numel(model.shape_before(L)) == model.classes(), "the last layer must give one logit per class");
+
+  const std::int64_t np = model.param_count();
+  params_ = ctx.empty({np}, DType::F32, "parameters");
+  grads_ = ctx.empty({np}, DType::F32, "gradients");
+  momentum_ = ctx.empty({np}, DType::F32, "momentum");
+  // Gradients of the padding between parameter tensors are never written:
+  // zero them once so the update leaves the padding at zero.
+  ctx.memset_async(grads_.raw(), 0, grads_.nbytes());
+  ctx.memset_async(momentum_.raw(), 0, momentum_.nbytes());
+  ctx.memset_async(params_.raw(), 0, params_.nbytes());
+
+  // Activation arena: one buffer per layer boundary and its gradient; a view
+  // layer (Flatten) shares its input's buffers.
+  std::vector<std::int64_t> act_off(L + 1, -1), dact_off(L + 1, -1);
+  std::int64_t total = 0;
+  for (size_t i = 0; i <= L; ++i) {
+    if (i > 0 && layers[i - 1]->is_view()) {
+      act_off[i] = act_off[i - 1];
+      dact_off[i] = dact_off[i - 1];
+      continue;
+    }
+    const std::int64_t n = Layer::align(max_batch * numel(model.shape_before(i)));
+    act_off[i] = total;
+    total += n;
+    dact_off[i] = total;
+    total += n;
+  }
+  std::int64_t ints = 0;
+  std::vector<std::int64_t> scratch_off(L, -1);
+  for (size_t i = 0; i < L; ++i) {
+    std::int64_t n = layers[i]->scratch_ints(max_batch, model.shape_before(i));
+    if (n > 0) {
+      scratch_off[i] = ints;
+      ints += Layer::align(n);
+    }
+  }
+  arena_ = ctx.empty({total}, DType::F32, "activations");
+  ctx.memset_async(arena_.raw(), 0, arena_.nbytes());
+  if (ints > 0) scratch_ = ctx.empty({ints}, DType::I32, "layer scratch (max-pool argmax)");
+  for (size_t i = 0; i <= L; ++i) {
+    acts_.push_back(arena_.f32() + act_off[i]);
+    dacts_.push_back(arena_.f32() + dact_off[i]);
+  }
+  for (size_t i = 0; i < L; ++i)
+    scratch_ptrs_.push_back(scratch_off[i] >= 0 ? scratch_.i32() + scratch_off[i] : nullptr);
+
+  for (size_t i = 0; i < L; ++i)
+    for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})
+      names_.push_back(fmt::format("{}/{}/{}", model.name(), layers[i]->name(), to_string(p)));
+  optimizer_range_ = fmt::format("{}/sgd/{}", model.name(), to_string(Pass::Optimizer));
+  ctx.synchronize();
+}
+
+const std::string& Network::range_name(size_t layer, Pass pass) const {
+  return names_.at(layer * 4 + static_cast<size_t>(pass));
+}
+
+void Network::set_params(const std::vector<float>& host) {
+  ROOFLINE_ASSERT(static_cast<std::int64_t>(host.size()) == model_.param_count(), "parameter count");
+  copy_bytes(params_.raw(), params_.device(), host.data(), Device::cpu(), params_.nbytes());
+}
+
+std::vector<float> Network::params() const { return params_.to_floats(); }
+std::vector<float> Network::grads() const { return grads_.to_floats(); }
+
+void Network::zero_momentum() { ctx_.memset_async(momentum_.raw(), 0, momentum_.nbytes()); }
+
+void Network::forward(std::int64_t batch, bool /*grad_path*/) {
+  ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+  const auto& layers = model_.layers();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = *layers[i];
+    if (l.is_view()) continue;
+    NvtxRange range(range_name(i, Pass::Forward));
+    Layer::Buffers b;
+    b.in = acts_[i];
+    b.out = acts_[i + 1];
+    b.params = params_.f32() + model_.param_offset(i);
+    b.scratch = scratch_ptrs_[i];
+    l.forward(ctx_, batch, model_.shape_before(i), b);
+  }
+}
+
+void Network::backward(std::int64_t batch) {
+  ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+  const auto& layers = model_.layers();
+  // A layer needs its input gradient only when a layer before it has parameters.
+  std::vector<bool> need_din(layers.size(), false);
+  bool params_before = false;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    need_din[i] = params_before;
+    params_before = params_before || layers[i]->param_count() > 0;
+  }
+  for (size_t i = layers.size(); i-- > 0;) {
+    const Layer& l = *layers[i];
+    if (l.is_view()) continue;
+    Layer::Buffers b;
+    b.in = acts_[i];
+    b.out = acts_[i + 1];
+    b.dout = dacts_[i + 1];
+    b.din = need_din[i] ? dacts_[i] : nullptr;
+    b.params = params_.f32() + model_.param_offset(i);
+    b.grads = grads_.f32() + model_.param_offset(i);
+    b.scratch = scratch_ptrs_[i];
+    {
+      NvtxRange range(range_name(i, Pass::InputGrad));
+      l.backward_input(ctx_, batch, model_.shape_before(i), b);
+    }
+    if (l.param_count() > 0) {
+      NvtxRange range(range_name(i, Pass::WeightGrad));
+      l.backward_weight(ctx_, batch, model_.shape_before(i), b);
+    }
+  }
+}
+
+void Network::sgd_step(const ops::SgdConfig& cfg, std::int32_t* step) {
+  NvtxRange range(optimizer_range_);
+  ops::SgdShape s{model_.param_count(), cfg.momentum != 0.0f};
+  ops::sgd_update(ctx_, s, params_.f32(), grads_.f32(), momentum_.f32(), cfg, step);
+}
+
+}  // namespace roofline::engine

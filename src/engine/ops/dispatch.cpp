@@ -1,0 +1,195 @@
+// One dispatcher per op function: checks the shape, then sends the call to
+// the context's backend. Shape mistakes are bugs in the caller (Internal).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "roofline/core/error.hpp"
+#include "roofline/engine/ops.hpp"
+#include "src/engine/cpu/fast_ops.hpp"
+#include "src/engine/cpu/ref_ops.hpp"
+
+#if ROOFLINE_HAVE_CUDA
+#include "src/engine/cuda/ops_cuda.hpp"
+#define ROOFLINE_CUDA_PATH(ctx, fn, ...) return cuda_ops::fn((ctx).cuda(), __VA_ARGS__)
+#else
+#define ROOFLINE_CUDA_PATH(ctx, fn, ...) \
+  throw_unsupported("this roofline was built without CUDA", "use --device cpu, or rebuild with the CUDA toolkit")
+#endif
+
+#define ROOFLINE_DISPATCH(ctx, fn, ...)         \
+  switch ((ctx).backend()) {                    \
+    case Backend::CpuRef:                       \
+      return ref::fn<float>(__VA_ARGS__);       \
+    case Backend::Cpu:                          \
+      return fast::fn(__VA_ARGS__);             \
+    case Backend::Cuda:                         \
+      ROOFLINE_CUDA_PATH(ctx, fn, __VA_ARGS__); \
+  }
+
+namespace roofline::engine::ops {
+
+namespace {
+void check_linear(const LinearShape& s) {
+  ROOFLINE_ASSERT(s.n > 0 && s.in > 0 && s.out > 0, fmt::format("linear shape n={} in={} out={}", s.n, s.in, s.out));
+}
+void check_conv(const Conv2dShape& s) { ROOFLINE_ASSERT(s.valid(), "conv2d shape"); }
+void check_pool(const Pool2dShape& s) { ROOFLINE_ASSERT(s.valid(), "maxpool2d shape"); }
+void check_rows(const RowsShape& s) { ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0, "rows shape"); }
+}  // namespace
+
+void linear_forward(Context& ctx, const LinearShape& s, float* out, const float* in, const float* w, const float* b) {
+  check_linear(s);
+  ROOFLINE_ASSERT(!s.bias || b, "linear with bias needs a bias");
+  if (!s.bias) b = nullptr;
+  ROOFLINE_DISPATCH(ctx, linear_forward, s, out, in, w, b);
+}
+
+void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const float* dpre, const float* w) {
+  check_linear(s);
+  ROOFLINE_DISPATCH(ctx, linear_backward_input, s, din, dpre, w);
+}
+
+void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const float* dpre,
+                            const float* in) {
+  check_linear(s);
+  if (!s.bias) db = nullptr;
+  ROOFLINE_DISPATCH(ctx, linear_backward_weight, s, dw, db, dpre, in);
+}
+
+void conv2d_forward(Context& ctx, const Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
+  check_conv(s);
+  ROOFLINE_ASSERT(!s.bias || b, "conv2d with bias needs a bias");
+  if (!s.bias) b = nullptr;
+  ROOFLINE_DISPATCH(ctx, conv2d_forward, s, out, in, w, b);
+}
+
+void conv2d_backward_input(Context& ctx, const Conv2dShape& s, float* din, const float* dpre, const float* w) {
+  check_conv(s);
+  ROOFLINE_DISPATCH(ctx, conv2d_backward_input, s, din, dpre, w);
+}
+
+void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const float* dpre,
+                            const float* in) {
+  check_conv(s);
+  if (!s.bias) db = nullptr;
+  ROOFLINE_DISPATCH(ctx, conv2d_backward_weight, s, dw, db, dpre, in);
+}
+
+void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int32_t* argmax, const float* in) {
+  check_pool(s);
+  ROOFLINE_DISPATCH(ctx, maxpool2d_forward, s, out, argmax, in);
+}
+
+void maxpool2d_backward(Context& ctx, const Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax) {
+  check_pool(s);
+  ROOFLINE_DISPATCH(ctx, maxpool2d_backward, s, din, dout, argmax);
+}
+
+void activation_forward(Context& ctx, const EltwiseShape& s, float* out, const float* in) {
+  ROOFLINE_ASSERT(s.n > 0, "activation size");
+  ROOFLINE_DISPATCH(ctx, activation_forward, s, out, in);
+}
+
+void activation_backward(Context& ctx, const EltwiseShape& s, float* din, const float* dout, const float* out) {
+  ROOFLINE_ASSERT(s.n > 0, "activation size");
+  ROOFLINE_DISPATCH(ctx, activation_backward, s, din, dout, out);
+}
+
+void activation_bias_backward(Context& ctx, const BiasGradShape& s, float* dpre, float* db, const float* dout,
+                              const float* out) {
+  ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0 && db, "bias-gradient shape");
+  ROOFLINE_DISPATCH(ctx, activation_bias_backward, s, dpre, db, dout, out);
+}
+
+void softmax_forward(Context& ctx, const RowsShape& s, float* out, const float* in) {
+  check_rows(s);
+  ROOFLINE_DISPATCH(ctx, softmax_forward, s, out, in);
+}
+
+void softmax_backward(Context& ctx, const RowsShape& s, float* din, const float* dout, const float* out) {
+  check_rows(s);
+  ROOFLINE_DISPATCH(ctx, softmax_backward, s, din, dout, out);
+}
+
+void log_softmax_forward(Context& ctx, const RowsShape& s, float* out, const float* in) {
+  check_rows(s);
+  ROOFLINE_DISPATCH(ctx, log_softmax_forward, s, out, in);
+}
+
+void log_softmax_backward(Context& ctx, const RowsShape& s, float* din, const float* dout, const float* out) {
+  check_rows(s);
+  ROOFLINE_DISPATCH(ctx, log_softmax_backward, s, din, dout, out);
+}
+
+void nll_loss_forward(Context& ctx, const RowsShape& s, float* loss, const float* logp, const std::int32_t* labels) {
+  check_rows(s);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+    case Backend::Cpu:
+      return ref::nll_loss_forward<float>(s, loss, logp, labels);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, nll_loss_forward, s, loss, logp, labels);
+  }
+}
+
+void nll_loss_backward(Context& ctx, const RowsShape& s, float* dlogp, const std::int32_t* labels, float dloss) {
+  check_rows(s);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+    case Backend::Cpu:
+      return ref::nll_loss_backward<float>(s, dlogp, labels, dloss);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, nll_loss_backward, s, dlogp, labels, dloss);
+  }
+}
+
+void cross_entropy(Context& ctx, const RowsShape& s, float* dlogits, const float* logits, const std::int32_t* labels,
+                   float grad_scale, const LossStats& stats) {
+  check_rows(s);
+  if (ctx.is_cuda()) {
+    ROOFLINE_CUDA_PATH(ctx, cross_entropy, s, dlogits, logits, labels, grad_scale, stats);
+  }
+  // CPU backends: the statistics live in host memory.
+  std::int64_t correct = 0;
+  double total = ctx.backend() == Backend::CpuRef
+                     ? static_cast<double>(ref::cross_entropy<float>(s, dlogits, logits, labels, grad_scale, &correct))
+                     : fast::cross_entropy(s, dlogits, logits, labels, grad_scale, &correct);
+  const std::int32_t step = stats.step ? *stats.step : 0;
+  const float mean = static_cast<float>(total / static_cast<double>(s.rows));
+  if (stats.loss_sum) *stats.loss_sum += total;
+  if (stats.correct) *stats.correct += static_cast<std::int32_t>(correct);
+  if (stats.step_loss) stats.step_loss[step] = mean;
+  if (stats.first_bad_step && !std::isfinite(mean) && step < *stats.first_bad_step) *stats.first_bad_step = step;
+}
+
+void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad, float* buf, const SgdConfig& cfg,
+                std::int32_t* advance_step) {
+  ROOFLINE_ASSERT(s.n > 0 && (!s.momentum || buf), "sgd shape");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      ref::sgd_update<float>(s, param, grad, buf, cfg);
+      break;
+    case Backend::Cpu:
+      fast::sgd_update(s, param, grad, buf, cfg);
+      break;
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, sgd_update, s, param, grad, buf, cfg, advance_step);
+  }
+  if (advance_step) ++*advance_step;
+}
+
+void gather_batch(Context& ctx, const BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
+                  const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step) {
+  ROOFLINE_ASSERT(s.batch > 0 && s.in_h > 0 && s.in_w > 0 && s.out_h > 0 && s.out_w > 0, "batch shape");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      return ref::gather_batch<float>(s, x, y, images, labels, order, first, step ? *step : 0);
+    case Backend::Cpu:
+      return fast::gather_batch(s, x, y, images, labels, order, first, step ? *step : 0);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, gather_batch, s, x, y, images, labels, order, first, step);
+  }
+}
+
+}  // namespace roofline::engine::ops

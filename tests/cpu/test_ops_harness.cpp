@@ -1,0 +1,62 @@
+// The op harness on the CPU backends, and the gradient checks of the
+// float64 reference. The GPU side is tests/gpu/test_ops_gpu.cpp.
+#include <gtest/gtest.h>
+
+#include "roofline/engine/op_harness.hpp"
+
+using namespace roofline::engine;
+
+namespace {
+
+class OpsOnCpu : public ::testing::TestWithParam<std::tuple<std::string, Backend>> {};
+
+TEST_P(OpsOnCpu, MatchTheFloat64Reference) {
+  const auto& [op, backend] = GetParam();
+  Context ctx(backend);
+  Rng rng(std::hash<std::string>{}(op) ^ 0xc0ffee);
+  auto results = harness::check_op(op, ctx, rng, 6);
+  ASSERT_FALSE(results.empty());
+  for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, OpsOnCpu,
+                         ::testing::Combine(::testing::ValuesIn(harness::op_names()),
+                                            ::testing::Values(Backend::CpuRef, Backend::Cpu)),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param));
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+class GradCheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GradCheck, BackwardMatchesFiniteDifferences) {
+  Rng rng(std::hash<std::string>{}(GetParam()) ^ 0xfeed);
+  auto results = harness::gradient_check(GetParam(), rng, 6);
+  ASSERT_FALSE(results.empty());
+  for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(OpsWithBackward, GradCheck,
+                         ::testing::Values("linear", "linear+relu", "conv2d", "conv2d+relu", "maxpool2d", "relu",
+                                           "softmax", "log_softmax", "nll_loss", "cross_entropy"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(OpsPerf, ReportsTimeAndRatesFromTheOpsOwnCost) {
+  Context ctx(Backend::Cpu);
+  auto perf = harness::perf_op("linear", ctx, 16, 0.0);
+  ASSERT_FALSE(perf.empty());
+  for (const auto& p : perf) {
+    EXPECT_GT(p.seconds, 0) << p.op << " " << p.pass;
+    EXPECT_GT(p.cost.flops, 0);
+    EXPECT_NEAR(p.gflops(), p.cost.flops / p.seconds * 1e-9, 1e-9 * p.gflops());
+  }
+}
+
+}  // namespace

@@ -1,0 +1,137 @@
+// `roofline bench` and `roofline ops` from the command line: every bad input
+// gets a clear message and a nonzero exit, and a good run stores its results.
+#include <gtest/gtest.h>
+
+#include "cpu/test_engine_fixtures.hpp"
+#include "roofline/cuda/runtime.hpp"
+#include "roofline/store/db.hpp"
+#include "support/cli.hpp"
+
+using roofline::test::run_cli;
+using roofline::test::TempDir;
+
+namespace {
+
+struct BenchDir {
+  TempDir dir;
+  std::string data() const { return dir.path() + "/data"; }
+  std::string db() const { return dir.file("r.db"); }
+  BenchDir() {
+    std::string cmd = "mkdir -p " + data();
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    roofline::test::write_synthetic_mnist(data(), 64, 16);
+  }
+  roofline::test::CliResult bench(std::vector<std::string> extra) const {
+    std::vector<std::string> args = {"--db", db(), "bench"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  }
+};
+
+}  // namespace
+
+TEST(BenchCli, ShortRunPrintsTable4AndStoresEveryResult) {
+  BenchDir b;
+  auto r = b.bench({"simple-mlp,simple-cnn", "--device", "cpu", "--batch", "8,16", "--epochs", "2", "--data", b.data(),
+                    "--infer-reps", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("CPU Train (s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU Infer (µs)"), std::string::npos);
+  EXPECT_NE(r.out.find("simple-cnn"), std::string::npos);
+  roofline::store::Db db(b.db());
+  auto st = db.prepare("SELECT COUNT(*), SUM(mode = 'train'), MIN(steps) FROM bench_results");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 8);  // 2 models x 2 batches x (train, infer)
+  EXPECT_EQ(st.i64(1), 4);
+  EXPECT_EQ(st.i64(2), 2 * 4);  // 64 images at batch 16: 4 steps per epoch
+  auto layers =
+      db.prepare("SELECT COUNT(*) FROM layers WHERE model = 'simple-mlp' AND pass = 'weight-grad' AND batch = 8");
+  ASSERT_TRUE(layers.step());
+  EXPECT_EQ(layers.i64(0), 3);  // fc1, fc2, fc3
+}
+
+TEST(BenchCli, MissingDataNamesThePackageAndTheOption) {
+  BenchDir b;
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--data", "/nonexistent/data"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("apt-get install dataset-fashion-mnist"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--data"), std::string::npos);
+}
+
+TEST(BenchCli, TruncatedAndMismatchedFilesAreInputErrors) {
+  BenchDir b;
+  std::string labels = b.data() + "/train-labels-idx1-ubyte.gz";
+  // 63 labels for 64 images.
+  std::vector<std::uint8_t> few(63, 1);
+  roofline::test::write_gz(labels, roofline::test::idx_bytes({63}, few));
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--data", b.data()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("64 images but 63 labels"), std::string::npos) << r.err;
+  // A label file cut short.
+  std::string full = roofline::test::idx_bytes({64}, std::vector<std::uint8_t>(64, 1));
+  roofline::test::write_gz(labels, full.substr(0, full.size() - 10));
+  r = b.bench({"simple-mlp", "--device", "cpu", "--data", b.data()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, BadNumbersAndNamesAreUsageErrors) {
+  BenchDir b;
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  std::vector<Case> cases = {
+      {{"simple-mlp", "--batch", "0"}, "not positive"},
+      {{"simple-mlp", "--batch", "65"}, "larger than the training set"},
+      {{"simple-mlp", "--epochs", "-1"}, "cannot be negative"},
+      {{"lenet"}, "unknown model 'lenet'"},
+      {{"simple-mlp", "--mode", "fly"}, "unknown mode"},
+      {{"simple-mlp", "--peer", "jax"}, "unknown peer"},
+  };
+  for (auto& c : cases) {
+    c.args.insert(c.args.end(), {"--device", "cpu", "--data", b.data()});
+    auto r = b.bench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << " " << c.args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("what to do"), std::string::npos) << r.err;
+  }
+}
+
+TEST(BenchCli, ANonFiniteLossExitsNumericAndKeepsEarlierResults) {
+  BenchDir b;
+  auto r = b.bench({"simple-mlp,simple-cnn", "--device", "cpu", "--batch", "8", "--epochs", "2", "--lr", "1e30",
+                    "--momentum", "0", "--data", b.data()});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find("not finite"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at step"), std::string::npos) << r.err;
+  roofline::store::Db db(b.db());
+  auto st = db.prepare("SELECT status FROM runs ORDER BY id DESC LIMIT 1");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "failed");
+  auto layers = db.prepare("SELECT COUNT(*) FROM layers");  // stored before the failure, kept
+  ASSERT_TRUE(layers.step());
+  EXPECT_GT(layers.i64(0), 0);
+}
+
+TEST(BenchCli, AGpuAskedForWithoutOneIsADeviceError) {
+  if (roofline::cuda::gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  BenchDir b;
+  auto r = b.bench({"simple-mlp", "--device", "gpu", "--data", b.data()});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("--device cpu"), std::string::npos) << r.err;
+}
+
+TEST(OpsCli, ChecksPassAndUnknownOpsAreUsageErrors) {
+  TempDir d;
+  auto r = run_cli({"--db", d.file("r.db"), "ops", "--device", "cpu", "--cases", "2", "--op", "conv2d+relu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("conv2d+relu"), std::string::npos);
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  r = run_cli({"--db", d.file("r.db"), "ops", "--op", "matmul9"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("known ops"), std::string::npos) << r.err;
+  r = run_cli({"--db", d.file("r.db"), "ops", "--perf", "--device", "cpu", "--op", "relu", "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos);
+}

@@ -1,0 +1,152 @@
+// Training on the GPU: the same seed gives the same losses as the CPU (to
+// fp32 rounding), graphs change nothing, a NaN stops the run with the step
+// named, and a short run on Fashion-MNIST learns.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "cpu/test_engine_fixtures.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/engine/trainer.hpp"
+#include "support/gpu.hpp"
+
+using namespace roofline;
+using namespace roofline::engine;
+
+namespace {
+
+DataSplit data_or_synthetic() {
+  const char* env = std::getenv("ROOFLINE_DATA");
+  for (std::string dir : {std::string(env ? env : ""), default_data_dir()})
+    if (!dir.empty() && ::access(dir.c_str(), R_OK) == 0) return load_mnist_dir(dir);
+  roofline::test::TempDir tmp;
+  roofline::test::write_synthetic_mnist(tmp.path(), 2048, 256);
+  return load_mnist_dir(tmp.path());
+}
+
+const DataSplit& data() {
+  static const DataSplit d = data_or_synthetic();
+  return d;
+}
+
+TrainOptions quick(std::int64_t batch, std::int64_t steps) {
+  TrainOptions o;
+  o.batch = batch;
+  o.epochs = 1;
+  o.max_steps = steps;
+  o.infer_reps = 5;
+  o.record_first_losses = steps;
+  return o;
+}
+
+}  // namespace
+
+TEST(TrainGpu, LossesAgreeWithTheCpuOverTheFirstSteps) {
+  ROOFLINE_REQUIRE_GPU();
+  for (const char* name : {"simple-mlp", "simple-cnn", "ece408"}) {
+    auto model = make_model(name);
+    Context cpu(Backend::Cpu), gpu(Backend::Cuda);
+    TrainOptions o = quick(64, 20);
+    TrainResult a = train_and_evaluate(cpu, *model, data(), o);
+    TrainResult b = train_and_evaluate(gpu, *model, data(), o);
+    ASSERT_EQ(a.first_losses.size(), 20u);
+    ASSERT_EQ(b.first_losses.size(), 20u);
+    for (size_t i = 0; i < 20; ++i) {
+      const double tol = (i < 10 ? 2e-4 : 2e-3) * std::abs(a.first_losses[i]) + 1e-6;
+      EXPECT_NEAR(a.first_losses[i], b.first_losses[i], tol) << name << " step " << i + 1;
+    }
+  }
+}
+
+TEST(TrainGpu, GraphsAndPlainLaunchesGiveTheSameRun) {
+  ROOFLINE_REQUIRE_GPU();
+  auto model = make_model("simple-cnn");
+  Context gpu(Backend::Cuda);
+  TrainOptions o = quick(128, 37);  // 4 graphs of 8 steps and 5 single steps
+  o.epochs = 2;
+  TrainResult g = train_and_evaluate(gpu, *model, data(), o);
+  o.use_graphs = false;
+  TrainResult p = train_and_evaluate(gpu, *model, data(), o);
+  ASSERT_EQ(g.first_losses.size(), p.first_losses.size());
+  for (size_t i = 0; i < g.first_losses.size(); ++i)
+    // Same kernels in the same order; 1e-4 leaves room for a GEMM algorithm that
+    // reduces with atomics (a replayed graph reading wrong data is off by far more).
+    EXPECT_NEAR(g.first_losses[i], p.first_losses[i], 1e-4 * std::abs(p.first_losses[i])) << "step " << i + 1;
+  EXPECT_EQ(g.steps, 74);
+  EXPECT_NEAR(g.test_accuracy, p.test_accuracy, 0.002);
+}
+
+TEST(TrainGpu, TheTailBatchRunsFromItsOwnGraph) {
+  ROOFLINE_REQUIRE_GPU();
+  roofline::test::TempDir tmp;
+  roofline::test::write_synthetic_mnist(tmp.path(), 100, 30);
+  DataSplit small = load_mnist_dir(tmp.path());
+  auto model = make_model("simple-mlp");
+  Context cpu(Backend::Cpu), gpu(Backend::Cuda);
+  TrainOptions o = quick(32, 0);  // 3 full batches and one of 4
+  o.record_first_losses = 4;
+  o.epochs = 2;
+  TrainResult a = train_and_evaluate(cpu, *model, small, o);
+  TrainResult b = train_and_evaluate(gpu, *model, small, o);
+  EXPECT_EQ(b.steps, 8);
+  ASSERT_EQ(b.first_losses.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(a.first_losses[i], b.first_losses[i], 1e-4 * std::abs(a.first_losses[i]));
+  EXPECT_NEAR(a.test_loss, b.test_loss, 1e-3 * a.test_loss);
+}
+
+TEST(TrainGpu, ANanLossStopsTheRunAndNamesTheStep) {
+  ROOFLINE_REQUIRE_GPU();
+  auto model = make_model("simple-cnn");
+  Context gpu(Backend::Cuda);
+  for (bool every_step : {false, true}) {
+    TrainOptions o = quick(64, 30);
+    o.check_every_step = every_step;
+    o.initial_params = model->init_params(1);
+    o.initial_params[static_cast<size_t>(model->param_offset(6))] = std::nanf("");
+    try {
+      train_and_evaluate(gpu, *model, data(), o);
+      FAIL() << "a NaN loss must stop the run";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Numeric);
+      EXPECT_NE(std::string(e.what()).find("at step 1 of epoch 1"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TrainGpu, AShortRunLearnsAndReportsNoFakeBusyFraction) {
+  ROOFLINE_REQUIRE_GPU();
+  auto model = make_model("simple-mlp");
+  Context gpu(Backend::Cuda);
+  TrainOptions o = quick(64, 0);
+  TrainResult r = train_and_evaluate(gpu, *model, data(), o);
+  EXPECT_GE(r.test_accuracy, 0.75);
+  EXPECT_GT(r.infer_seconds.median, 0);
+  if (!kernel_time_factory()) {
+    EXPECT_FALSE(r.busy_fraction.has_value());
+    EXPECT_NE(r.busy_note.find("CUPTI"), std::string::npos);
+  }
+}
+
+TEST(TrainGpu, BenchCommandFillsTheGpuColumnsAndStoresTheRuns) {
+  ROOFLINE_REQUIRE_GPU();
+  roofline::test::TempDir tmp;
+  roofline::test::write_synthetic_mnist(tmp.path(), 512, 128);
+  auto r = roofline::test::run_cli({"--db", tmp.file("r.db"), "--json", "bench", "simple-mlp,simple-cnn", "--device",
+                                    "cpu,gpu", "--batch", "32", "--epochs", "2", "--data", tmp.path(),
+                                    "--infer-reps", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& t : j["tables"])
+    if (t["id"] == "table4.roofline")
+      for (const auto& row : t["rows"]) {
+        found = true;
+        EXPECT_GT(row["gpu_train_s"].get<double>(), 0) << row;
+        EXPECT_GT(row["gpu_infer_us"].get<double>(), 0) << row;
+        EXPECT_NEAR(row["gpu_acc"].get<double>(), row["cpu_acc"].get<double>(), 3.0) << row;
+      }
+  EXPECT_TRUE(found) << r.out;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The engine on the GPU machine (issue 3): GPU op harness and training tests,
+# op timings, then `roofline bench` for the three models beside the PyTorch
+# peer. Run through tools/device/run.sh (it unpacks ./build, sets
+# LD_LIBRARY_PATH for cuDNN, ROOFLINE_DATA=.carry/fashion-mnist and
+# ROOFLINE_DB=$OUT/roofline.db):   tools/device/run.sh engine:600
+# Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/device/engine.sh
+# Budget: about 6 minutes expected, 11 at most if every step hits its limit (give run.sh 600 s). Batch 1 runs one epoch capped at 2000 steps (per-step
+# times are reported; nothing is extrapolated to 5 full epochs).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export ROOFLINE_DATA=${ROOFLINE_DATA:-$PWD/.carry/fashion-mnist}
+export ROOFLINE_DB=${ROOFLINE_DB:-$OUT/roofline.db}
+R=./build/bin/roofline
+T=./build/bin/roofline_gpu_tests
+declare -a SUMMARY
+
+step() {  # step NAME SECONDS CMD...: time limit; stdout to $OUT/NAME.out, stderr to $OUT/NAME.log
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s)
+  timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$OUT/$name.out" 2> "$OUT/$name.log"
+  local rc=$?
+  SUMMARY+=("$(printf '%-22s rc=%-3d %4ds' "$name" "$rc" "$(( $(date +%s) - t0 ))")")
+  return $rc
+}
+
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader || true
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' || true
+
+# In order of importance, so that a time limit cuts the least important part.
+# 1. Correctness on the GPU: every op vs the float64 reference, CPU/GPU loss agreement, graphs, NaN, OOM.
+step gpu_tests 120 "$T" --gtest_filter='*OpsOnGpu*:OpsGpu*:TrainGpu*' --gtest_output=json:"$OUT/gpu_tests.json"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/gpu_tests.out" | tail -15
+
+# 2. Seed 000's Table 4 at batch 64 and 128, 5 epochs, beside PyTorch (accuracy targets:
+#    simple-mlp and ece408 >= 85% at batch 64 on CPU and GPU).
+step bench_small 180 "$R" --json bench simple-mlp,simple-cnn --device cpu,gpu --batch 64,128 --epochs 5 \
+  --peer pytorch --costs
+step bench_ece408_gpu 60 "$R" --json bench ece408 --device gpu --batch 64,128 --epochs 5 --peer pytorch --costs
+# 3. Batch 1: one epoch capped at 2000 steps per device (per-step times compared; not extrapolated).
+step bench_1 90 "$R" --json bench simple-mlp,simple-cnn,ece408 --device cpu,gpu --batch 1 --epochs 1 \
+  --max-steps 2000 --peer pytorch
+# 4. Op timings (GFLOP/s, GB/s from each op's own cost) at batch 128.
+step ops_perf 45 "$R" --json ops --perf --device cpu,gpu --batch 128
+# 5. ece408 on the CPU at batch 64 (its accuracy target), the slowest part.
+step bench_ece408_cpu 120 "$R" --json bench ece408 --device cpu --batch 64 --epochs 5 --peer pytorch
+# 6. Out-of-bounds reads too (the harness's guards catch writes): memcheck on the op harness.
+if command -v compute-sanitizer > /dev/null || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  step memcheck 60 "$CS" --tool memcheck --error-exitcode 9 "$T" --gtest_filter='*OpsOnGpu*'
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.out" "$OUT/memcheck.log" | tail -3
+fi
+
+for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_1; do
+  if [[ ! -s $OUT/$f.out ]]; then
+    echo "--- $f: no results; the end of its log:"
+    tail -5 "$OUT/$f.log"
+    continue
+  fi
+  python3 - "$OUT/$f.out" > "$OUT/$f.txt" 2>&1 <<'PY' || true
+import json, sys
+j = json.load(open(sys.argv[1]))
+for t in j["tables"]:
+    if t["id"] in ("table4.roofline", "table4.pytorch", "bench.peer", "bench.details"):
+        print("==", t["title"])
+        for r in t["rows"]:
+            print("  ", {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()})
+for w in j.get("warnings", []):
+    print("warning:", w)
+PY
+  echo "--- $f"
+  cat "$OUT/$f.txt"
+done
+
+echo "=== engine.sh summary"
+printf '%s\n' "${SUMMARY[@]}"
