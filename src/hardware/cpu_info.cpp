@@ -27,9 +27,15 @@ namespace fs = std::filesystem;
 
 bool CpuInfo::has_flag(const std::string& f) const { return std::find(flags.begin(), flags.end(), f) != flags.end(); }
 
+// Below this ratio a measured clock is taken as agreeing with the reported one.
+constexpr double kMeasuredClockMargin = 1.1;
+
 double CpuInfo::peak_clock_mhz() const {
   if (max_mhz > 0) return max_mhz;
   if (base_mhz > 0) return base_mhz;
+  // "cpu MHz" in a VM is often the nominal TSC rate while the core runs much
+  // faster: a theoretical peak below what is measured would be nonsense.
+  if (current_mhz > 0 && measured_mhz > kMeasuredClockMargin * current_mhz) return measured_mhz;
   if (current_mhz > 0) return current_mhz;
   return measured_mhz;
 }
@@ -37,6 +43,9 @@ double CpuInfo::peak_clock_mhz() const {
 std::string CpuInfo::peak_clock_source() const {
   if (max_mhz > 0) return "maximum boost clock (" + frequency_source + "); all-core vector clocks run lower";
   if (base_mhz > 0) return "base clock (" + frequency_source + "); boost clocks run higher";
+  if (current_mhz > 0 && measured_mhz > kMeasuredClockMargin * current_mhz)
+    return "measured with dependent adds on one core (the kernel's \"cpu MHz\" says " + format_sig(current_mhz, 4) +
+           " MHz, the nominal rate this VM reports; the core runs faster)";
   if (current_mhz > 0)
     return "the kernel's \"cpu MHz\" (" + frequency_source +
            "); in a VM often the nominal TSC rate, not the boost clock";
@@ -77,6 +86,42 @@ nlohmann::json CpuInfo::to_json() const {
           {"measured_mhz", measured_mhz},
           {"frequency_source", frequency_source},
           {"peak_clock_mhz", peak_clock_mhz()}};
+}
+
+CpuInfo CpuInfo::from_json(const nlohmann::json& j) {
+  CpuInfo c;
+  c.vendor = j.value("vendor", "");
+  c.model_name = j.value("model_name", "");
+  c.family = j.value("family", 0);
+  c.model = j.value("model", 0);
+  c.stepping = j.value("stepping", 0);
+  c.isa = j.value("isa", "");
+  c.microarchitecture = j.value("microarchitecture", "");
+  c.sockets = j.value("sockets", 1);
+  c.cores = j.value("cores", 0);
+  c.threads = j.value("threads", 0);
+  c.simd = j.value("simd", "");
+  c.simd_bits = j.value("simd_bits", 0);
+  c.has_fma = j.value("fma", false);
+  c.flags = j.value("flags", std::vector<std::string>{});
+  for (const auto& jc : j.value("caches", nlohmann::json::array())) {
+    CacheLevel l;
+    l.level = jc.value("level", 0);
+    l.type = jc.value("type", "");
+    l.bytes = jc.value("bytes", std::uint64_t{0});
+    l.shared_by_threads = jc.value("shared_by_threads", 0);
+    l.line_bytes = jc.value("line_bytes", 0);
+    l.ways = jc.value("ways", 0);
+    l.source = jc.value("source", "");
+    c.caches.push_back(std::move(l));
+  }
+  c.cache_source = j.value("cache_source", "");
+  c.base_mhz = j.value("base_mhz", 0.0);
+  c.max_mhz = j.value("max_mhz", 0.0);
+  c.current_mhz = j.value("current_mhz", 0.0);
+  c.measured_mhz = j.value("measured_mhz", 0.0);
+  c.frequency_source = j.value("frequency_source", "");
+  return c;
 }
 
 namespace {
@@ -155,7 +200,9 @@ CpuInfo query_cpu_from(const CpuSources& src) {
   if (c.current_mhz > 0 && c.max_mhz == 0 && c.base_mhz == 0)
     sources.push_back(std::string("/proc/cpuinfo \"cpu MHz\"") +
                       (fs::exists(cpu_dir / "cpufreq") ? "" : "; no cpufreq in sysfs"));
-  if (c.max_mhz == 0 && c.base_mhz == 0 && c.current_mhz == 0 && src.allow_measure) {
+  // With no cpufreq limits, /proc/cpuinfo's figure alone cannot be trusted
+  // (VMs report the nominal rate): measure too, and let peak_clock_mhz() judge.
+  if (c.max_mhz == 0 && c.base_mhz == 0 && src.allow_measure) {
     c.measured_mhz = measured_once();
     if (c.measured_mhz > 0) sources.push_back("measured (dependent adds, best of 12 trials)");
   }

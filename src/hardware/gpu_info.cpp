@@ -50,6 +50,47 @@ nlohmann::json GpuInfo::to_json() const {
   return j;
 }
 
+GpuInfo GpuInfo::from_json(const nlohmann::json& j) {
+  GpuInfo g;
+  g.ordinal = j.value("ordinal", 0);
+  g.name = j.value("name", "");
+  g.uuid = j.value("uuid", "");
+  g.pci_bus_id = j.value("pci_bus_id", "");
+  std::string cc = j.value("compute_capability", "0.0");
+  if (auto dot = cc.find('.'); dot != std::string::npos) {
+    g.cc_major = std::atoi(cc.substr(0, dot).c_str());
+    g.cc_minor = std::atoi(cc.substr(dot + 1).c_str());
+  }
+  g.architecture = j.value("architecture", "");
+  g.sms = j.value("sms", 0);
+  g.cuda_cores_per_sm = j.value("cuda_cores_per_sm", 0);
+  g.fp64_units_per_sm = j.value("fp64_units_per_sm", 0);
+  g.tensor_cores_per_sm = j.value("tensor_cores_per_sm", 0);
+  g.tensor_core_generation = j.value("tensor_core_generation", "");
+  g.sm_clock_max_mhz = j.value("sm_clock_max_mhz", 0.0);
+  g.sm_clock_now_mhz = j.value("sm_clock_now_mhz", 0.0);
+  g.sm_clock_source = j.value("sm_clock_source", "");
+  g.mem_clock_max_mhz = j.value("mem_clock_max_mhz", 0.0);
+  g.mem_clock_source = j.value("mem_clock_source", "");
+  g.memory_bytes = j.value("memory_bytes", std::uint64_t{0});
+  g.memory_bus_bits = j.value("memory_bus_bits", 0);
+  g.memory_bus_source = j.value("memory_bus_source", "");
+  g.memory_type = j.value("memory_type", "");
+  g.memory_type_source = j.value("memory_type_source", "");
+  g.bandwidth_theoretical = j.value("bandwidth_theoretical", 0.0);
+  g.datasheet_id = j.value("datasheet_id", "");
+  g.l2_bytes = j.value("l2_bytes", std::uint64_t{0});
+  g.smem_per_sm = j.value("smem_per_sm", std::uint64_t{0});
+  g.smem_per_block_optin = j.value("smem_per_block_optin", std::uint64_t{0});
+  g.regs_per_sm = j.value("regs_per_sm", 0);
+  g.max_threads_per_sm = j.value("max_threads_per_sm", 0);
+  g.warp_size = j.value("warp_size", 32);
+  if (j.contains("tdp_w") && j["tdp_w"].is_number()) g.tdp_w = j["tdp_w"].get<double>();
+  g.driver_version = j.value("driver_version", "");
+  g.runtime_version = j.value("runtime_version", 0);
+  return g;
+}
+
 namespace {
 
 // Memory type when no datasheet entry says: HBM stacks come in 1024-bit

@@ -42,46 +42,15 @@ std::string device_slug(const std::string& name) {
 
 namespace {
 
-// The device sheet as stored (GpuInfo/CpuInfo::to_json) back into the
-// fields the datasheet lookup uses.
-hw::GpuInfo gpu_from_spec(const std::string& name, const nlohmann::json& j) {
-  hw::GpuInfo g;
-  g.name = name;
-  g.uuid = j.value("uuid", "");
-  std::string cc = j.value("compute_capability", "0.0");
-  auto dot = cc.find('.');
-  if (dot != std::string::npos) {
-    g.cc_major = std::atoi(cc.substr(0, dot).c_str());
-    g.cc_minor = std::atoi(cc.substr(dot + 1).c_str());
-  }
-  g.architecture = j.value("architecture", "");
-  g.sms = j.value("sms", 0);
-  g.cuda_cores_per_sm = j.value("cuda_cores_per_sm", 0);
-  g.fp64_units_per_sm = j.value("fp64_units_per_sm", 0);
-  g.tensor_cores_per_sm = j.value("tensor_cores_per_sm", 0);
-  g.sm_clock_max_mhz = j.value("sm_clock_max_mhz", 0.0);
-  g.mem_clock_max_mhz = j.value("mem_clock_max_mhz", 0.0);
-  g.memory_bytes = j.value("memory_bytes", std::uint64_t{0});
-  g.memory_bus_bits = j.value("memory_bus_bits", 0);
-  g.memory_type = j.value("memory_type", "");
-  g.bandwidth_theoretical = j.value("bandwidth_theoretical", 0.0);
-  g.l2_bytes = j.value("l2_bytes", std::uint64_t{0});
+// The stored device sheet (older rows may lack fields; the name is always there).
+hw::GpuInfo spec_gpu(const StoredDevice& dev) {
+  hw::GpuInfo g = hw::GpuInfo::from_json(dev.spec);
+  if (g.name.empty()) g.name = dev.name;
   return g;
 }
-
-hw::CpuInfo cpu_from_spec(const std::string& name, const nlohmann::json& j) {
-  hw::CpuInfo c;
-  c.model_name = name;
-  c.vendor = j.value("vendor", "");
-  c.family = j.value("family", 0);
-  c.model = j.value("model", 0);
-  c.cores = j.value("cores", 0);
-  c.threads = j.value("threads", 0);
-  c.simd = j.value("simd", "");
-  c.simd_bits = j.value("simd_bits", 0);
-  c.has_fma = j.value("fma", false);
-  c.base_mhz = j.value("base_mhz", 0.0);
-  c.max_mhz = j.value("max_mhz", 0.0);
+hw::CpuInfo spec_cpu(const StoredDevice& dev) {
+  hw::CpuInfo c = hw::CpuInfo::from_json(dev.spec);
+  if (c.model_name.empty()) c.model_name = dev.name;
   return c;
 }
 
@@ -95,8 +64,8 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   c.title = fmt::format("Roofline: {} ({})", dev.name, dev.kind == "gpu" ? "GPU" : "CPU");
   model::Roofline measured = bench::load_measured_roofline(db, dev.name);
   model::Roofline theoretical =
-      dev.kind == "gpu" ? hw::reference_roofline(gpu_from_spec(dev.name, dev.spec))
-                        : hw::reference_roofline(cpu_from_spec(dev.name, dev.spec));
+      dev.kind == "gpu" ? hw::reference_roofline(spec_gpu(dev))
+                        : hw::reference_roofline(spec_cpu(dev));
   model::Roofline roof(dev.name);
   for (const auto& ce : measured.ceilings()) roof.add(ce), ++out.measured_ceilings;
   for (const auto& ce : theoretical.ceilings())

@@ -299,3 +299,22 @@ TEST(CpuInfoThisMachine, QueryCpuIsConsistent) {
   EXPECT_EQ(j["kind"], "cpu");
   EXPECT_EQ(j["threads"], c.threads);
 }
+
+TEST(CpuInfoJson, RoundTripsThroughTheStoredSheet) {
+  roofline::hw::CpuInfo c = roofline::hw::query_cpu();
+  auto j = c.to_json();
+  EXPECT_EQ(roofline::hw::CpuInfo::from_json(j).to_json(), j);
+}
+
+TEST(CpuInfoClock, AMeasuredClockWellAboveCpuMhzWinsForThePeaks) {
+  roofline::hw::CpuInfo c;
+  c.current_mhz = 2096;  // a VM's nominal rate
+  c.measured_mhz = 3600;
+  EXPECT_DOUBLE_EQ(c.peak_clock_mhz(), 3600);
+  EXPECT_NE(c.peak_clock_source().find("measured"), std::string::npos);
+  c.measured_mhz = 2150;  // agrees within the margin: keep what the system reports
+  EXPECT_DOUBLE_EQ(c.peak_clock_mhz(), 2096);
+  c.max_mhz = 3700;  // cpufreq's limit always wins
+  c.measured_mhz = 3600;
+  EXPECT_DOUBLE_EQ(c.peak_clock_mhz(), 3700);
+}

@@ -179,3 +179,19 @@ TEST(ReferenceRoofline, UnknownArchitectureHasNoComputeCeilings) {
   ASSERT_TRUE(r.memory("dram"));
   EXPECT_EQ(r.memory("dram")->source, model::Source::Derived);
 }
+
+TEST(GpuInfoJson, RoundTripsThroughTheStoredSheet) {
+  roofline::hw::GpuInfo g;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.cc_major = 9;
+  g.sms = 132;
+  g.cuda_cores_per_sm = 128;
+  g.sm_clock_max_mhz = 1980;
+  g.memory_bytes = 85ull << 30;
+  g.memory_bus_bits = 5120;
+  g.mem_clock_max_mhz = 2619;
+  g.tdp_w = 700;
+  g.l2_bytes = 50 << 20;
+  auto j = g.to_json();
+  EXPECT_EQ(roofline::hw::GpuInfo::from_json(j).to_json(), j);
+}

@@ -48,6 +48,8 @@ struct CpuInfo {
   std::string peak_clock_source() const;
 
   nlohmann::json to_json() const;
+  // The inverse of to_json() (a device sheet read back from the store).
+  static CpuInfo from_json(const nlohmann::json& j);
 };
 
 // This machine, from /proc/cpuinfo, sysfs, CPUID and (when nothing gives a

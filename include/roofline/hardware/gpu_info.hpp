@@ -46,6 +46,8 @@ struct GpuInfo {
   int cuda_cores() const { return sms * cuda_cores_per_sm; }
   int tensor_cores() const { return sms * tensor_cores_per_sm; }
   nlohmann::json to_json() const;
+  // The inverse of to_json() (a device sheet read back from the store).
+  static GpuInfo from_json(const nlohmann::json& j);
 };
 
 // Fills what follows from the queried attributes: architecture and units per
