@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
       out["pm_stats"] = {{"decodes", st.decodes},
                          {"samples", st.samples},
                          {"empty", st.empty_samples},
+                         {"stale", st.stale_samples},
                          {"dropped", st.dropped_samples},
                          {"image_full", st.image_full},
                          {"hw_overflow", st.hw_overflow},
