@@ -46,6 +46,8 @@ enum class L2Clean {
            // starts and L2 holds only clean lines, as after ncu's default --cache-control all
 };
 const char* to_string(L2Clean c) noexcept;
+// The Evict clean's kernel, as activity tracing of the profiled program sees it.
+inline constexpr const char* kL2CleanKernel = "roofline_l2_evict";
 std::optional<L2Clean> parse_l2_clean(std::string_view s);  // "none", "memset", "evict"
 
 struct RangeProfilerOptions {

@@ -5,10 +5,12 @@
 // ptxas.
 #pragma once
 
+#include "roofline/profiler/range_profiler.hpp"
+
 namespace roofline::prof::detail {
 
 // Entry point name, also what the kernel is called in a trace of the profiled program.
-inline constexpr const char* kL2EvictKernel = "roofline_l2_evict";
+inline constexpr const char* kL2EvictKernel = kL2CleanKernel;
 
 // PTX of
 //   extern "C" __global__ void roofline_l2_evict(const uint4* p, unsigned long long n,
