@@ -64,10 +64,13 @@ else
 fi
 
 step "2. tests"
+verdict_rc() {  # verdict_rc RC TEXT: PASS when RC is 0
+  if [ "$1" -eq 0 ]; then say "PASS $2"; else say "MISS $2 (exit $1: see the failures above)"; fi
+}
 run "$B/roofline_gpu_tests" --gtest_filter='RangeProfiler.*:PmSampler.*' --gtest_output="xml:$W/gpu-tests.xml"
-say "gpu tests exit: $?"
+verdict_rc $? "GPU tests RangeProfiler.*:PmSampler.*"
 run "$B/roofline_tests" --gtest_filter='Metrics.*:CounterStatus.*:PmSampleConversion.*:CounterEntryPoints.*:L2Clean.*'
-say "cpu tests exit: $?"
+verdict_rc $? "CPU tests of the derivation"
 
 step "3. known_flops: the L2-clean experiment, and roofline's range profiler against ncu"
 # Only the DRAM metrics (and what the table needs): one replay pass, so no memory
