@@ -35,8 +35,8 @@ TEST(L2Clean, EvictKernelPtxAssemblesForAmpereAndHopper) {
     if (std::filesystem::exists(c)) ptxas = c;
   if (ptxas.empty()) GTEST_SKIP() << "no ptxas here (the CUDA toolkit is not installed)";
   const auto dir = std::filesystem::temp_directory_path();
-  const auto src = dir / ("roofline_l2_evict_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                          ".ptx");
+  const auto src =
+      dir / ("roofline_l2_evict_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".ptx");
   {
     std::ofstream f(src);
     f << ptx;

@@ -149,7 +149,7 @@ struct KnownFlops::Impl {
   __nv_bfloat162 *bx = nullptr, *by = nullptr;
   float *pa = nullptr, *pb = nullptr;
   float4 *cx = nullptr, *cy = nullptr;
-  unsigned* rx = nullptr;  // read's per-block XORs (kReadBlocks)
+  unsigned* rx = nullptr;                                     // read's per-block XORs (kReadBlocks)
   __nv_bfloat16 *ga = nullptr, *gb = nullptr, *gd = nullptr;  // A (K x M, col-major), B (K x N), D (M x N)
   float *ta = nullptr, *tb = nullptr, *td = nullptr;
   void* workspace = nullptr;
@@ -256,9 +256,8 @@ KnownFlops::~KnownFlops() {
        {static_cast<void*>(im.fx), static_cast<void*>(im.fy), static_cast<void*>(im.hx), static_cast<void*>(im.hy),
         static_cast<void*>(im.bx), static_cast<void*>(im.by), static_cast<void*>(im.pa), static_cast<void*>(im.pb),
         static_cast<void*>(im.cx), static_cast<void*>(im.cy), static_cast<void*>(im.rx), static_cast<void*>(im.ga),
-        static_cast<void*>(im.gb),
-        static_cast<void*>(im.gd), static_cast<void*>(im.ta), static_cast<void*>(im.tb), static_cast<void*>(im.td),
-        im.workspace})
+        static_cast<void*>(im.gb), static_cast<void*>(im.gd), static_cast<void*>(im.ta), static_cast<void*>(im.tb),
+        static_cast<void*>(im.td), im.workspace})
     if (p) cudaFree(p);
 }
 

@@ -69,9 +69,9 @@ struct PmSamplerOptions {
 };
 
 struct PmStats {
-  std::uint64_t decodes = 0;          // decode passes
-  std::uint64_t samples = 0;          // samples kept
-  std::uint64_t empty_samples = 0;    // zero-length or unstamped samples skipped
+  std::uint64_t decodes = 0;        // decode passes
+  std::uint64_t samples = 0;        // samples kept
+  std::uint64_t empty_samples = 0;  // zero-length or unstamped samples skipped
   // Samples that claim to start before this session did (more than the slack below
   // earlier), skipped: the first sample after a start can carry a stale start time
   // (1.68 s before the session on the H100, in a process that had used the range

@@ -55,7 +55,7 @@ struct RangeProfilerOptions {
   // Metrics that must exist (an unknown one is an error). Empty: default_range_metrics() for the chip,
   // with its optional (chip-dependent) metrics dropped where unavailable and listed by unavailable_metrics().
   std::vector<std::string> metrics;
-  bool verification = false;                   // add verification_metrics() (optional; more passes)
+  bool verification = false;  // add verification_metrics() (optional; more passes)
   // Before each profiled launch: synchronize the context, clean L2 this way, synchronize
   // again. Evict costs a read of 4 x L2 (about 70 us on an H100) and 4 x L2 of device
   // memory per context. Its kernel is "roofline_l2_evict" (see internal_call()).

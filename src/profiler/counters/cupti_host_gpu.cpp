@@ -206,7 +206,9 @@ const Driver* driver() noexcept {
   d.stream_is_capturing = reinterpret_cast<decltype(d.stream_is_capturing)>(dlsym(h, "cuStreamIsCapturing"));
   d.stream_is_capturing_ptsz =
       reinterpret_cast<decltype(d.stream_is_capturing_ptsz)>(dlsym(h, "cuStreamIsCapturing_ptsz"));
-  auto sym = [h](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name)); };
+  auto sym = [h](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+  };
   sym(d.ctx_push_current, "cuCtxPushCurrent_v2");
   sym(d.ctx_pop_current, "cuCtxPopCurrent_v2");
   sym(d.ctx_synchronize, "cuCtxSynchronize");

@@ -5,11 +5,10 @@
 // write). Memset writes 2 x L2 instead: it also pushes the earlier dirty lines
 // out, but leaves up to an L2 of its own dirty lines behind; it is kept to
 // compare with on the device (tools/device/counters.sh).
-#include "l2_cleaner.hpp"
-
 #include <fmt/format.h>
 
 #include "cupti_host.hpp"
+#include "l2_cleaner.hpp"
 #include "l2_evict_ptx.hpp"
 
 namespace roofline::prof::detail {
@@ -27,11 +26,12 @@ std::string cu_error(const cupti::Driver& d, CUresult r) {
 }
 
 CounterStatus failed(const cupti::Driver& d, const char* call, CUresult r) {
-  return CounterStatus::make(CounterProblem::Failed,
-                             fmt::format("cannot clean L2 before profiled kernels: {} returned {}", call, cu_error(d, r)),
-                             "profiling carries on without it, so DRAM write bytes may include lines earlier kernels "
-                             "left dirty in L2 (16-18 MB per kernel on an H100); the clean needs 4 x L2 of free "
-                             "device memory per context");
+  return CounterStatus::make(
+      CounterProblem::Failed,
+      fmt::format("cannot clean L2 before profiled kernels: {} returned {}", call, cu_error(d, r)),
+      "profiling carries on without it, so DRAM write bytes may include lines earlier kernels "
+      "left dirty in L2 (16-18 MB per kernel on an H100); the clean needs 4 x L2 of free "
+      "device memory per context");
 }
 
 // Pushes a context for the scope of the object.
@@ -113,8 +113,7 @@ CounterStatus L2Cleaner::clean() {
     unsigned long long words = bytes_ / 16;
     unsigned never = 1;
     void* args[] = {&src, &words, &never, &sink};
-    if (CUresult r = d->launch_kernel(fn_, grid_, 1, 1, kThreads, 1, 1, 0, nullptr, args, nullptr);
-        r != CUDA_SUCCESS)
+    if (CUresult r = d->launch_kernel(fn_, grid_, 1, 1, kThreads, 1, 1, 0, nullptr, args, nullptr); r != CUDA_SUCCESS)
       return failed(*d, "cuLaunchKernel(roofline_l2_evict)", r);
   } else {
     if (CUresult r = d->memset_d8(scratch_, 0, bytes_); r != CUDA_SUCCESS) return failed(*d, "cuMemsetD8", r);

@@ -21,10 +21,9 @@ MetricSet default_range_metrics(int cc_major, int cc_minor) {
   MetricSet s;
   // Memory metrics first: should the config builder fill passes in list order, the
   // DRAM counters land in the first replay pass (docs/counters.md, "DRAM writes").
-  s.required = {m::kDuration, m::kDramRead,       m::kDramWrite, m::kL2ReadSectors, m::kL2WriteSectors,
-                m::kSmClock,  m::kDadd,           m::kDmul,      m::kDfma,          m::kFadd,
-                m::kFmul,     m::kFfma,           m::kHadd,      m::kHmul,          m::kHfma,
-                m::kOccupancy};
+  s.required = {m::kDuration, m::kDramRead, m::kDramWrite, m::kL2ReadSectors, m::kL2WriteSectors, m::kSmClock,
+                m::kDadd,     m::kDmul,     m::kDfma,      m::kFadd,          m::kFmul,           m::kFfma,
+                m::kHadd,     m::kHmul,     m::kHfma,      m::kOccupancy};
   if (cc_major >= 9) {
     // Hopper: one FP16 path for both destination types (the _dst_fp32 name reads n/a on GH100).
     s.optional = {m::kTensorFp64, m::kTensorTf32, m::kTensorFp16, m::kTensorBf16, m::kTensorFp8, m::kTensorInt8};
