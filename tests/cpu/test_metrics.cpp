@@ -258,3 +258,100 @@ TEST(Metrics, ChipNamesToComputeCapability) {
   EXPECT_EQ(chip_compute_capability("gv100"), std::make_pair(7, 0));
   EXPECT_EQ(chip_compute_capability("GB100"), std::make_pair(10, 0));
 }
+
+namespace {
+// The counters of kf_fma_f32 as the H100 read them (docs/counters.md): 2^20 threads,
+// 2048 x 8 FFMA each, and one `HFMA2.MMA R3, -RZ, RZ, 0, 0` per thread (a register
+// zeroed on the tensor pipe) that the hfma counter counts like any HFMA2.
+std::map<std::string, double> fp32_fma_on_h100() {
+  auto raw = zero_cuda_core();
+  raw[m::kFfma] = 17179869184.0;
+  raw[m::kHfma] = 1048576;
+  raw[m::kThreadsLaunched] = 1048576;
+  raw[m::kDramRead] = 33.5e6;
+  raw[m::kDramWrite] = 16.2e6;
+  raw[m::kDuration] = 560000;
+  return raw;
+}
+}  // namespace
+
+TEST(Metrics, HfmaRegisterMovesInAnFp32KernelAreNotFp16Work) {
+  KernelCounters c = derive(fp32_fma_on_h100());
+  EXPECT_DOUBLE_EQ(c.flops.at("fp16"), 4.0 * 1048576);  // the raw count stays, as ncu shows it
+  EXPECT_DOUBLE_EQ(fp16_register_move_flops(c), 4.0 * 1048576);
+  EXPECT_DOUBLE_EQ(work_flops(c), 2 * 17179869184.0);
+  EXPECT_DOUBLE_EQ(c.total_flops(), 2 * 17179869184.0 + 4.0 * 1048576);
+  EXPECT_EQ(dominant_work(c).precision, "fp32");
+  EXPECT_DOUBLE_EQ(arithmetic_intensity(c), 2 * 17179869184.0 / (33.5e6 + 16.2e6));
+  auto notes = counter_notes(c);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("compiler register moves"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("HFMA2.MMA"), std::string::npos) << notes[0];
+}
+
+TEST(Metrics, LightFp32KernelKeepsItsRoofDespiteMoreMovesThanWork) {
+  // An elementwise FP32 add: one FADD per thread, and one zeroing HFMA2.MMA per
+  // thread, whose 4 "FLOPs" outnumber the real work. It must stay an FP32 kernel.
+  auto raw = zero_cuda_core();
+  raw[m::kFadd] = 1 << 24;
+  raw[m::kHfma] = 1 << 24;
+  raw[m::kThreadsLaunched] = 1 << 24;
+  raw[m::kDramRead] = 2.0 * 4 * (1 << 24);
+  raw[m::kDramWrite] = 4.0 * (1 << 24);
+  raw[m::kDuration] = 40000;
+  KernelCounters c = derive(raw);
+  EXPECT_EQ(dominant_work(c).precision, "fp32");
+  EXPECT_DOUBLE_EQ(work_flops(c), double(1 << 24));
+  KernelPlacement p = place_kernel(c, h100());
+  ASSERT_TRUE(p.placed) << p.reason;
+  EXPECT_EQ(p.compute_ceiling, "fp32.cuda");
+  EXPECT_DOUBLE_EQ(p.dram.ai, 1.0 / 12);
+}
+
+TEST(Metrics, RealHalfWorkIsNeverTakenForRegisterMoves) {
+  // half2_fma: 2^20 threads x 2048 x 8 HFMA2 plus the one zeroing move per thread.
+  auto raw = zero_cuda_core();
+  raw[m::kHfma] = 17179869184.0 + 1048576;
+  raw[m::kThreadsLaunched] = 1048576;
+  KernelCounters c = derive(raw);
+  EXPECT_DOUBLE_EQ(fp16_register_move_flops(c), 0);
+  EXPECT_EQ(dominant_work(c).precision, "fp16");
+  EXPECT_TRUE(counter_notes(c).empty());
+  // One HFMA2 per thread and nothing else (a half2 axpy) is work too: no other FLOPs.
+  raw[m::kHfma] = 1048576;
+  c = derive(raw);
+  EXPECT_DOUBLE_EQ(fp16_register_move_flops(c), 0);
+  EXPECT_EQ(dominant_work(c).precision, "fp16");
+  // More than kMaxRegisterMovesPerThread per thread next to FP32 work: real FP16 work.
+  raw[m::kHfma] = (kMaxRegisterMovesPerThread + 1) * 1048576;
+  raw[m::kFfma] = 1e9;
+  EXPECT_DOUBLE_EQ(fp16_register_move_flops(derive(raw)), 0);
+}
+
+TEST(Metrics, WithoutTheThreadCountMovesCannotBeTold) {
+  auto raw = fp32_fma_on_h100();
+  raw.erase(m::kThreadsLaunched);
+  KernelCounters c = derive(raw);
+  EXPECT_DOUBLE_EQ(fp16_register_move_flops(c), 0);
+  EXPECT_DOUBLE_EQ(work_flops(c), c.total_flops());
+  EXPECT_EQ(dominant_work(c).precision, "fp32");  // still the larger work here
+}
+
+TEST(Metrics, RegisterMovesSurviveAggregation) {
+  KernelCounters total;
+  accumulate(total, derive(fp32_fma_on_h100(), "kf_fma_f32"));
+  accumulate(total, derive(fp32_fma_on_h100(), "kf_fma_f32"));
+  EXPECT_DOUBLE_EQ(total.raw.at(m::kThreadsLaunched), 2.0 * 1048576);
+  EXPECT_DOUBLE_EQ(fp16_register_move_flops(total), 2 * 4.0 * 1048576);
+  EXPECT_DOUBLE_EQ(work_flops(total), 2 * 2 * 17179869184.0);
+}
+
+TEST(Metrics, MemoryMetricsComeFirstAndThreadsAreCollected) {
+  for (auto [major, minor] : {std::pair{9, 0}, std::pair{8, 0}, std::pair{7, 5}}) {
+    auto all = default_range_metrics(major, minor).all();
+    ASSERT_GE(all.size(), 5u);
+    EXPECT_EQ(all[1], m::kDramRead);
+    EXPECT_EQ(all[2], m::kDramWrite);
+    EXPECT_NE(std::find(all.begin(), all.end(), m::kThreadsLaunched), all.end());
+  }
+}

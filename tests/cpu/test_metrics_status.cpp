@@ -84,6 +84,19 @@ TEST(PmSampleConversion, PercentsBecomeFractionsAndCountsBecomeRates) {
   EXPECT_DOUBLE_EQ(to_pm_sample(0, 100, frac, 0).sm_active, 0.25);
 }
 
+TEST(PmSampleConversion, SamplesStartingBeforeTheSessionAreStale) {
+  // The first H100 run: a first sample stamped 1.68 s before the sampler started.
+  const std::uint64_t start = 1795324859612338057ull, interval = 100000;
+  EXPECT_FALSE(pm_sample_in_session(1795324857930010891ull, start, interval));
+  EXPECT_TRUE(pm_sample_in_session(start + 250000, start, interval));
+  // The host's and the GPU's view of the clock may differ a little: 10 ms of slack,
+  // or 10 intervals when those are longer.
+  EXPECT_TRUE(pm_sample_in_session(start - 9000000, start, interval));
+  EXPECT_FALSE(pm_sample_in_session(start - 11000000, start, interval));
+  EXPECT_TRUE(pm_sample_in_session(start - 90000000, start, 10000000));
+  EXPECT_TRUE(pm_sample_in_session(5, 1000, interval));  // no wrap-around near zero
+}
+
 TEST(PmSampleConversion, EveryQuantityHasCandidates) {
   for (PmQuantity q : {PmQuantity::GrActive, PmQuantity::SmActive, PmQuantity::TensorActive, PmQuantity::DramRead,
                        PmQuantity::DramWrite}) {

@@ -88,10 +88,17 @@ TEST(PmSampler, IdleThenComputeThenCopy) {
   // About 8000 samples in 0.8 s at 100 us: accept half (sampling starts after enable).
   ASSERT_GT(samples.size(), 4000u);
   EXPECT_LT(samples.size(), 20000u);
+  RecordProperty("pm.stale_samples", std::to_string(st.stale_samples));
+  RecordProperty("pm.first_sample_after_start_ns", std::to_string(double(samples.front().t_ns) - double(before)));
   for (size_t i = 1; i < samples.size(); ++i) ASSERT_GT(samples[i].t_ns, samples[i - 1].t_ns) << "sample " << i;
-  // PmSample.t_ns shares the clock of CUPTI activity timestamps (the profile's timeline).
-  EXPECT_GE(samples.front().t_ns + 1000000000ull, before);
-  EXPECT_LE(samples.back().t_ns, after + 1000000000ull);
+  // PmSample.t_ns shares the clock of CUPTI activity timestamps (the profile's
+  // timeline): every kept sample lies inside [start, stop] as cuptiGetTimestamp saw
+  // them, give or take the 10 ms the sampler allows between the GPU's and the host's
+  // view of the clock. (The first H100 run found a first sample stamped 1.68 s before
+  // the start; the sampler now skips such stale samples and counts them.)
+  constexpr std::uint64_t kSlack = 10000000;
+  EXPECT_GE(samples.front().t_ns + kSlack, before) << "a stale sample was kept";
+  EXPECT_LE(samples.back().t_ns, after + kSlack) << "samples are not on the CUPTI timestamp clock";
   for (const auto& x : samples) {
     ASSERT_GE(x.gr_active, 0);
     ASSERT_LE(x.gr_active, 1);

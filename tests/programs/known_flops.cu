@@ -78,6 +78,27 @@ __global__ void kf_copy(const float4* __restrict__ x, float4* __restrict__ y) {
   y[i] = x[i];
 }
 
+// XOR of every 32-bit word of x, one result per block: integer work only, and
+// 4 bytes written per block. Reads with ordinary loads (allocating in L2).
+__global__ void __launch_bounds__(256) kf_read(const uint4* __restrict__ x, std::uint64_t n, unsigned* out) {
+  unsigned acc = 0;
+  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::uint64_t(gridDim.x) * blockDim.x) {
+    const uint4 v = x[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) acc ^= __shfl_xor_sync(0xffffffffu, acc, o);
+  __shared__ unsigned warp_acc[8];
+  if ((threadIdx.x & 31) == 0) warp_acc[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned t = 0;
+    for (int w = 0; w < 8; ++w) t ^= warp_acc[w];
+    out[blockIdx.x] = t;
+  }
+}
+
 // Fresh pseudo-random inputs in [lo, hi) from a per-run seed (hash of index and seed).
 __device__ __forceinline__ float kf_uniform(std::uint64_t i, std::uint64_t seed, float lo, float hi) {
   std::uint64_t z = i * 0x9E3779B97F4A7C15ull + seed;
@@ -128,6 +149,7 @@ struct KnownFlops::Impl {
   __nv_bfloat162 *bx = nullptr, *by = nullptr;
   float *pa = nullptr, *pb = nullptr;
   float4 *cx = nullptr, *cy = nullptr;
+  unsigned* rx = nullptr;                                     // read's per-block XORs (kReadBlocks)
   __nv_bfloat16 *ga = nullptr, *gb = nullptr, *gd = nullptr;  // A (K x M, col-major), B (K x N), D (M x N)
   float *ta = nullptr, *tb = nullptr, *td = nullptr;
   void* workspace = nullptr;
@@ -198,6 +220,7 @@ KnownFlops::KnownFlops(const Sizes& s) : impl_(std::make_unique<Impl>()) {
   const std::uint64_t n4 = s.copy_bytes / 16;
   im.cx = dalloc<float4>(n4);
   im.cy = dalloc<float4>(n4);
+  im.rx = dalloc<unsigned>(kReadBlocks);
   const std::uint64_t mk = std::uint64_t(s.gemm_m) * s.gemm_k, nk = std::uint64_t(s.gemm_n) * s.gemm_k,
                       mn = std::uint64_t(s.gemm_m) * s.gemm_n;
   im.ga = dalloc<__nv_bfloat16>(mk);
@@ -222,6 +245,7 @@ KnownFlops::KnownFlops(const Sizes& s) : impl_(std::make_unique<Impl>()) {
   KF_CHECK(cudaMemset(im.fy, 0xFF, fma_elems * sizeof(float)));
   KF_CHECK(cudaMemset(im.pb, 0xFF, s.poly_n * sizeof(float)));
   KF_CHECK(cudaMemset(im.cy, 0xFF, n4 * sizeof(float4)));
+  KF_CHECK(cudaMemset(im.rx, 0xFF, kReadBlocks * sizeof(unsigned)));
   KF_CHECK(cudaDeviceSynchronize());
 }
 
@@ -231,16 +255,17 @@ KnownFlops::~KnownFlops() {
   for (void* p :
        {static_cast<void*>(im.fx), static_cast<void*>(im.fy), static_cast<void*>(im.hx), static_cast<void*>(im.hy),
         static_cast<void*>(im.bx), static_cast<void*>(im.by), static_cast<void*>(im.pa), static_cast<void*>(im.pb),
-        static_cast<void*>(im.cx), static_cast<void*>(im.cy), static_cast<void*>(im.ga), static_cast<void*>(im.gb),
-        static_cast<void*>(im.gd), static_cast<void*>(im.ta), static_cast<void*>(im.tb), static_cast<void*>(im.td),
-        im.workspace})
+        static_cast<void*>(im.cx), static_cast<void*>(im.cy), static_cast<void*>(im.rx), static_cast<void*>(im.ga),
+        static_cast<void*>(im.gb), static_cast<void*>(im.gd), static_cast<void*>(im.ta), static_cast<void*>(im.tb),
+        static_cast<void*>(im.td), im.workspace})
     if (p) cudaFree(p);
 }
 
 const Sizes& KnownFlops::sizes() const { return impl_->s; }
 
 std::vector<std::string> KnownFlops::phases() {
-  return {"fp32_fma", "half2_fma", "bf16x2_fma", "poly", "copy", "gemm_bf16", "gemm_tf32"};
+  // read right after copy: copy leaves L2 full of dirty lines (docs/counters.md, "DRAM writes").
+  return {"fp32_fma", "half2_fma", "bf16x2_fma", "poly", "copy", "read", "gemm_bf16", "gemm_tf32"};
 }
 
 Expected KnownFlops::expected(const std::string& phase) const {
@@ -254,18 +279,27 @@ Expected KnownFlops::expected(const std::string& phase) const {
     for (const char* op : {"dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma"})
       e.instructions[op] = 0;
   };
+  // e.flops are the arithmetic's FLOPs; the counters add 4 x threads x hfma_moves_per_thread
+  // to "fp16" (the moves, see known_flops.hpp).
+  // hfma_moves_per_thread: from `cuobjdump -sass` of these kernels (nvcc 13.0, sm_90,
+  // the first H100 run): kf_fma_f32, kf_fma_x2 (both) and kf_poly each zero one
+  // register with `HFMA2.MMA Rd, -RZ, RZ, 0, 0` before their loop; kf_copy has none.
   if (phase == "fp32_fma") {
     e.kernel = "kf_fma_f32";
     zero_cuda();
     e.instructions["ffma"] = fma_instr;
     e.flops = {{"fp64", 0}, {"fp32", 2 * fma_instr}, {"fp16", 0}};
     e.dram_read_min = e.dram_write_min = fma_bytes;
+    e.threads = s.fma_threads;
+    e.hfma_moves_per_thread = 1;
   } else if (phase == "half2_fma" || phase == "bf16x2_fma") {
-    e.kernel = "kf_fma_x2";
+    e.kernel = phase == "half2_fma" ? "kf_fma_x2I7__half2" : "kf_fma_x2I14__nv_bfloat162";
     zero_cuda();
     e.instructions["hfma"] = fma_instr;  // packed instructions, two lanes each
     e.flops = {{"fp64", 0}, {"fp32", 0}, {"fp16", 4 * fma_instr}};
     e.dram_read_min = e.dram_write_min = fma_bytes;
+    e.threads = s.fma_threads;
+    e.hfma_moves_per_thread = 1;
   } else if (phase == "poly") {
     e.kernel = "kf_poly";
     zero_cuda();
@@ -273,12 +307,25 @@ Expected KnownFlops::expected(const std::string& phase) const {
     e.flops = {{"fp64", 0}, {"fp32", 2.0 * double(s.poly_n) * s.poly_k}, {"fp16", 0}};
     e.dram_read_min = e.dram_write_min = 4.0 * double(s.poly_n);
     e.streaming = true;
+    e.threads = s.poly_n;
+    e.hfma_moves_per_thread = 1;
   } else if (phase == "copy") {
     e.kernel = "kf_copy";
     zero_cuda();
     e.flops = {{"fp64", 0}, {"fp32", 0}, {"fp16", 0}};
     e.dram_read_min = e.dram_write_min = double(s.copy_bytes);
     e.streaming = true;
+    e.threads = s.copy_bytes / 16;
+    e.hfma_moves_per_thread = 0;
+  } else if (phase == "read") {
+    e.kernel = "kf_read";
+    zero_cuda();
+    e.flops = {{"fp64", 0}, {"fp32", 0}, {"fp16", 0}};
+    e.dram_read_min = double(s.copy_bytes);
+    e.dram_write_min = 0;  // 4 KiB of block results, which stay in L2
+    e.streaming = true;
+    e.threads = std::uint64_t(kReadBlocks) * 256;
+    e.hfma_moves_per_thread = -1;  // new kernel: counted from its SASS on the device
   } else if (phase == "gemm_bf16") {
     e.tensor_flops = {{"bf16", gemm_flops}, {"tf32", 0}, {"fp16", 0}, {"fp64", 0}, {"fp8", 0}, {"int8", 0}};
     e.dram_read_min = 2.0 * (double(s.gemm_m) + s.gemm_n) * s.gemm_k;
@@ -310,6 +357,8 @@ Expected KnownFlops::run_phase(const std::string& phase) {
     kf_poly<<<unsigned(s.poly_n / 256), 256>>>(im.pa, im.pb, int(s.poly_n), s.poly_k);
   } else if (phase == "copy") {
     kf_copy<<<unsigned(s.copy_bytes / 16 / 256), 256>>>(im.cx, im.cy);
+  } else if (phase == "read") {
+    kf_read<<<kReadBlocks, 256>>>(reinterpret_cast<const uint4*>(im.cx), s.copy_bytes / 16, im.rx);
   } else if (phase == "gemm_bf16") {
     im.gemm(true);
   } else if (phase == "gemm_tf32") {
@@ -369,6 +418,14 @@ double KnownFlops::check_phase(const std::string& phase) const {
       const float4 a = download(im.cx, i, 1)[0], b = download(im.cy, i, 1)[0];
       if (a.x != b.x || a.y != b.y || a.z != b.z || a.w != b.w) worst = INFINITY;
     }
+  } else if (phase == "read") {
+    // Every word of the input, XORed on the host, against the XOR of the block results.
+    const auto words = download(reinterpret_cast<const unsigned*>(im.cx), 0, s.copy_bytes / 4);
+    unsigned want = 0;
+    for (unsigned w : words) want ^= w;
+    unsigned got = 0;
+    for (unsigned b : download(im.rx, 0, kReadBlocks)) got ^= b;
+    worst = got == want ? 0 : INFINITY;
   } else if (phase == "gemm_bf16" || phase == "gemm_tf32") {
     const bool bf16 = phase == "gemm_bf16";
     std::mt19937 rng(unsigned(im.seed));

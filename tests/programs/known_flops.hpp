@@ -6,6 +6,9 @@
 //   poly        the seed report's polynomial kernel: k FADD + k FMUL per element
 //               (written with __fadd_rn/__fmul_rn so nvcc cannot contract them)
 //   copy        float4 copy: no FLOPs, reads and writes `copy_bytes` each
+//   read        XOR of copy's input (integer ops only): no FLOPs, reads `copy_bytes`,
+//               writes 4 bytes per block, so DRAM writes in its range can only be
+//               dirty lines of earlier kernels (it runs right after copy)
 //   gemm_bf16   cuBLASLt BF16 GEMM (FP32 accumulate): 2*M*N*K tensor FLOPs
 //   gemm_tf32   cuBLASLt FP32 GEMM with CUBLAS_COMPUTE_32F_FAST_TF32: 2*M*N*K tensor FLOPs
 // Used by the known_flops program (ncu comparison) and the GPU counter tests.
@@ -37,9 +40,16 @@ struct Expected {
   std::map<std::string, double> tensor_flops;    // tensor FLOPs by precision, summed over the phase's kernels
   double dram_read_min = 0, dram_write_min = 0;  // analytic minimum bytes
   bool streaming = false;                        // DRAM traffic should equal the minimum (within tolerance)
+  std::uint64_t threads = 0;                     // threads launched (0 for library GEMMs)
+  // HFMA2 instructions per thread that nvcc 13.0 emits for sm_90 as register moves
+  // (`HFMA2.MMA Rd, -RZ, RZ, 0, 0`, zeroing a register outside the loops); the hfma
+  // counter reads instructions["hfma"] + threads x this. -1: not known (the SASS
+  // check in tools/device/counters.sh counts them on the device).
+  int hfma_moves_per_thread = 0;
 };
 
 constexpr int kFmaChains = 8;
+constexpr unsigned kReadBlocks = 1024;  // blocks of 256 threads of the read phase (grid-stride)
 
 class KnownFlops {
  public:

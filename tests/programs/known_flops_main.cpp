@@ -6,6 +6,12 @@
 // compares the two.
 //
 //   known_flops [--repeat N] [--phases fp32_fma,poly,...] [--counters FILE] [--verification]
+//               [--l2-clean none|memset|evict] [--metrics a.sum,b.sum,...]
+//
+// --l2-clean picks what the range profiler does to L2 before each profiled launch
+// (RangeProfilerOptions::l2_clean, default evict); --metrics replaces the default
+// metric list (e.g. only the DRAM metrics: a single replay pass). counters.sh runs
+// the variants side by side (docs/counters.md, "DRAM writes").
 //
 // Exit status: 0 when every phase's output matched its CPU reference, 7 when not,
 // 2 on bad arguments, 4 on a CUDA failure. A counters problem (not permitted,
@@ -44,11 +50,13 @@ nlohmann::json to_json(const Expected& e) {
   j["dram_read_min"] = e.dram_read_min;
   j["dram_write_min"] = e.dram_write_min;
   j["streaming"] = e.streaming;
+  j["threads"] = e.threads;
+  j["hfma_moves_per_thread"] = e.hfma_moves_per_thread;
   return j;
 }
 
 double tolerance(const std::string& phase) {
-  if (phase == "fp32_fma" || phase == "copy") return 0;  // bit-exact
+  if (phase == "fp32_fma" || phase == "copy" || phase == "read") return 0;  // bit-exact
   if (phase == "poly") return 1e-5;
   if (phase == "half2_fma") return 2e-2;
   if (phase == "bf16x2_fma") return 5e-2;
@@ -59,7 +67,7 @@ double tolerance(const std::string& phase) {
 int usage(const char* msg) {
   std::fprintf(stderr,
                "known_flops: %s\nusage: known_flops [--repeat N] [--phases a,b,...] [--counters FILE] "
-               "[--verification]\n",
+               "[--verification] [--l2-clean none|memset|evict] [--metrics a.sum,b.sum,...]\n",
                msg);
   return 2;
 }
@@ -71,6 +79,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> phases = KnownFlops::phases();
   std::string counters_file;
   bool verification = false;
+  roofline::prof::L2Clean l2_clean = roofline::prof::RangeProfilerOptions{}.l2_clean;
+  std::vector<std::string> metrics;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
@@ -92,6 +102,15 @@ int main(int argc, char** argv) {
       counters_file = v;
     } else if (a == "--verification") {
       verification = true;
+    } else if (a == "--l2-clean") {
+      const char* v = next();
+      auto c = v ? roofline::prof::parse_l2_clean(v) : std::nullopt;
+      if (!c) return usage("--l2-clean needs none, memset or evict");
+      l2_clean = *c;
+    } else if (a == "--metrics") {
+      const char* v = next();
+      if (!v || !*v) return usage("--metrics needs a comma-separated list of metric names");
+      metrics = roofline::split(v, ',');
     } else {
       return usage(("unknown argument '" + a + "'").c_str());
     }
@@ -105,6 +124,8 @@ int main(int argc, char** argv) {
       roofline::prof::RangeProfilerOptions o;
       o.max_instances_per_kernel = 0;  // every launch, to match ncu launch for launch
       o.verification = verification;
+      o.l2_clean = l2_clean;
+      o.metrics = metrics;
       o.nvtx_path = [] {
         std::lock_guard<std::mutex> lock(g_phase_mu);
         return g_phase;
@@ -158,7 +179,11 @@ int main(int argc, char** argv) {
       c["status"] = s.ok() ? "ok" : s.message();
       c["metrics"] = rp->metrics();
       c["unavailable"] = rp->unavailable_metrics();
-      c["passes"] = rp->stats().passes;
+      const auto st = rp->stats();
+      c["passes"] = st.passes;
+      c["l2_clean"] = roofline::prof::to_string(l2_clean);
+      c["l2_cleans"] = st.l2_cleans;
+      c["l2_clean_seconds"] = st.l2_clean_seconds;
       auto& recs = c["records"] = nlohmann::json::array();
       for (const auto& r : rp->records())
         recs.push_back({{"kernel", r.kernel}, {"nvtx", r.nvtx_path}, {"instance", r.instance}, {"values", r.values}});

@@ -199,13 +199,10 @@ int main(int argc, char** argv) {
       out["pm"] = summarize(pm.samples(), t0, t1, pm.interval_ns());
       out["pm_metrics"] = pm.chosen_metrics();
       const auto st = pm.stats();
-      out["pm_stats"] = {{"decodes", st.decodes},
-                         {"samples", st.samples},
-                         {"empty", st.empty_samples},
-                         {"dropped", st.dropped_samples},
-                         {"image_full", st.image_full},
-                         {"hw_overflow", st.hw_overflow},
-                         {"decode_seconds", st.decode_seconds}};
+      out["pm_stats"] = {{"decodes", st.decodes},         {"samples", st.samples},
+                         {"empty", st.empty_samples},     {"stale", st.stale_samples},
+                         {"dropped", st.dropped_samples}, {"image_full", st.image_full},
+                         {"hw_overflow", st.hw_overflow}, {"decode_seconds", st.decode_seconds}};
     } else {
       roofline::testprog::Sizes sz;
       sz.gemm_m = sz.gemm_n = sz.gemm_k = 768;  // GEMMs are not part of this mix; keep their buffers small

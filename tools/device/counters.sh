@@ -2,18 +2,24 @@
 # Hardware counters on the GPU machine (docs/counters.md). Builds nothing: it
 # uses ./build (configured with CUDA, targets roofline_tests roofline_gpu_tests
 # known_flops pm_workload). Steps:
-#   1. the known-FLOPs kernels' SASS: only the intended floating-point opcodes
+#   1. the known-FLOPs kernels' SASS: only the intended floating-point opcodes,
+#      and the compiler's register moves (HFMA2 with zero multiplicands) listed
 #   2. GPU tests of the range profiler and the PM sampler, CPU tests of the derivation
-#   3. known_flops under roofline's range profiler and under
-#      ncu --clock-control none (cache control none, then all), side by side per
-#      kernel: FLOP counters equal? DRAM bytes within 3%? (PASS/MISS lines)
+#   3. the L2-clean experiment: known_flops under roofline's range profiler with
+#      each RangeProfilerOptions::l2_clean (none, memset, evict; evict and none
+#      also with only the DRAM metrics, a single replay pass) against ncu
+#      --clock-control none --cache-control all; then, for the default, per kernel:
+#      FLOPs per precision equal ncu's? DRAM read and write within 3%? instruction
+#      counts equal the arithmetic plus the register moves? (PASS/MISS lines)
 #   4. our profiler inside ncu: must report "another profiler" and carry on
 #   5. PM sampling: supported metrics, utilization against the event-measured busy
 #      fraction (duty 1.0 and 0.5, target within 5 points), overhead (target <= 2%)
+# Arguments (tools/device/run.sh counters:SECONDS:ARG,...): ncu-none also compares
+# the default against ncu --cache-control none (about 40 s more).
 # Output: $OUT/counters-report.txt (everything above) and $OUT/counters-data.tar.gz
-# (raw JSON, CSV and XML). About 5 minutes on an H100.
+# (raw JSON, CSV and XML). About 3 minutes on an H100.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=./build/bin
@@ -23,6 +29,15 @@ W=$(mktemp -d)
 REPORT="$OUT/counters-report.txt"
 : >"$REPORT"
 say() { echo "$*" | tee -a "$REPORT"; }
+T0=$(date +%s)
+step() { say "== $* (at $(( $(date +%s) - T0 )) s)"; }
+NCU_NONE=0
+for a in "$@"; do
+  case "$a" in
+    ncu-none) NCU_NONE=1 ;;
+    *) say "MISS unknown argument '$a' (known: ncu-none)"; exit 2 ;;
+  esac
+done
 run() {  # run a command, its output into the report
   say "\$ $*"
   "$@" 2>&1 | tee -a "$REPORT"
@@ -38,74 +53,79 @@ run nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.to
 run "$NCU" --version
 say "user: $(id -un) (uid $(id -u))"
 
-say "== 1. SASS of the known-FLOPs kernels (floating-point opcodes per kernel)"
+step "1. SASS of the known-FLOPs kernels (floating-point opcodes and register moves per kernel)"
+SASS_MOVES=()
 if [ -x "$CUOBJDUMP" ]; then
   "$CUOBJDUMP" -sass -arch sm_90 build/tests/libknown_flops_kernels.a >"$W/sass.txt" 2>&1
-  python3 - "$W/sass.txt" <<'PY' | tee -a "$REPORT"
-import collections, re, sys
-txt = open(sys.argv[1]).read()
-want = {"kf_fma_f32": {"FFMA"}, "kf_fma_x2I7__half2": {"HFMA2"}, "kf_fma_x2I14__nv_bfloat162": {"HFMA2"},
-        "kf_poly": {"FADD", "FMUL"}, "kf_copy": set()}
-for chunk in re.split(r"\n\s*Function : ", txt)[1:]:
-    name = chunk.split("\n")[0].strip()
-    key = next((k for k in want if k in name), None)
-    if key is None:
-        continue
-    ops = collections.Counter()
-    for line in chunk.split("\n"):
-        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)", line)
-        if m and re.match(r"^[FHD](ADD|MUL|FMA|MNMX|SETP|SET|SEL)|^HFMA2|^HADD2|^HMUL2", m.group(1)):
-            ops[m.group(1) + m.group(2)] += 1
-    bases = {o.split(".")[0] for o in ops}
-    arith = {b for b in bases if re.match(r"^[FHD](ADD|MUL|FMA)|^H(FMA|ADD|MUL)2", b)}
-    ok = arith == want[key]
-    print(("PASS " if ok else "MISS ") + f"{key}: floating-point opcodes {dict(ops)}")
-PY
+  python3 tools/device/counters_sass.py "$W/sass.txt" "$W/sass-moves.json" | tee -a "$REPORT"
+  [ -s "$W/sass-moves.json" ] && SASS_MOVES=(--sass "$W/sass-moves.json")
 else
-  say "MISS cuobjdump not found: the SASS check was not done"
+  say "MISS cuobjdump not found: the SASS check was not done (register moves come from known_flops.cu)"
 fi
 
-say "== 2. tests"
+step "2. tests"
+verdict_rc() {  # verdict_rc RC TEXT: PASS when RC is 0
+  if [ "$1" -eq 0 ]; then say "PASS $2"; else say "MISS $2 (exit $1: see the failures above)"; fi
+}
 run "$B/roofline_gpu_tests" --gtest_filter='RangeProfiler.*:PmSampler.*' --gtest_output="xml:$W/gpu-tests.xml"
-say "gpu tests exit: $?"
-run "$B/roofline_tests" --gtest_filter='Metrics.*:CounterStatus.*:PmSampleConversion.*:CounterEntryPoints.*'
-say "cpu tests exit: $?"
+verdict_rc $? "GPU tests RangeProfiler.*:PmSampler.*"
+run "$B/roofline_tests" --gtest_filter='Metrics.*:CounterStatus.*:PmSampleConversion.*:CounterEntryPoints.*:L2Clean.*'
+verdict_rc $? "CPU tests of the derivation"
 
-say "== 3. known_flops: roofline's range profiler against ncu"
-say "\$ known_flops --repeat 2 --verification --counters ours.json"
-"$B/known_flops" --repeat 2 --verification --counters "$W/ours.json" >"$W/expected.json" 2>>"$REPORT"
-say "known_flops (ours) exit: $?"
-if [ ! -s "$W/ours.json" ]; then
-  say "MISS our range profiler wrote no counters"
+step "3. known_flops: the L2-clean experiment, and roofline's range profiler against ncu"
+# Only the DRAM metrics (and what the table needs): one replay pass, so no memory
+# restore between passes can leave lines dirty before the measured pass.
+DRAM_ONLY=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+VARIANTS=("evict:--l2-clean evict" "none:--l2-clean none" "memset:--l2-clean memset"
+          "evict-dram-only:--l2-clean evict --metrics $DRAM_ONLY" "none-dram-only:--l2-clean none --metrics $DRAM_ONLY")
+TABLE=()
+for v in "${VARIANTS[@]}"; do
+  name=${v%%:*}
+  read -r -a vargs <<< "${v#*:}"
+  say "\$ known_flops --repeat 2 ${vargs[*]} --counters ours-$name.json"
+  "$B/known_flops" --repeat 2 "${vargs[@]}" --counters "$W/ours-$name.json" >"$W/expected-$name.json" 2>>"$REPORT"
+  say "known_flops ($name) exit: $?"
+  if [ -s "$W/ours-$name.json" ]; then TABLE+=("$name=$W/ours-$name.json"); else say "MISS known_flops ($name) wrote no counters"; fi
+done
+if [ ! -s "$W/ours-evict.json" ]; then
+  say "MISS our range profiler wrote no counters (default variant)"
 else
-  METRICS=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['metrics']))" "$W/ours.json")
+  METRICS=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['metrics']))" "$W/ours-evict.json")
   say "metrics ($(echo "$METRICS" | tr ',' '\n' | wc -l)): $METRICS"
-  say "unavailable: $(python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['unavailable']))" "$W/ours.json")"
-  for cache in none all; do
+  say "unavailable: $(python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['unavailable']))" "$W/ours-evict.json")"
+  CACHES=(all)
+  [ "$NCU_NONE" = 1 ] && CACHES+=(none)
+  for cache in "${CACHES[@]}"; do
     say "\$ ncu --clock-control none --cache-control $cache --metrics <the list> --csv --page raw ... known_flops --repeat 2"
     "$NCU" --clock-control none --cache-control "$cache" --metrics "$METRICS" --csv --page raw \
       --print-units base --print-kernel-base mangled --log-file "$W/ncu-cache-$cache.csv" \
       "$B/known_flops" --repeat 2 >"$W/expected-ncu-$cache.json" 2>>"$REPORT"
-    say "ncu (cache-control $cache) exit: $?"
-    run python3 tools/device/counters_compare.py "$W/expected.json" "$W/ours.json" "$W/ncu-cache-$cache.csv" \
-      "ncu --cache-control $cache"
+    say "ncu (cache-control $cache) exit: $? (at $(( $(date +%s) - T0 )) s)"
   done
+  run python3 tools/device/counters_l2_table.py "$W/ncu-cache-all.csv" evict "${TABLE[@]}"
+  run python3 tools/device/counters_compare.py "$W/expected-evict.json" "$W/ours-evict.json" "$W/ncu-cache-all.csv" \
+    "default (l2-clean evict) against ncu --cache-control all" "${SASS_MOVES[@]}"
+  if [ "$NCU_NONE" = 1 ]; then
+    python3 tools/device/counters_compare.py "$W/expected-none.json" "$W/ours-none.json" "$W/ncu-cache-none.csv" \
+      "l2-clean none against ncu --cache-control none (like for like, not counted)" --no-arith 2>&1 |
+      sed -e 's/^MISS /INFO miss: /' -e 's/^PASS /INFO pass: /' | tee -a "$REPORT"
+  fi
 fi
 
-say "== 4. our profiler inside ncu (another profiler holds CUPTI)"
+step "4. our profiler inside ncu (another profiler holds CUPTI)"
 "$NCU" --clock-control none --metrics gpu__time_duration.sum --log-file "$W/ncu-busy.txt" \
   "$B/known_flops" --phases fp32_fma --repeat 1 --counters "$W/busy.json" >"$W/busy-stdout.json" 2>"$W/busy-stderr.txt"
 rc=$?
-cat "$W/busy-stderr.txt" | tee -a "$REPORT"
+tee -a "$REPORT" <"$W/busy-stderr.txt"
 if [ $rc -eq 0 ] && grep -q "another profiler" "$W/busy-stderr.txt"; then
   say "PASS under ncu our profiler says another profiler holds CUPTI, and the kernels ran (exit 0)"
 else
   say "MISS under ncu: exit $rc, expected exit 0 and an 'another profiler' warning"
 fi
 
-say "== 5. PM sampling"
+step "5. PM sampling"
 "$B/pm_workload" --list-metrics >"$W/pm-metrics.json" 2>>"$REPORT"
-python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['pm_sampling_base_metrics']; print(len(m), 'base metrics:', ' '.join(m))" \
+python3 -c "import json,sys; m=json.load(open(sys.argv[1]))['pm_sampling_base_metrics']; print('INFO', len(m), 'PM-sampling base metrics (the list: pm-metrics.json)')" \
   "$W/pm-metrics.json" 2>&1 | tee -a "$REPORT"
 for duty in 1.0 0.5; do
   "$B/pm_workload" --duty $duty --seconds 2 --kernel-us 500 --interval-us 100 >"$W/pm-duty-$duty.json" 2>>"$REPORT"
@@ -133,7 +153,7 @@ print(("PASS " if o <= 2.0 else "MISS ") + f"PM-sampling overhead {o:+.2f}% (med
       f"{j['median_without']:.3f} s -> {j['median_with']:.3f} s)")
 PY
 
-say "== summary: $(grep -c '^PASS' "$REPORT") PASS, $(grep -c '^MISS' "$REPORT") MISS"
+say "== summary: $(grep -c '^PASS' "$REPORT") PASS, $(grep -c '^MISS' "$REPORT") MISS in $(( $(date +%s) - T0 )) s"
 grep '^MISS' "$REPORT" | head -40
 tar -czf "$OUT/counters-data.tar.gz" -C "$W" .
 rm -rf "$W"

@@ -46,6 +46,8 @@ inline constexpr const char* kDramWrite = "dram__bytes_write.sum";
 inline constexpr const char* kL2ReadSectors = "lts__t_sectors_srcunit_tex_op_read.sum";
 inline constexpr const char* kL2WriteSectors = "lts__t_sectors_srcunit_tex_op_write.sum";
 inline constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";  // %
+// Threads the kernel launched: tells compiler register moves from FP16 work (below).
+inline constexpr const char* kThreadsLaunched = "sm__threads_launched.sum";
 // Only for checking (never used in a FLOP count): the seed reports' tensor formula.
 inline constexpr const char* kTensorPipeInst = "sm__inst_executed_pipe_tensor.sum";
 inline constexpr const char* kHfma2MmaInst = "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum";
@@ -57,6 +59,12 @@ inline constexpr double kFlopsPerAdd = 1, kFlopsPerMul = 1, kFlopsPerFma = 2;
 inline constexpr double kFlopsPerHalfAdd = 2, kFlopsPerHalfMul = 2, kFlopsPerHalfFma = 4;
 // L2 sectors are 32 bytes.
 inline constexpr double kL2SectorBytes = 32;
+// nvcc for sm_90 sets registers to zero or to a constant with `HFMA2.MMA Rd, -RZ, RZ, 0, 0`
+// (a multiply-add of zeros on the tensor pipe, used as a MOV). The hfma counter counts
+// these like any HFMA2, and so does ncu: a plain FP32 kernel reads one per thread. A
+// kernel whose FP16 CUDA-core FLOPs are at most 4 x threads x this many instructions,
+// and that does other floating-point work, is taken to hold register moves only.
+inline constexpr double kMaxRegisterMovesPerThread = 2;
 
 struct MetricSet {
   std::vector<std::string> required;  // every supported chip has these; a missing one is an error
@@ -97,14 +105,28 @@ struct DominantWork {
   std::string unit;       // "cuda" or "tensor"
   double flops = 0;
 };
+// Register moves (kMaxRegisterMovesPerThread) never make "fp16"/"cuda" the dominant work.
 DominantWork dominant_work(const KernelCounters& c);
 
-double arithmetic_intensity(const KernelCounters& c);  // all FLOPs / DRAM bytes (inf when no DRAM bytes)
-double achieved_flops(const KernelCounters& c);        // FLOP/s over the kernel's duration
+// The FP16 CUDA-core FLOPs of `c` that are compiler register moves, not FP16 work
+// (HFMA2.MMA with zero operands; see kMaxRegisterMovesPerThread): all of
+// flops["fp16"] when the kernel launched `threads` threads (sm__threads_launched.sum
+// in raw), those FLOPs are at most 4 x threads x kMaxRegisterMovesPerThread, and the
+// kernel has FLOPs of another precision or unit; else 0. The raw flops["fp16"] is
+// kept as read (it equals ncu's); only the derived figures below leave it out.
+double fp16_register_move_flops(const KernelCounters& c);
+// FLOPs that are work: total_flops() less register moves.
+double work_flops(const KernelCounters& c);
+// Remarks for reports about how to read a kernel's counters (empty when none),
+// e.g. that its FP16 FLOPs are compiler register moves.
+std::vector<std::string> counter_notes(const KernelCounters& c);
+
+double arithmetic_intensity(const KernelCounters& c);  // work FLOPs / DRAM bytes (inf when no DRAM bytes)
+double achieved_flops(const KernelCounters& c);        // work FLOP/s over the kernel's duration
 double dram_bandwidth(const KernelCounters& c);        // bytes/s
 double l2_bandwidth(const KernelCounters& c);          // bytes/s
 
-// The kernel's place on a device's roofline: all its FLOPs against the compute
+// The kernel's place on a device's roofline: its work FLOPs against the compute
 // ceiling of its dominant precision and unit (CUDA-core FP16 work may use a
 // "bf16"/"cuda" ceiling: one counter covers both; never another unit's roof),
 // DRAM bytes against the DRAM ceiling, and L2 bytes against the L2 ceiling when

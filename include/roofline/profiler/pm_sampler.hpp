@@ -46,6 +46,11 @@ struct PmMetricCandidate {
 // stays single-pass.
 const std::vector<PmMetricCandidate>& pm_metric_candidates();
 
+// Whether a sample starting at `start_ns` (CUPTI timestamp clock) belongs to a
+// session that began at `session_start_ns`: not more than max(10 ms, 10 intervals)
+// earlier, a margin for the GPU's and the host's views of the clock.
+bool pm_sample_in_session(std::uint64_t start_ns, std::uint64_t session_start_ns, std::uint64_t interval_ns);
+
 // Turns one decoded sample into a PmSample. `values` pairs each chosen candidate
 // with its evaluated value; quantities without a chosen metric stay 0.
 // `dram_peak_bps` is used only for PercentOfDramPeak metrics.
@@ -64,9 +69,14 @@ struct PmSamplerOptions {
 };
 
 struct PmStats {
-  std::uint64_t decodes = 0;          // decode passes
-  std::uint64_t samples = 0;          // samples kept
-  std::uint64_t empty_samples = 0;    // zero-length or unstamped samples skipped
+  std::uint64_t decodes = 0;        // decode passes
+  std::uint64_t samples = 0;        // samples kept
+  std::uint64_t empty_samples = 0;  // zero-length or unstamped samples skipped
+  // Samples that claim to start before this session did (more than the slack below
+  // earlier), skipped: the first sample after a start can carry a stale start time
+  // (1.68 s before the session on the H100, in a process that had used the range
+  // profiler), so its values cover an unknown stretch (docs/counters.md).
+  std::uint64_t stale_samples = 0;
   std::uint64_t dropped_samples = 0;  // lost to a full counter-data image or max_kept_samples
   std::uint64_t image_full = 0;       // decode passes that filled the counter-data image (samples may be lost)
   bool hw_overflow = false;           // the hardware buffer overflowed (samples lost for good)

@@ -23,7 +23,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roofline/profiler/counter_status.hpp"
@@ -32,12 +34,32 @@
 
 namespace roofline::prof {
 
+// What the profiler does to the L2 cache before each profiled launch. L2 is
+// write-back: lines that earlier work left dirty are written to DRAM whenever
+// they are evicted, and when that happens inside a profiled kernel's range
+// dram__bytes_write counts them as the kernel's own (the first H100 run read
+// 16-18 MB too much per kernel, docs/counters.md "DRAM writes").
+enum class L2Clean {
+  None,    // nothing: earlier work's dirty lines may be counted
+  Memset,  // write a scratch buffer of 2 x L2 first (evicts them but leaves the scratch dirty; for comparison)
+  Evict,   // read a scratch buffer of 4 x L2 first: dirty lines are written back before the range
+           // starts and L2 holds only clean lines, as after ncu's default --cache-control all
+};
+const char* to_string(L2Clean c) noexcept;
+// The Evict clean's kernel, as activity tracing of the profiled program sees it.
+inline constexpr const char* kL2CleanKernel = "roofline_l2_evict";
+std::optional<L2Clean> parse_l2_clean(std::string_view s);  // "none", "memset", "evict"
+
 struct RangeProfilerOptions {
   int device = 0;  // the device start() prepares eagerly; attach() profiles any device lazily
   // Metrics that must exist (an unknown one is an error). Empty: default_range_metrics() for the chip,
   // with its optional (chip-dependent) metrics dropped where unavailable and listed by unavailable_metrics().
   std::vector<std::string> metrics;
-  bool verification = false;                   // add verification_metrics() (optional; more passes)
+  bool verification = false;  // add verification_metrics() (optional; more passes)
+  // Before each profiled launch: synchronize the context, clean L2 this way, synchronize
+  // again. Evict costs a read of 4 x L2 (about 70 us on an H100) and 4 x L2 of device
+  // memory per context. Its kernel is "roofline_l2_evict" (see internal_call()).
+  L2Clean l2_clean = L2Clean::Evict;
   std::uint32_t max_instances_per_kernel = 1;  // 0: profile every launch
   // Called on the launching thread at each profiled launch: the NVTX range path
   // ("model/layer") to file the range under. Empty function: no path.
@@ -62,6 +84,8 @@ struct RangeProfilerStats {
   std::uint64_t failed_launches = 0;  // the launch itself returned an error
   std::uint64_t empty_ranges = 0;     // a profiled launch that produced no range
   int passes = 0;                     // replay passes per kernel for the metric set (max over contexts)
+  std::uint64_t l2_cleans = 0;        // profiled launches preceded by an L2 clean
+  double l2_clean_seconds = 0;        // host time spent cleaning (synchronizing included)
 };
 
 class RangeProfiler {
@@ -94,6 +118,11 @@ class RangeProfiler {
   std::vector<std::string> metrics() const;              // collected (after dropping unavailable ones)
   std::vector<std::string> unavailable_metrics() const;  // optional metrics this chip lacks
   RangeProfilerStats stats() const;
+
+  // True while this thread runs the profiler's own CUDA work (the L2 clean: a
+  // memset, the roofline_l2_evict kernel, context synchronizations). A host that
+  // traces the program (the injection library) skips the callbacks it gets then.
+  static bool internal_call() noexcept;
 
   struct Impl;  // public so the CUPTI callback trampoline can reach it
 

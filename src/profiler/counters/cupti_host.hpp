@@ -95,6 +95,22 @@ struct Driver {
   CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*stream_is_capturing_ptsz)(CUstream, CUstreamCaptureStatus*) = nullptr;
+  // For the L2 clean before a profiled launch (l2_cleaner.hpp); null where missing.
+  CUresult (*ctx_push_current)(CUcontext) = nullptr;  // cuCtxPushCurrent_v2
+  CUresult (*ctx_pop_current)(CUcontext*) = nullptr;  // cuCtxPopCurrent_v2
+  CUresult (*ctx_synchronize)() = nullptr;
+  CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+  CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;                // cuMemAlloc_v2
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;                          // cuMemFree_v2
+  CUresult (*memset_d8)(CUdeviceptr, unsigned char, size_t) = nullptr;  // cuMemsetD8_v2
+  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
+  CUresult (*module_unload)(CUmodule) = nullptr;
+  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                            void**, void**) = nullptr;
+  CUresult (*get_error_name)(CUresult, const char**) = nullptr;
+  bool can_clean_l2() const;  // every function the L2 clean needs was found
 };
 // nullptr when libcuda is not loaded yet (no CUDA call has been made).
 const Driver* driver() noexcept;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "cupti_host.hpp"
@@ -186,6 +187,12 @@ std::string base_name(const std::string& metric) {
 
 // ------------------------------------------------------------- driver
 
+bool Driver::can_clean_l2() const {
+  return ctx_push_current && ctx_pop_current && ctx_synchronize && ctx_get_device && device_get_attribute &&
+         mem_alloc && mem_free && memset_d8 && module_load_data && module_unload && module_get_function &&
+         launch_kernel;
+}
+
 const Driver* driver() noexcept {
   static std::mutex mu;
   static Driver d;
@@ -199,6 +206,22 @@ const Driver* driver() noexcept {
   d.stream_is_capturing = reinterpret_cast<decltype(d.stream_is_capturing)>(dlsym(h, "cuStreamIsCapturing"));
   d.stream_is_capturing_ptsz =
       reinterpret_cast<decltype(d.stream_is_capturing_ptsz)>(dlsym(h, "cuStreamIsCapturing_ptsz"));
+  auto sym = [h](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
+  };
+  sym(d.ctx_push_current, "cuCtxPushCurrent_v2");
+  sym(d.ctx_pop_current, "cuCtxPopCurrent_v2");
+  sym(d.ctx_synchronize, "cuCtxSynchronize");
+  sym(d.ctx_get_device, "cuCtxGetDevice");
+  sym(d.device_get_attribute, "cuDeviceGetAttribute");
+  sym(d.mem_alloc, "cuMemAlloc_v2");
+  sym(d.mem_free, "cuMemFree_v2");
+  sym(d.memset_d8, "cuMemsetD8_v2");
+  sym(d.module_load_data, "cuModuleLoadData");
+  sym(d.module_unload, "cuModuleUnload");
+  sym(d.module_get_function, "cuModuleGetFunction");
+  sym(d.launch_kernel, "cuLaunchKernel");
+  sym(d.get_error_name, "cuGetErrorName");
   dlclose(h);  // drops our reference only; the library stays loaded for the process
   if (!d.ctx_get_current || !d.stream_is_capturing) return nullptr;
   if (!d.stream_is_capturing_ptsz) d.stream_is_capturing_ptsz = d.stream_is_capturing;

@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 
 #include "cupti_host.hpp"
+#include "l2_cleaner.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/range_profiler.hpp"
@@ -99,6 +101,16 @@ CUstream launch_stream(CUpti_CallbackId cbid, const void* params, bool& ptsz) {
   }
 }
 
+// Depth of the profiler's own CUDA calls on this thread (the L2 clean): their
+// launch callbacks are ignored, by us and, through internal_call(), by the host.
+thread_local int tl_internal = 0;
+struct InternalCall {
+  InternalCall() { ++tl_internal; }
+  ~InternalCall() { --tl_internal; }
+  InternalCall(const InternalCall&) = delete;
+  InternalCall& operator=(const InternalCall&) = delete;
+};
+
 // One CUDA context being profiled.
 struct CtxState {
   CUcontext ctx = nullptr;
@@ -111,8 +123,13 @@ struct CtxState {
   std::vector<std::string> metrics;
   std::vector<const char*> names;  // into `metrics`
   std::size_t passes = 0;
+  detail::L2Cleaner l2;
 
-  ~CtxState() { disable(); }
+  ~CtxState() {
+    disable();
+    InternalCall internal;
+    l2.release();
+  }
   void disable() noexcept {
     if (!rp) return;
     auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
@@ -168,6 +185,12 @@ struct RangeProfiler::Impl {
     if (status.ok()) status = s;
     active = false;  // stop profiling; the program (and the host's tracing) carries on
   }
+  // A problem that leaves profiling running (reported by status()).
+  void warn(const CounterStatus& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (status.ok()) status = s;
+  }
+  void clean_l2(CtxState& cs);
 
   CounterStatus ensure_context(CUcontext ctx, CtxState*& out);
   void on_enter(CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
@@ -242,6 +265,14 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
   ROOFLINE_STATUS_TRY(cs->host.add_metrics(cs->metrics));
   ROOFLINE_STATUS_TRY(cs->host.config_image(cs->config));
   ROOFLINE_STATUS_TRY(cupti::num_passes(cs->config, cs->passes));
+
+  // The L2 clean's scratch buffer and kernel, before the range profiler is enabled.
+  // Without them profiling goes on (with a warning): the counts stay right but for
+  // DRAM writes, which may include earlier work's dirty lines.
+  if (opts.l2_clean != L2Clean::None) {
+    InternalCall internal;
+    if (CounterStatus s = cs->l2.init(ctx, opts.l2_clean); !s.ok()) warn(s);
+  }
 
   {
     auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
@@ -334,6 +365,7 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
       pend.nvtx.clear();  // a failing path provider must not break the launch
     }
   }
+  clean_l2(*cs);
   auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   p.pRangeProfilerObject = cs->rp;
   CUptiResult r = cuptiRangeProfilerStart(&p);
@@ -343,6 +375,24 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
   }
   pend.cs = cs;
   pend.profiled = true;
+}
+
+// Right before the range starts, so nothing the program queued earlier can leave
+// dirty lines in L2 for the kernel's range to count (RangeProfilerOptions::l2_clean).
+void RangeProfiler::Impl::clean_l2(CtxState& cs) {
+  if (cs.l2.mode() == L2Clean::None) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  CounterStatus s;
+  {
+    InternalCall internal;
+    s = cs.l2.clean();
+    if (!s.ok()) cs.l2.release();  // once is enough to know: profile the rest without cleaning
+  }
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!s.ok()) return warn(s);
+  std::lock_guard<std::mutex> lock(mu);
+  ++st.l2_cleans;
+  st.l2_clean_seconds += dt;
 }
 
 void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -421,6 +471,7 @@ void RangeProfiler::Impl::on_context_destroy(CUcontext ctx) {
 }
 
 void RangeProfiler::Impl::handle(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) noexcept {
+  if (tl_internal > 0) return;  // our own L2 clean (its launch would re-enter launch_mu)
   try {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && (is_kernel_launch(cbid) || is_graph_launch(cbid))) {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
@@ -576,6 +627,8 @@ CounterStatus RangeProfiler::detach() noexcept {
 }
 
 bool RangeProfiler::active() const { return impl_->active; }
+
+bool RangeProfiler::internal_call() noexcept { return tl_internal > 0; }
 
 CounterStatus RangeProfiler::status() const {
   std::lock_guard<std::mutex> lock(impl_->mu);

@@ -37,6 +37,7 @@ std::vector<KernelCounters> RangeProfiler::kernel_counters() const { return {}; 
 std::vector<std::string> RangeProfiler::metrics() const { return {}; }
 std::vector<std::string> RangeProfiler::unavailable_metrics() const { return {}; }
 RangeProfilerStats RangeProfiler::stats() const { return {}; }
+bool RangeProfiler::internal_call() noexcept { return false; }
 
 }  // namespace roofline::prof
 

@@ -96,4 +96,9 @@ PmSample to_pm_sample(std::uint64_t start_ns, std::uint64_t end_ns,
   return s;
 }
 
+bool pm_sample_in_session(std::uint64_t start_ns, std::uint64_t session_start_ns, std::uint64_t interval_ns) {
+  const std::uint64_t slack = std::max<std::uint64_t>(10000000ull, 10 * interval_ns);
+  return start_ns + slack >= session_start_ns;
+}
+
 }  // namespace roofline::prof

@@ -45,6 +45,7 @@ struct PmSampler::Impl {
   std::vector<const char*> names;
   double dram_peak = 0;
   std::uint64_t decode_period_ns = 0;
+  std::uint64_t session_start_ns = 0;  // CUPTI timestamp taken before enabling
 
   std::thread thread;
   std::mutex cv_mu;
@@ -59,7 +60,7 @@ struct PmSampler::Impl {
   CounterStatus choose_metrics(const std::string& chip, const std::vector<std::uint8_t>& avail);
   CounterStatus decode_once();
   void run();
-  void keep(std::vector<PmSample>&& got, std::uint64_t empty);
+  void keep(std::vector<PmSample>&& got, std::uint64_t empty, std::uint64_t stale);
   void release() noexcept;
 };
 
@@ -101,9 +102,10 @@ CounterStatus PmSampler::Impl::choose_metrics(const std::string& chip, const std
   return CounterStatus::success();
 }
 
-void PmSampler::Impl::keep(std::vector<PmSample>&& got, std::uint64_t empty) {
+void PmSampler::Impl::keep(std::vector<PmSample>&& got, std::uint64_t empty, std::uint64_t stale) {
   std::lock_guard<std::mutex> lock(data_mu);
   st.empty_samples += empty;
+  st.stale_samples += stale;
   samples.insert(samples.end(), got.begin(), got.end());
   st.samples += got.size();
   if (opts.max_kept_samples > 0 && samples.size() > opts.max_kept_samples) {
@@ -144,7 +146,7 @@ CounterStatus PmSampler::Impl::decode_once() {
     }
     std::vector<PmSample> got;
     got.reserve(ip.numCompletedSamples);
-    std::uint64_t empty = 0;
+    std::uint64_t empty = 0, stale = 0;
     std::vector<double> values;
     std::vector<std::pair<PmMetricCandidate, double>> pairs;
     for (std::size_t i = 0; i < ip.numCompletedSamples; ++i) {
@@ -163,13 +165,19 @@ CounterStatus PmSampler::Impl::decode_once() {
         ++empty;
         continue;
       }
+      // A start time from before the session (seen on the first sample after a
+      // start): the sample's counts cover an unknown stretch.
+      if (!pm_sample_in_session(sp.startTimestamp, session_start_ns, opts.interval_ns)) {
+        ++stale;
+        continue;
+      }
       result = host.evaluate(counter_data, i, names, values);
       if (!result.ok()) break;
       pairs.clear();
       for (std::size_t k = 0; k < chosen.size(); ++k) pairs.emplace_back(chosen[k], values[k]);
       got.push_back(to_pm_sample(sp.startTimestamp, sp.endTimestamp, pairs, dram_peak));
     }
-    keep(std::move(got), empty);
+    keep(std::move(got), empty, stale);
     if (!result.ok()) break;
     auto rp = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
     rp.pPmSamplingObject = obj;
@@ -288,6 +296,8 @@ CounterStatus PmSampler::try_start() noexcept {
     std::size_t hw = o.hw_buffer_bytes;
     if (hw == 0) hw = std::clamp(4 * per_period * kHwBytesPerSample, kMinHwBuffer, kMaxHwBuffer);
 
+    if (CUptiResult r = cuptiGetTimestamp(&im.session_start_ns); r != CUPTI_SUCCESS)
+      return fail(cupti::status(r, "cuptiGetTimestamp"));
     {
       auto p = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
       p.deviceIndex = static_cast<size_t>(o.device);
