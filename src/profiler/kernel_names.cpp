@@ -135,18 +135,23 @@ std::string short_kernel_name(std::string_view name, size_t width) {
   return width > 0 ? shorten(result, width) : result;
 }
 
+std::string base_kernel_name(std::string_view name, size_t width) {
+  std::string s = unqualified(short_kernel_name(name));
+  return width > 0 ? shorten(s, width) : s;
+}
+
 std::string kernel_library(std::string_view name) {
   std::string d = demangle(name);
   std::string_view s = d;
   if (starts_with(s, "void ")) s.remove_prefix(5);
   auto has = [&](std::string_view p) { return s.find(p) != std::string_view::npos; };
   if (has("cutlass")) return "CUTLASS";
-  if (has("cublas") || has("gemv") || has("gemmk") || has("gemmSN") || has("splitKreduce") ||
-      ((has("_sgemm_") || has("_hgemm_") || has("_dgemm_") || has("_gemm_")) && !has("::")))
-    return "cuBLAS";
-  if (has("cudnn") || has("implicit_convolve") || has("xmma_") || has("sm80_xmma") || has("sm90_xmma") ||
-      has("fft2d_") || has("winograd"))
+  // cuDNN before cuBLAS: its implicit-GEMM convolutions have "gemm" in their names.
+  if (has("cudnn") || has("implicit_convolve") || has("implicit_gemm") || has("fft2d_") || has("winograd"))
     return "cuDNN";
+  if (has("cublas") || has("gemv") || has("gemmk") || has("gemmSN") || has("splitKreduce") ||
+      ((has("sgemm") || has("hgemm") || has("dgemm") || has("_gemm_")) && !has("::")))
+    return "cuBLAS";
   if (has("nccl")) return "NCCL";
   if (starts_with(s, "at::") || starts_with(s, "c10::") || has("at::native") || has("softmax_warp") ||
       has("multi_tensor_apply") || has("nll_loss"))

@@ -59,7 +59,7 @@ void add_overview(Report& r, const ProfileData& p) {
   t.prop("command", "Command", p.command);
   t.prop("exit_status", "Program", p.exit_status.empty() ? std::string("unknown") : p.exit_status);
   if (p.wall_ns > 0) t.prop("wall_s", "Wall time", p.wall_ns * 1e-9, "s");
-  t.prop("processes", "Processes with GPU work", static_cast<I64>(std::max<size_t>(p.processes.size(), 1)));
+  t.prop("processes", "Processes profiled", static_cast<I64>(p.processes.size()));
   std::vector<std::string> gpus;
   for (size_t i = 0; i < p.devices.size(); ++i)
     if (!p.devices[i].empty()) gpus.push_back(fmt::format("{}: {}", i, p.devices[i]));
@@ -94,10 +94,12 @@ void add_kernels(Report& r, const ProfileData& p, const SummaryOptions& opt) {
     return a.second->first.total() > b.second->first.total();
   });
   Table& t = r.add(Table("kernels", "CUDA GPU kernel summary (cuda_gpu_kern_sum)"));
-  stats_columns(t, "instances", "Instances").col("name", "Name");
+  stats_columns(t, "instances", "Instances").col("library", "Library").col("name", "Name");
   size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
   for (size_t i = 0; i < n; ++i) {
     std::vector<Cell> c = stats_cells(rows[i].second->first, total);
+    std::string lib = kernel_library(rows[i].first);
+    c.push_back(lib.empty() ? Cell() : Cell(lib));
     c.push_back(display_name(rows[i].first, rows[i].second->second, opt));
     t.row(std::move(c));
   }
@@ -323,7 +325,7 @@ void add_sequences(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   for (size_t i = 0; i < n; ++i) {
     const KernelSequence& s = p.sequences[i];
     std::vector<std::string> names;
-    for (const auto& k : s.kernels) names.push_back(short_kernel_name(k, width));
+    for (const auto& k : s.kernels) names.push_back(base_kernel_name(k, width));
     t.row({static_cast<I64>(s.count), static_cast<I64>(s.kernels.size()), ns(s.total_ns), join(names, " \xE2\x86\x92 ")});
   }
   note_more(t, n, p.sequences.size(), "sequences");

@@ -18,6 +18,10 @@ std::string demangle(std::string_view name);
 // demangled name.
 std::string short_kernel_name(std::string_view name, size_t width = 0);
 
+// short_kernel_name() without namespace qualifiers ("reduce_kernel<float,
+// ReduceOp<…>>"), for places with little room (kernel sequences).
+std::string base_kernel_name(std::string_view name, size_t width = 0);
+
 // The library a kernel most likely comes from ("cuBLAS", "cuDNN", "CUTLASS",
 // "PyTorch", "NCCL", "Triton", "roofline"), or "" when the name does not say.
 std::string kernel_library(std::string_view name);
