@@ -55,6 +55,9 @@ class CuptiCollector {
   // no CUPTI overhead remains afterwards.
   void stop();
 
+  // Forgets the data collected so far (a new in-process trace starts empty).
+  void clear();
+
   // Everything so far (timestamps on CUPTI's clock, warnings included).
   ProfileData snapshot();
   std::uint64_t generation() const { return aggregator_.generation(); }

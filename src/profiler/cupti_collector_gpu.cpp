@@ -400,6 +400,7 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
 ProfileData CuptiCollector::snapshot() {
   ProfileData p = aggregator_.snapshot();
   p.pid = getpid();
+  p.processes = {p.pid};
   p.timeline.process_start_ns = start_ns_;
   p.timeline.process_end_ns = now_ns();
   for (const auto& w : warnings())
@@ -412,6 +413,18 @@ ProfileData CuptiCollector::snapshot() {
     p.warnings.push_back("the event trace reached its limit of " + std::to_string(trace_.written()) + " events; " +
                          std::to_string(trace_.dropped()) + " later events are in the summary but not in the trace");
   return p;
+}
+
+void CuptiCollector::clear() {
+  aggregator_.lock_for_fork();
+  aggregator_.reset_locked();
+  aggregator_.unlock_after_fork();
+  nvtx_.lock_for_fork();
+  nvtx_.reset_locked();
+  nvtx_.unlock_after_fork();
+  std::lock_guard<std::mutex> lock(mu_);
+  warnings_.clear();
+  dropped_.store(0);
 }
 
 void CuptiCollector::prepare_fork() {
