@@ -37,7 +37,7 @@ struct CollectorOptions {
   std::string trace_dir;            // per-event trace into <dir>/trace-<pid>.jsonl ("" = none)
   std::uint64_t trace_limit = 1'000'000;
   size_t buffer_bytes = size_t{8} << 20;
-  std::uint32_t flush_period_ms = 500;  // CUPTI's periodic flush of completed buffers (0 = none)
+  std::uint32_t flush_period_ms = 500;  // CUPTI's periodic flush of full, completed buffers (0 = none)
   std::string command;              // for the trace file's header
 };
 
@@ -61,6 +61,7 @@ class CuptiCollector {
   // Everything so far (timestamps on CUPTI's clock, warnings included).
   ProfileData snapshot();
   std::uint64_t generation() const { return aggregator_.generation(); }
+  bool has_records() const { return aggregator_.records() > 0; }
   std::vector<std::string> warnings() const;
   TraceWriter& trace() { return trace_; }
   std::uint64_t now_ns() const;

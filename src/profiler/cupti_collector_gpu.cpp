@@ -456,8 +456,10 @@ void CuptiCollector::child_after_fork() {
   aggregator_.unlock_after_fork();
   dropped_.store(0);
   if (tracing) {
+    // No CUPTI call in the child (its CUPTI state is the parent's): the
+    // parent's start time heads the file.
     std::string path = opt_.trace_dir + "/trace-" + std::to_string(getpid()) + ".jsonl";
-    trace_.open(path, opt_.trace_limit, getpid(), now_ns(), opt_.command);
+    trace_.open(path, opt_.trace_limit, getpid(), start_ns_, opt_.command);
   }
 }
 

@@ -168,3 +168,12 @@ TEST(ProfileCli, StoredProfileShowsAgain) {
         if (row["key"] == "command") found = row["value"] == "sh -c exit 0";
   EXPECT_TRUE(found) << s.out;
 }
+
+#if !ROOFLINE_HAVE_CUDA
+TEST(ProfileCli, WithoutCudaSaysSo) {
+  test::TempDir dir;
+  auto r = run_cli({"--db", dir.file("r.db"), "profile", "--", "/bin/true"});
+  EXPECT_EQ(r.exit_code, 6);
+  EXPECT_NE(r.err.find("built without CUDA"), std::string::npos) << r.err;
+}
+#endif

@@ -186,6 +186,8 @@ class ProfileCommand : public Command {
     if (c.files == 0) p.complete = true;  // nothing was lost: nothing was there
     prof::fill_demangled(p);
     if (p.has_gpu_activity()) run_diagnosis(p, r);
+    // The tables first: the profile's own warnings (from CUPTI) lead the list.
+    prof::add_profile_tables(r, p, opt_);
 
     for (const auto& n : lr.notes) r.info(n);
     for (const auto& w : c.warnings) r.warn(w);
@@ -194,8 +196,13 @@ class ProfileCommand : public Command {
       if (cuda::gpu_count() == 0) why += "; this machine has no usable GPU: " + cuda::gpu_unavailable_reason();
       r.warn("no GPU activity was seen: " + why);
     } else if (!p.has_gpu_activity()) {
-      r.warn("no kernels or memory copies were seen: the program initialised CUDA but ran no GPU work" +
-             std::string(cuda::gpu_count() == 0 ? " (this machine has no usable GPU: " + cuda::gpu_unavailable_reason() + ")" : ""));
+      bool cupti_failed = false;
+      for (const auto& w : p.warnings) cupti_failed |= contains(w, "CUPTI") || contains(w, "another profiler");
+      if (cupti_failed)
+        r.warn("no GPU activity could be recorded: the profiler could not use CUPTI in the program (see the warning above)");
+      else
+        r.warn("no kernels or memory copies were seen: the program initialised CUDA but ran no GPU work" +
+               std::string(cuda::gpu_count() == 0 ? " (this machine has no usable GPU: " + cuda::gpu_unavailable_reason() + ")" : ""));
     }
     if (lr.signal != 0)
       r.warn(fmt::format("the program {}: the profile holds what was collected up to then", ended));
@@ -215,7 +222,6 @@ class ProfileCommand : public Command {
           if (!p.devices[i].empty()) ctx.gpu_device_id(static_cast<int>(i));
       r.info(fmt::format("stored as profile {} (roofline profile --show {})", id, id));
     }
-    prof::add_profile_tables(r, p, opt_);
     if (lr.exit_code != 0)
       r.info(fmt::format("the program {}: roofline exits with code {} too", ended, lr.exit_code));
     return r;

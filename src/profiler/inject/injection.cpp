@@ -82,9 +82,9 @@ std::string read_cmdline() {
 void write_profile(bool complete) {
   std::lock_guard<std::mutex> lock(g->write_mu);
   CuptiCollector& c = CuptiCollector::instance();
+  // A forked child that did no GPU work leaves no file (and makes no CUPTI call).
+  if (g->child && !c.has_records()) return;
   roofline::prof::ProfileData p = c.snapshot();
-  // A forked child that did no GPU work leaves no file.
-  if (g->child && !p.has_gpu_activity() && p.apis.empty()) return;
   p.complete = complete;
   p.command = g->command;
   std::string path = g->out_dir + "/profile-" + std::to_string(getpid()) + ".json";
@@ -132,6 +132,9 @@ void writer_loop() {
       g->signal_done.store(true);
       continue;
     }
+    // CUPTI's own periodic flush hands over full buffers only: a program with
+    // little GPU work would leave everything in a half-full buffer until exit.
+    c.flush(false);
     std::uint64_t gen = c.generation();
     if (gen == last_gen) continue;
     last_gen = gen;
@@ -198,7 +201,9 @@ void at_exit() {
   wake('q');
   if (g->writer && !g->child && g->writer->joinable()) g->writer->join();
   CuptiCollector& c = CuptiCollector::instance();
-  c.flush(true);
+  // In a child forked after the parent started CUDA, CUPTI's threads and
+  // locks are the parent's: no CUPTI call there (it has no records anyway).
+  if (!g->child) c.flush(true);
   write_profile(true);
   c.trace().close();
 }
