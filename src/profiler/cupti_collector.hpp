@@ -66,6 +66,20 @@ class CuptiCollector {
   TraceWriter& trace() { return trace_; }
   std::uint64_t now_ns() const;
 
+  // For the counters engineer's RangeProfiler, which attaches to this
+  // process's one CUPTI subscriber: every callback is handed to `fn` first.
+  // Set before the callbacks it needs are enabled, never changed afterwards.
+  using Forward = void (*)(void* user, int domain, std::uint32_t cbid, const void* data);
+  void set_forward(Forward fn, void* user);
+  void* subscriber() const { return subscriber_; }
+  // Called (on the creating thread, inside CUPTI's callback: do little) when
+  // a CUDA context is created; enables the resource callback it needs.
+  void set_context_hook(void (*hook)());
+  // The calling thread's NVTX range path ("" outside ranges).
+  std::string current_nvtx_path() const { return nvtx_.path_name(nvtx_.current_path()); }
+  // A warning to show in the profile.
+  void add_warning(const std::string& text) { warn(text); }
+
   // pthread_atfork handlers (the injection library registers them).
   void prepare_fork();
   void parent_after_fork();
@@ -97,6 +111,9 @@ class CuptiCollector {
   std::vector<std::string> warnings_;
   std::vector<std::pair<const void*, std::string>> registered_strings_;  // NVTX registered strings
   std::atomic<std::uint64_t> dropped_{0};
+  Forward forward_ = nullptr;
+  void* forward_user_ = nullptr;
+  void (*context_hook_)() = nullptr;
 };
 
 }  // namespace roofline::prof

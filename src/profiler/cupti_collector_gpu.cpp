@@ -309,7 +309,25 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
   if (!batch.empty()) aggregator_.add(batch);
 }
 
+void CuptiCollector::set_forward(Forward fn, void* user) {
+  forward_user_ = user;
+  forward_ = fn;
+}
+
+void CuptiCollector::set_context_hook(void (*hook)()) {
+  context_hook_ = hook;
+  if (subscriber_)
+    check(cuptiEnableCallback(1, static_cast<CUpti_SubscriberHandle>(subscriber_), CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
+          "cuptiEnableCallback(context created)");
+}
+
 void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* data) {
+  if (forward_) forward_(forward_user_, domain, cbid, data);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && context_hook_) context_hook_();
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     auto* d = static_cast<const CUpti_NvtxData*>(data);
     const void* p = d->functionParams;

@@ -331,6 +331,41 @@ void add_sequences(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   note_more(t, n, p.sequences.size(), "sequences");
 }
 
+void add_counters(Report& r, const ProfileData& p, const SummaryOptions& opt) {
+  if (p.counters.empty()) return;
+  std::vector<const KernelCounters*> rows;
+  for (const auto& c : p.counters) rows.push_back(&c);
+  std::sort(rows.begin(), rows.end(),
+            [](const KernelCounters* a, const KernelCounters* b) { return a->duration_ns > b->duration_ns; });
+  Table& t = r.add(Table("counters", "Hardware counters per kernel (range profiler, kernel replay)"));
+  t.col("name", "Name")
+      .col("nvtx_path", "Range")
+      .col("instances", "Measured")
+      .col("avg_ns", "Time Avg", "ns", 1)
+      .col("gflop_cuda", "CUDA-core", "GFLOP", 3)
+      .col("gflop_tensor", "Tensor", "GFLOP", 3)
+      .col("dram_mb", "DRAM r+w", "MB", 3)
+      .col("intensity", "Intensity", "FLOP/B", 2)
+      .col("gflops", "Rate", "GFLOP/s", 1)
+      .col("gbps", "DRAM", "GB/s", 1)
+      .col("occupancy_pct", "Occupancy", "%", 1);
+  size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
+  for (size_t i = 0; i < n; ++i) {
+    const KernelCounters& c = *rows[i];
+    double cuda = 0, tensor = 0;
+    for (const auto& [k, v] : c.flops) cuda += v;
+    for (const auto& [k, v] : c.tensor_flops) tensor += v;
+    double bytes = c.dram_bytes(), secs = c.duration_ns * 1e-9;
+    t.row({display_name(c.kernel, {}, opt), c.nvtx_path.empty() ? Cell() : Cell(c.nvtx_path),
+           static_cast<I64>(c.instances), c.instances ? c.duration_ns / static_cast<double>(c.instances) : 0.0,
+           cuda * 1e-9, tensor * 1e-9, bytes * 1e-6, bytes > 0 ? Cell((cuda + tensor) / bytes) : Cell(),
+           secs > 0 ? Cell((cuda + tensor) / secs * 1e-9) : Cell(), secs > 0 ? Cell(bytes / secs * 1e-9) : Cell(),
+           100.0 * c.achieved_occupancy});
+  }
+  note_more(t, n, rows.size(), "kernels");
+  t.note("kernel replay: each measured kernel ran once per counter pass, serialized; times are of the measured runs");
+}
+
 void add_diagnoses(Report& r, const ProfileData& p) {
   if (p.diagnoses.empty()) return;
   Table& t = r.add(Table("diagnoses", "Diagnoses"));
@@ -369,6 +404,7 @@ void add_profile_tables(Report& r, const ProfileData& p, const SummaryOptions& o
   add_gaps(r, p);
   add_nvtx(r, p);
   add_sequences(r, p, opt);
+  add_counters(r, p, opt);
   add_diagnoses(r, p);
   for (const auto& w : p.warnings) r.warn(w);
 }

@@ -461,3 +461,41 @@ TEST(ProfileAggregator, ForkResetKeepsNamesAndDropsData) {
   ASSERT_EQ(p.devices.size(), 1u);
   EXPECT_EQ(p.devices[0], "NVIDIA H100 80GB HBM3");
 }
+
+#include "roofline/profiler/pm_series.hpp"
+
+TEST(ProfilePmSeries, BoundedAndMeanPreserving) {
+  std::mt19937_64 rng(fresh_seed());
+  std::uniform_real_distribution<double> u(0, 1);
+  PmSeries series(64);
+  std::vector<PmSample> all;
+  std::uint64_t t = 1000;
+  for (int batch = 0; batch < 37; ++batch) {
+    std::vector<PmSample> b;
+    for (int i = 0; i < 31; ++i) {
+      PmSample s{t, u(rng), u(rng), u(rng), 1e12 * u(rng), 5e11 * u(rng)};
+      t += 100'000;
+      b.push_back(s);
+      all.push_back(s);
+    }
+    series.add(b, 100'000);
+  }
+  auto pts = series.points();
+  EXPECT_LE(pts.size(), 64u);
+  EXPECT_EQ(series.raw_samples(), all.size());
+  // The step is a power-of-two multiple of the interval, and the points cover every sample.
+  auto g = static_cast<std::uint64_t>(series.step_ns() / 100'000.0);
+  EXPECT_EQ(g & (g - 1), 0u);
+  EXPECT_EQ(pts.size(), (all.size() + g - 1) / g);
+  // Mean over the run, weighting each point by the raw samples it holds.
+  double exact = 0, merged = 0;
+  for (const auto& s : all) exact += s.sm_active;
+  exact /= static_cast<double>(all.size());
+  auto group = static_cast<std::uint64_t>(series.step_ns() / 100'000.0);
+  std::uint64_t full = all.size() / group, rest = all.size() % group;
+  for (size_t i = 0; i < pts.size(); ++i) merged += pts[i].sm_active * static_cast<double>(i < full ? group : rest);
+  merged /= static_cast<double>(all.size());
+  EXPECT_NEAR(merged, exact, 1e-12);
+  EXPECT_EQ(pts.front().t_ns, all.front().t_ns);
+  for (size_t i = 1; i < pts.size(); ++i) EXPECT_GT(pts[i].t_ns, pts[i - 1].t_ns);
+}

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -326,4 +327,48 @@ TEST(ProfileStore, StoresEveryPartAndReadsTheSameProfileBack) {
   // Deleting the run deletes its profiles and their rows.
   db.exec("DELETE FROM runs WHERE id=" + std::to_string(run));
   EXPECT_EQ(count("SELECT COUNT(*) FROM profile_kernels WHERE profile_id=?"), 0);
+}
+
+TEST(ProfileSummary, PmSamplingRowsAndCounterTable) {
+  ProfileData p = ProfileData::from_json(fixture_json());
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> u(0, 1);
+  double rd = 0, wr = 0, sm = 0;
+  for (int i = 0; i < 500; ++i) {
+    PmSample s{p.timeline.first_gpu_ns + static_cast<std::uint64_t>(i) * 100'000, u(rng), u(rng), u(rng), 3e12 * u(rng),
+               1e12 * u(rng)};
+    rd += s.dram_read_bps / 500;
+    wr += s.dram_write_bps / 500;
+    sm += s.sm_active / 500;
+    p.pm_samples.push_back(s);
+  }
+  p.pm_interval_ns = 100'000;
+  KernelCounters c;
+  c.kernel = p.kernels.begin()->second.name;
+  c.instances = 2;
+  c.duration_ns = 20'000;
+  c.flops["fp32"] = 3e6;
+  c.tensor_flops["tf32"] = 1e7;
+  c.dram_read_bytes = 4e6;
+  c.dram_write_bytes = 1e6;
+  c.achieved_occupancy = 0.5;
+  p.counters.push_back(c);
+  Report r;
+  add_profile_tables(r, p, {});
+  const Table& ut = table(r, "utilization");
+  auto row = [&](const std::string& metric) -> const std::vector<Cell>& {
+    for (const auto& x : ut.rows())
+      if (std::get<std::string>(x[col(ut, "metric")]) == metric) return x;
+    throw std::runtime_error("no row " + metric);
+  };
+  EXPECT_NEAR(num(row("DRAM bandwidth - r")[col(ut, "value")]), rd * 1e-9, 1e-9);
+  EXPECT_NEAR(num(row("DRAM bandwidth - r")[col(ut, "pct_of_peak")]), 100 * rd / 3.35e12, 1e-9);  // the fixture's peak
+  EXPECT_NEAR(num(row("DRAM bandwidth - w")[col(ut, "value")]), wr * 1e-9, 1e-9);
+  EXPECT_NEAR(num(row("SM active")[col(ut, "value")]), 100 * sm, 1e-9);
+  const Table& ct = table(r, "counters");
+  ASSERT_EQ(ct.rows().size(), 1u);
+  EXPECT_NEAR(num(ct.rows()[0][col(ct, "intensity")]), 13e6 / 5e6, 1e-12);
+  EXPECT_NEAR(num(ct.rows()[0][col(ct, "gflops")]), 13e6 / 20e-6 * 1e-9, 1e-9);
+  EXPECT_NEAR(num(ct.rows()[0][col(ct, "gbps")]), 5e6 / 20e-6 * 1e-9, 1e-9);
+  EXPECT_NEAR(num(ct.rows()[0][col(ct, "avg_ns")]), 10'000, 1e-9);
 }

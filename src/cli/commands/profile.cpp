@@ -22,6 +22,14 @@
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
 
+// Hardware counters (the counters area) when they are part of the tree: the
+// injection library then reads them; `roofline profile` passes the request on.
+#if __has_include("roofline/profiler/pm_sampler.hpp") && __has_include("roofline/profiler/range_profiler.hpp")
+#define ROOFLINE_PROFILE_COUNTERS 1
+#else
+#define ROOFLINE_PROFILE_COUNTERS 0
+#endif
+
 #if __has_include("roofline/profiler/diagnosis.hpp")
 #include "roofline/profiler/diagnosis.hpp"
 #define ROOFLINE_HAVE_DIAGNOSIS 1
@@ -113,10 +121,12 @@ class ProfileCommand : public Command {
     sub.add_option("--output-dir", output_dir_,
                    "keep the per-process profile files in DIR (default: a temporary folder, removed)");
     sub.add_flag("--pm-sampling", pm_sampling_, "sample GPU utilization and DRAM bandwidth with CUPTI PM sampling");
-    sub.add_option("--pm-interval", pm_interval_us_, "PM sampling interval in microseconds")->check(CLI::PositiveNumber);
-    sub.add_flag("--counters", counters_, "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
-    sub.add_option("--counters-limit", counters_limit_, "most kernel launches measured with --counters")
+    sub.add_option("--pm-interval", pm_interval_us_, "PM sampling interval in microseconds (default 100)")
         ->check(CLI::PositiveNumber);
+    sub.add_flag("--counters", counters_, "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
+    sub.add_option("--counters-limit", counters_limit_,
+                   "launches measured per kernel name with --counters (default 1; 0: every launch)")
+        ->check(CLI::NonNegativeNumber);
     sub.add_option("--metrics", metrics_, "extra counter metrics for --counters (comma-separated)")->delimiter(',');
     sub.add_option("--device", device_, "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
         ->check(CLI::NonNegativeNumber);
@@ -152,13 +162,21 @@ class ProfileCommand : public Command {
     }
     if (command_.empty())
       throw_usage("no program to profile", "give it after --, e.g. roofline profile -- python3 train.py");
+    if (pm_interval_us_ > 0 && !pm_sampling_) throw_usage("--pm-interval needs --pm-sampling");
+    if ((counters_limit_ >= 0 || !metrics_.empty()) && !counters_)
+      throw_usage("--counters-limit and --metrics need --counters");
+    if (pm_sampling_ && counters_)
+      throw_usage("--counters and --pm-sampling read the same counter hardware and cannot run together",
+                  "profile once with --pm-sampling and once with --counters");
+#if !ROOFLINE_PROFILE_COUNTERS
     if (pm_sampling_)
       throw_unsupported("--pm-sampling is not available yet: CUPTI PM sampling is being integrated (prof::PmSampler)",
                         "profile without --pm-sampling for now; GPU utilization is still measured from kernel activity");
-    if (counters_ || counters_limit_ > 0 || !metrics_.empty())
+    if (counters_)
       throw_unsupported("--counters is not available yet: per-kernel hardware counters are being integrated "
                         "(prof::RangeProfiler)",
                         "profile without --counters for now; `ncu --clock-control none` reads the same counters");
+#endif
     std::string lib = prof::find_inject_library();
     prof::find_program(command_[0]);  // a clear error before anything starts
     OutputDir dir(output_dir_);
@@ -170,6 +188,16 @@ class ProfileCommand : public Command {
     lo.trace = !trace_.empty();
     lo.trace_limit = trace_limit_;
     lo.stdout_to_stderr = !ctx.interactive() && (ctx.options().json || ctx.options().csv);
+    lo.extra_env.push_back(fmt::format("ROOFLINE_DEVICE={}", device_));
+    if (pm_sampling_) {
+      lo.extra_env.push_back("ROOFLINE_PM=1");
+      lo.extra_env.push_back(fmt::format("ROOFLINE_PM_INTERVAL_NS={}", static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
+    }
+    if (counters_) {
+      lo.extra_env.push_back("ROOFLINE_COUNTERS=1");
+      lo.extra_env.push_back(fmt::format("ROOFLINE_COUNTERS_LIMIT={}", counters_limit_ >= 0 ? counters_limit_ : 1));
+      lo.extra_env.push_back("ROOFLINE_METRICS=" + join(metrics_, ","));
+    }
     ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
     prof::LaunchResult lr = prof::run_profiled(lo);
     exit_code_ = lr.exit_code;
@@ -234,7 +262,7 @@ class ProfileCommand : public Command {
   std::uint64_t trace_limit_ = 1'000'000;
   bool pm_sampling_ = false, counters_ = false;
   double pm_interval_us_ = 0;
-  std::uint64_t counters_limit_ = 0;
+  std::int64_t counters_limit_ = -1;  // -1: not given
   std::vector<std::string> metrics_;
   int device_ = 0;
   std::int64_t show_ = 0;

@@ -19,6 +19,7 @@
 //   ROOFLINE_NVTX=0        no NVTX callbacks
 //   ROOFLINE_API=0         no CUDA API records (kernels and copies only)
 //   ROOFLINE_SNAPSHOT_MS   shortest time between snapshots (default 500)
+//   ROOFLINE_COUNTERS, ROOFLINE_PM, ...: hardware counters (counters_bridge.hpp)
 //
 // Nothing here throws across the C boundary: failures become warnings in the
 // profile, or a line on stderr when even the profile cannot be written.
@@ -41,6 +42,7 @@
 #include <string>
 #include <thread>
 
+#include "counters_bridge.hpp"
 #include "cupti_collector.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -85,6 +87,7 @@ void write_profile(bool complete) {
   // A forked child that did no GPU work leaves no file (and makes no CUPTI call).
   if (g->child && !c.has_records()) return;
   roofline::prof::ProfileData p = c.snapshot();
+  roofline::inject::counters_fill(p);
   p.complete = complete;
   p.command = g->command;
   std::string path = g->out_dir + "/profile-" + std::to_string(getpid()) + ".json";
@@ -119,13 +122,17 @@ void writer_loop() {
   while (!g->stopping.load()) {
     pollfd pfd{g->pipe_rd, POLLIN, 0};
     int r = poll(&pfd, 1, static_cast<int>(interval));
-    bool signal_snapshot = false;
+    bool signal_snapshot = false, context = false;
     if (r > 0 && (pfd.revents & POLLIN)) {
       char buf[16];
       ssize_t n = read(g->pipe_rd, buf, sizeof buf);
-      for (ssize_t i = 0; i < n; ++i) signal_snapshot |= buf[i] == 's';
+      for (ssize_t i = 0; i < n; ++i) {
+        signal_snapshot |= buf[i] == 's';
+        context |= buf[i] == 'p';
+      }
     }
     if (g->stopping.load()) break;
+    if (context) roofline::inject::counters_start_pm();
     if (signal_snapshot) {
       c.flush(true);
       write_profile(false);
@@ -203,7 +210,10 @@ void at_exit() {
   CuptiCollector& c = CuptiCollector::instance();
   // In a child forked after the parent started CUDA, CUPTI's threads and
   // locks are the parent's: no CUPTI call there (it has no records anyway).
-  if (!g->child) c.flush(true);
+  if (!g->child) {
+    c.flush(true);
+    roofline::inject::counters_finish();
+  }
   write_profile(true);
   c.trace().close();
 }
@@ -251,6 +261,7 @@ void start() {
     g->pipe_rd = fds[0];
     g->pipe_wr = fds[1];
   }
+  roofline::inject::counters_init([] { wake('p'); });
   pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
   std::atexit(at_exit);
   install_signal_handlers();
