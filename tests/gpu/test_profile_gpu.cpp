@@ -258,3 +258,52 @@ TEST(ProfileGpu, StockPyTorchTrainingScript) {
   EXPECT_GT(p.nvtx_ranges.at("train/step/forward").kernels, 0u);
   EXPECT_GT(busy_fraction(p), 0.0);
 }
+
+#if __has_include("roofline/profiler/pm_sampler.hpp") && __has_include("roofline/profiler/range_profiler.hpp")
+
+TEST(ProfileGpu, PmSamplingKeepsKernelRecords) {
+  // Others saw CUPTI stop delivering kernel records while PM sampling ran:
+  // every launch of a steady one-second workload must still be counted.
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto r = run_cli({"--db", dir.file("p.db"), "profile", "--pm-sampling", "--pm-interval", "1000", "--",
+                    program("overhead_workload"), "small"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  store::Db db(dir.file("p.db"));
+  ProfileData p = load_profile(db, list_profiles(db).front().id);
+  EXPECT_EQ(instances(p, "tiny"), 330000u) << r.out;  // 30000 warm-up + 300000
+  bool pm_problem = false;
+  for (const auto& w : p.warnings) pm_problem |= contains(w, "PM sampling");
+  if (pm_problem) GTEST_SKIP() << "PM sampling unavailable here: " << r.out;
+  EXPECT_FALSE(p.pm_samples.empty()) << r.out;
+  EXPECT_NE(r.out.find("DRAM bandwidth - r"), std::string::npos) << r.out;
+}
+
+TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {}, {"--counters"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  bool problem = false;
+  for (const auto& w : p.warnings) problem |= contains(w, "counters");
+  if (problem) GTEST_SKIP() << "counters unavailable here (see the warnings): " << r.out;
+  auto find = [&](const std::string& prefix) -> const KernelCounters* {
+    for (const auto& c : p.counters)
+      if (starts_with(short_kernel_name(c.kernel), prefix)) return &c;
+    return nullptr;
+  };
+  const KernelCounters* scale = find("scale_kernel");
+  const KernelCounters* add = find("add_kernel");
+  ASSERT_NE(scale, nullptr) << r.out;
+  ASSERT_NE(add, nullptr) << r.out;
+  EXPECT_EQ(scale->instances, 1u);  // --counters-limit defaults to one launch per name
+  // x[i] *= a is one FMUL per element (40 x 256), y[i] += x[i] one FADD (8*2 x 32*4).
+  EXPECT_DOUBLE_EQ(scale->flops.at("fp32"), 40.0 * 256);
+  EXPECT_DOUBLE_EQ(add->flops.at("fp32"), 8.0 * 2 * 32 * 4);
+  EXPECT_EQ(add->nvtx_path, "epoch/forward");
+  EXPECT_NE(r.out.find("Hardware counters per kernel"), std::string::npos);
+  // Tracing went on: every launch is still in the kernel table.
+  EXPECT_EQ(instances(p, "scale_kernel"), 200u);
+}
+
+#endif
