@@ -83,10 +83,22 @@ void Aggregator::join_launch(std::uint32_t correlation, const PendingLaunch& par
     pending_.erase(correlation);
     return;
   }
-  // Launches whose other half never comes (failed launches) must not pile up.
-  while (pending_.size() > opt_.max_pending_launches) {
-    pending_.erase(pending_.begin());
-    ++unmatched_launches_;
+  // Launches whose other half never comes (failed launches) must not pile up:
+  // when there are too many, the older half (by correlation id) goes.
+  max_correlation_ = std::max(max_correlation_, correlation);
+  if (sweep_at_ == 0) sweep_at_ = opt_.max_pending_launches;
+  if (pending_.size() > sweep_at_) {
+    std::uint32_t keep = static_cast<std::uint32_t>(opt_.max_pending_launches / 2);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->first + keep < max_correlation_) {
+        it = pending_.erase(it);
+        ++unmatched_launches_;
+      } else {
+        ++it;
+      }
+    }
+    // Never sweep on every call when most launches are recent (a deep queue).
+    sweep_at_ = std::max(opt_.max_pending_launches, pending_.size() * 2);
   }
 }
 
@@ -270,6 +282,8 @@ void Aggregator::reset_locked() {
   apis_.clear();
   memcpys_.clear();
   pending_.clear();
+  max_correlation_ = 0;
+  sweep_at_ = 0;
   launches_.clear();
   range_gpu_.clear();
   kernel_busy_ = BusyTracker(opt_.max_open_intervals, false);

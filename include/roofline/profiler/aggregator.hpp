@@ -123,7 +123,9 @@ class Aggregator {
   std::unordered_map<std::uint64_t, KernelAgg> kernels_;  // (name << 32 | path)
   std::unordered_map<std::uint32_t, ApiAgg> apis_;         // by name id
   std::map<std::string, MemcpySummary> memcpys_;
-  std::map<std::uint32_t, PendingLaunch> pending_;         // by correlation id
+  std::unordered_map<std::uint32_t, PendingLaunch> pending_;  // by correlation id
+  std::uint32_t max_correlation_ = 0;
+  size_t sweep_at_ = 0;  // pending_ size that triggers the next sweep
   std::unordered_map<std::uint32_t, LaunchAgg> launches_;  // by kernel name id
   std::unordered_map<std::uint32_t, RangeGpu> range_gpu_;  // by NVTX path id (exact path)
   BusyTracker kernel_busy_, gpu_busy_;
