@@ -248,6 +248,7 @@ ProfileData Aggregator::snapshot() const {
   t.gpu_busy_ns = gpu_busy_.busy_ns();
   t.largest_gaps = gpu_busy_.largest_gaps();
   t.gap_histogram = gpu_busy_.gap_histogram();
+  t.gap_ns_histogram = gpu_busy_.gap_ns_histogram();
   t.late_records = gpu_busy_.late_records() + kernel_busy_.late_records();
   for (const auto& s : sequences_.top(opt_.top_sequences)) {
     KernelSequence ks;

@@ -17,10 +17,11 @@ const char* BusyTracker::gap_bucket(std::uint64_t gap_ns) {
 }
 
 void BusyTracker::note_gap(std::uint64_t start, std::uint64_t end, std::map<std::string, std::uint64_t>& hist,
-                           std::vector<Interval>& largest) {
+                           std::map<std::string, std::uint64_t>& hist_ns, std::vector<Interval>& largest) {
   if (end <= start) return;
   std::uint64_t len = end - start;
   ++hist[gap_bucket(len)];
+  hist_ns[gap_bucket(len)] += len;
   if (largest.size() < kLargestGaps || len > largest.back().end_ns - largest.back().start_ns) {
     Interval g{start, end};
     auto pos = std::upper_bound(largest.begin(), largest.end(), g, [](const Interval& a, const Interval& b) {
@@ -64,7 +65,8 @@ void BusyTracker::add(std::uint64_t start, std::uint64_t end) {
 void BusyTracker::close_oldest(size_t n) {
   for (size_t i = 0; i < n && !open_.empty(); ++i) {
     auto it = open_.begin();
-    if (track_gaps_ && closed_last_end_ > 0) note_gap(closed_last_end_, it->first, closed_hist_, closed_largest_);
+    if (track_gaps_ && closed_last_end_ > 0)
+      note_gap(closed_last_end_, it->first, closed_hist_, closed_hist_ns_, closed_largest_);
     closed_busy_ += it->second - it->first;
     closed_last_end_ = it->second;
     frontier_ = it->second;
@@ -78,25 +80,34 @@ std::uint64_t BusyTracker::busy_ns() const {
   return b;
 }
 
-std::map<std::string, std::uint64_t> BusyTracker::gap_histogram() const {
-  std::map<std::string, std::uint64_t> hist = closed_hist_;
-  std::vector<Interval> ignored;
+template <class F>
+void BusyTracker::each_open_gap(F f) const {
+  if (!track_gaps_) return;
   std::uint64_t prev_end = closed_last_end_;
   for (const auto& [s, e] : open_) {
-    if (track_gaps_ && prev_end > 0) note_gap(prev_end, s, hist, ignored);
+    if (prev_end > 0) f(prev_end, s);
     prev_end = e;
   }
+}
+
+std::map<std::string, std::uint64_t> BusyTracker::gap_histogram() const {
+  std::map<std::string, std::uint64_t> hist = closed_hist_, ns;
+  std::vector<Interval> ignored;
+  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, ns, ignored); });
   return hist;
 }
 
+std::map<std::string, std::uint64_t> BusyTracker::gap_ns_histogram() const {
+  std::map<std::string, std::uint64_t> hist, ns = closed_hist_ns_;
+  std::vector<Interval> ignored;
+  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, ns, ignored); });
+  return ns;
+}
+
 std::vector<Interval> BusyTracker::largest_gaps() const {
-  std::map<std::string, std::uint64_t> ignored;
+  std::map<std::string, std::uint64_t> hist, ns;
   std::vector<Interval> largest = closed_largest_;
-  std::uint64_t prev_end = closed_last_end_;
-  for (const auto& [s, e] : open_) {
-    if (track_gaps_ && prev_end > 0) note_gap(prev_end, s, ignored, largest);
-    prev_end = e;
-  }
+  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, ns, largest); });
   return largest;
 }
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/error.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/short_names.hpp"
 
 namespace roofline::prof {
 

@@ -176,6 +176,7 @@ nlohmann::json ProfileData::to_json() const {
                    {"gpu_busy_ns", timeline.gpu_busy_ns},
                    {"largest_gaps", gaps},
                    {"gap_histogram", timeline.gap_histogram},
+                   {"gap_ns_histogram", timeline.gap_ns_histogram},
                    {"late_records", timeline.late_records}};
   j["pm_interval_ns"] = pm_interval_ns;
   auto& jp = j["pm_samples"] = nlohmann::json::array();
@@ -283,6 +284,8 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
       p.timeline.largest_gaps.push_back({g[0].get<std::uint64_t>(), g[1].get<std::uint64_t>()});
     if (t.contains("gap_histogram"))
       p.timeline.gap_histogram = t["gap_histogram"].get<std::map<std::string, std::uint64_t>>();
+    if (t.contains("gap_ns_histogram"))
+      p.timeline.gap_ns_histogram = t["gap_ns_histogram"].get<std::map<std::string, std::uint64_t>>();
     p.timeline.late_records = t.value("late_records", std::uint64_t{0});
   }
   p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
@@ -371,6 +374,7 @@ void ProfileData::merge(const ProfileData& o) {
   t.process_start_ns = t.process_start_ns ? std::min(t.process_start_ns, u.process_start_ns) : u.process_start_ns;
   t.process_end_ns = std::max(t.process_end_ns, u.process_end_ns);
   for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;
+  for (const auto& [k, v] : u.gap_ns_histogram) t.gap_ns_histogram[k] += v;
   t.late_records += u.late_records;
   // Gaps are per process (another process may have kept the GPU busy in one
   // process's gap); the longest of either side are kept.

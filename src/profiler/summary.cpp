@@ -8,7 +8,7 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/short_names.hpp"
 
 namespace roofline::prof {
 
@@ -284,10 +284,13 @@ void add_gaps(Report& r, const ProfileData& p) {
   const auto& h = p.timeline.gap_histogram;
   if (h.empty()) return;
   Table& t = r.add(Table("gaps", "GPU idle gaps (nothing running on any GPU)"));
-  t.col("bucket", "Gap length").col("count", "Count");
+  const auto& hn = p.timeline.gap_ns_histogram;  // empty in older profiles
+  t.col("bucket", "Gap length").col("count", "Count").col("idle_ns", "Idle time", "ns");
   for (const char* b : {"<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"}) {
     auto it = h.find(b);
-    t.row({std::string(b), static_cast<I64>(it == h.end() ? 0 : it->second)});
+    auto jt = hn.find(b);
+    t.row({std::string(b), static_cast<I64>(it == h.end() ? 0 : it->second),
+           hn.empty() ? Cell() : Cell(static_cast<I64>(jt == hn.end() ? 0 : jt->second))});
   }
   std::uint64_t origin = p.timeline.process_start_ns ? p.timeline.process_start_ns : p.timeline.first_gpu_ns;
   std::vector<std::string> longest;

@@ -80,9 +80,13 @@ TEST(ProfileBusyTracker, ShuffledIntervalsGiveTheExactUnionAndGaps) {
   for (const auto& i : v) b.add(i.start_ns, i.end_ns);
   EXPECT_EQ(b.busy_ns(), exact.busy);
   EXPECT_EQ(b.late_records(), 0u);
-  std::map<std::string, std::uint64_t> hist;
-  for (auto g : exact.gaps) ++hist[BusyTracker::gap_bucket(g)];
+  std::map<std::string, std::uint64_t> hist, hist_ns;
+  for (auto g : exact.gaps) {
+    ++hist[BusyTracker::gap_bucket(g)];
+    hist_ns[BusyTracker::gap_bucket(g)] += g;
+  }
   EXPECT_EQ(b.gap_histogram(), hist);
+  EXPECT_EQ(b.gap_ns_histogram(), hist_ns);
   std::vector<std::uint64_t> sorted = exact.gaps;
   std::sort(sorted.rbegin(), sorted.rend());
   auto largest = b.largest_gaps();
@@ -101,9 +105,13 @@ TEST(ProfileBusyTracker, LocallyOutOfOrderRecordsStayExactWithBoundedMemory) {
   for (const auto& i : v) b.add(i.start_ns, i.end_ns);
   EXPECT_EQ(b.busy_ns(), exact.busy);
   EXPECT_EQ(b.late_records(), 0u);
-  std::map<std::string, std::uint64_t> hist;
-  for (auto g : exact.gaps) ++hist[BusyTracker::gap_bucket(g)];
+  std::map<std::string, std::uint64_t> hist, hist_ns;
+  for (auto g : exact.gaps) {
+    ++hist[BusyTracker::gap_bucket(g)];
+    hist_ns[BusyTracker::gap_bucket(g)] += g;
+  }
   EXPECT_EQ(b.gap_histogram(), hist);
+  EXPECT_EQ(b.gap_ns_histogram(), hist_ns);  // closed and open gaps together
   EXPECT_EQ(b.first_ns(), std::min_element(v.begin(), v.end(), [](auto& a, auto& c) { return a.start_ns < c.start_ns; })->start_ns);
 }
 

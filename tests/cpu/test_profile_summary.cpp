@@ -15,7 +15,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/report.hpp"
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/short_names.hpp"
 #include "roofline/profiler/profile_data.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
@@ -180,9 +180,17 @@ TEST(ProfileSummary, TablesAgreeWithTheRecordedData) {
   // Gaps: the five buckets, counts as recorded.
   const Table& gt = table(r, "gaps");
   double gaps = 0, recorded = 0;
-  for (const auto& row : gt.rows()) gaps += num(row[1]);
+  double idle = 0, recorded_idle = 0;
+  for (const auto& row : gt.rows()) {
+    gaps += num(row[col(gt, "count")]);
+    idle += num(row[col(gt, "idle_ns")]);
+  }
   for (const auto& [k, v] : t["gap_histogram"].items()) recorded += v.get<double>();
+  for (const auto& [k, v] : t["gap_ns_histogram"].items()) recorded_idle += v.get<double>();
   EXPECT_EQ(gaps, recorded);
+  EXPECT_EQ(idle, recorded_idle);
+  // The idle time is the window less the busy time.
+  EXPECT_EQ(recorded_idle, window - t["gpu_busy_ns"].get<double>());
   EXPECT_TRUE(r.find("sequences"));
   EXPECT_FALSE(r.find("diagnoses"));  // none recorded
 

@@ -18,7 +18,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/in_process.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/short_names.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/store/db.hpp"
 #include "support/cli.hpp"

@@ -36,6 +36,8 @@ class BusyTracker {
 
   // Gap statistics over everything added so far.
   std::map<std::string, std::uint64_t> gap_histogram() const;
+  // Idle ns in the gaps of each bucket (same keys).
+  std::map<std::string, std::uint64_t> gap_ns_histogram() const;
   std::vector<Interval> largest_gaps() const;
 
   // The histogram bucket of a gap: "<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms".
@@ -44,7 +46,9 @@ class BusyTracker {
  private:
   void close_oldest(size_t n);
   static void note_gap(std::uint64_t start, std::uint64_t end, std::map<std::string, std::uint64_t>& hist,
-                       std::vector<Interval>& largest);
+                       std::map<std::string, std::uint64_t>& hist_ns, std::vector<Interval>& largest);
+  template <class F>
+  void each_open_gap(F f) const;
 
   size_t max_open_;
   bool track_gaps_;
@@ -52,7 +56,7 @@ class BusyTracker {
   std::uint64_t frontier_ = 0;                   // everything before this is closed
   std::uint64_t closed_busy_ = 0;
   std::uint64_t closed_last_end_ = 0;            // end of the last closed interval (0: none)
-  std::map<std::string, std::uint64_t> closed_hist_;
+  std::map<std::string, std::uint64_t> closed_hist_, closed_hist_ns_;
   std::vector<Interval> closed_largest_;          // longest first, at most kLargestGaps
   std::uint64_t first_ = 0, last_ = 0;
   std::uint64_t late_ = 0, late_ns_ = 0, count_ = 0;

@@ -95,6 +95,10 @@ struct Timeline {
   std::uint64_t gpu_busy_ns = 0;       // union of kernel, memcpy and memset intervals
   std::vector<Interval> largest_gaps;  // GPU idle gaps, longest first (bounded)
   std::map<std::string, std::uint64_t> gap_histogram;  // "<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"
+  // Idle time (ns) in the gaps of each gap_histogram bucket, same keys. Lets
+  // the diagnosis split idle time into launch-sized and host-sized gaps
+  // (HTA's kernel wait / host wait); empty in profiles written before it existed.
+  std::map<std::string, std::uint64_t> gap_ns_histogram;
   std::uint64_t late_records = 0;      // activity records that arrived after their window was closed
   double busy_fraction() const;        // kernel_busy / (last_gpu - first_gpu)
 };

@@ -192,6 +192,9 @@ def main():
         return "<10us" if g < 1e4 else "10-100us" if g < 1e5 else "0.1-1ms" if g < 1e6 else "1-10ms" if g < 1e7 else ">10ms"
 
     hist = Counter(bucket(e - s) for s, e in gaps)
+    hist_ns = Counter()
+    for s, e in gaps:
+        hist_ns[bucket(e - s)] += e - s
     largest = sorted(gaps, key=lambda g: g[0] - g[1])[:10]
     grams = Counter()
     gram_ns = Counter()
@@ -220,7 +223,8 @@ def main():
         "timeline": {"process_start_ns": process_start, "process_end_ns": process_end,
                      "first_gpu_ns": min(s for s, _ in intervals), "last_gpu_ns": max(e for _, e in intervals),
                      "kernel_busy_ns": kernel_busy, "gpu_busy_ns": gpu_busy,
-                     "largest_gaps": [[s, e] for s, e in largest], "gap_histogram": dict(hist), "late_records": 0},
+                     "largest_gaps": [[s, e] for s, e in largest], "gap_histogram": dict(hist), "gap_ns_histogram": dict(hist_ns),
+                     "late_records": 0},
         "pm_interval_ns": 0.0, "pm_samples": [], "counters": [],
         "sequences": [{"kernels": list(k), "count": c, "total_ns": float(c * sum(mean_of[x] for x in k))} for k, c in top],
         "diagnoses": [], "warnings": [],

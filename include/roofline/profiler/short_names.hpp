@@ -4,6 +4,8 @@
 // what tells kernels apart: the function, its direct template arguments
 // (unqualified, nested arguments collapsed to "…", lambdas named by the
 // function that defines them), without return type or parameter list.
+// (Named short_names.hpp, not kernel_names.hpp: that one is the explain area's
+// full decoder, explain_kernel(); these are the profiler tables' quick forms.)
 #pragma once
 #include <string>
 #include <string_view>

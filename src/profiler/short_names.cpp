@@ -1,4 +1,4 @@
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/short_names.hpp"
 
 #include <cxxabi.h>
 
