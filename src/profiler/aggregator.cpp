@@ -272,9 +272,10 @@ ProfileData Aggregator::snapshot() const {
                          "under-counted by up to " +
                          std::to_string((gpu_busy_.late_ns() + 999) / 1000) + " us");
   if (sequences_.prune_floor() > 0)
-    p.warnings.push_back("kernel sequence counts are approximate: rare sequences were dropped to bound memory (counts "
-                         "may be low by up to " +
-                         std::to_string(sequences_.prune_floor()) + ")");
+    p.warnings.push_back(
+        "kernel sequence counts are approximate: rare sequences were dropped to bound memory (counts "
+        "may be low by up to " +
+        std::to_string(sequences_.prune_floor()) + ")");
   return p;
 }
 

@@ -1,12 +1,12 @@
 #include "roofline/profiler/chrome_trace.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <set>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "roofline/core/error.hpp"
 #include "roofline/profiler/short_names.hpp"
@@ -112,8 +112,10 @@ ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files,
         ev["tid"] = j.value("t", std::uint64_t{0});
         ev["cat"] = k == "nvtx" ? "nvtx" : "cuda_api";
         ev["name"] = k == "nvtx" ? name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1) : name;
-        if (k == "nvtx") ev["args"] = {{"path", name}};
-        else ev["args"] = {{"correlation", j.value("c", 0u)}};
+        if (k == "nvtx")
+          ev["args"] = {{"path", name}};
+        else
+          ev["args"] = {{"correlation", j.value("c", 0u)}};
       }
       emit(ev);
       ++r.events;
@@ -122,14 +124,23 @@ ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files,
   }
   // Names of the tracks.
   for (const auto& [pid, cmd] : processes)
-    emit({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", fmt::format("{} (pid {})", cmd, pid)}}}});
+    emit({{"ph", "M"},
+          {"name", "process_name"},
+          {"pid", pid},
+          {"args", {{"name", fmt::format("{} (pid {})", cmd, pid)}}}});
   for (std::uint32_t d : gpus) {
     std::string name = d < device_names.size() && !device_names[d].empty() ? device_names[d] : "GPU";
-    emit({{"ph", "M"}, {"name", "process_name"}, {"pid", kGpuPidBase + d},
+    emit({{"ph", "M"},
+          {"name", "process_name"},
+          {"pid", kGpuPidBase + d},
           {"args", {{"name", fmt::format("GPU {}: {}", d, name)}}}});
   }
   for (const auto& [pid, tid] : tracks)
-    emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", fmt::format("stream {}", tid)}}}});
+    emit({{"ph", "M"},
+          {"name", "thread_name"},
+          {"pid", pid},
+          {"tid", tid},
+          {"args", {{"name", fmt::format("stream {}", tid)}}}});
   out << "\n]}\n";
   if (!out)
     throw Error(ErrorKind::Input, fmt::format("writing the trace file '{}' failed", out_path),

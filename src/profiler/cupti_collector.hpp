@@ -32,13 +32,13 @@
 namespace roofline::prof {
 
 struct CollectorOptions {
-  bool api = true;                  // runtime and driver API activity
-  bool nvtx = true;                 // NVTX range callbacks
-  std::string trace_dir;            // per-event trace into <dir>/trace-<pid>.jsonl ("" = none)
+  bool api = true;        // runtime and driver API activity
+  bool nvtx = true;       // NVTX range callbacks
+  std::string trace_dir;  // per-event trace into <dir>/trace-<pid>.jsonl ("" = none)
   std::uint64_t trace_limit = 1'000'000;
   size_t buffer_bytes = size_t{8} << 20;
   std::uint32_t flush_period_ms = 500;  // CUPTI's periodic flush of full, completed buffers (0 = none)
-  std::string command;              // for the trace file's header
+  std::string command;                  // for the trace file's header
 };
 
 class CuptiCollector {
@@ -107,7 +107,7 @@ class CuptiCollector {
   NvtxTracker nvtx_;
   TraceWriter trace_;
   std::vector<std::string> runtime_names_, driver_names_;  // by callback id, version suffix removed
-  mutable std::mutex mu_;                                   // warnings_ and the registered-string table
+  mutable std::mutex mu_;                                  // warnings_ and the registered-string table
   std::vector<std::string> warnings_;
   std::vector<std::pair<const void*, std::string>> registered_strings_;  // NVTX registered strings
   std::atomic<std::uint64_t> dropped_{0};

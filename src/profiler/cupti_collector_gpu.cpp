@@ -1,5 +1,3 @@
-#include "cupti_collector.hpp"
-
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 #include <unistd.h>
@@ -9,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <cwchar>
+
+#include "cupti_collector.hpp"
 
 namespace roofline::prof {
 
@@ -34,17 +34,28 @@ void CUPTIAPI on_cupti_callback(void* user, CUpti_CallbackDomain domain, CUpti_C
 
 const char* copy_kind_name(uint8_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "HtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "AtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "AtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "AtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "DtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "unknown";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "unknown";
   }
 }
 
@@ -54,7 +65,8 @@ std::string strip_version(const char* name) {
   std::string s(name);
   size_t p = s.rfind("_v");
   if (p != std::string::npos && s.size() - p >= 6 &&
-      std::all_of(s.begin() + static_cast<long>(p) + 2, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      std::all_of(s.begin() + static_cast<long>(p) + 2, s.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     s.erase(p);
   return s;
 }
@@ -123,8 +135,9 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult st = cuptiSubscribe(&sub, reinterpret_cast<CUpti_CallbackFunc>(on_cupti_callback), this);
   if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    warn("another profiler (nsys, ncu, the PyTorch profiler, DCGM?) holds CUPTI in this process: roofline collected "
-         "nothing from it (CUPTI allows one subscriber per process)");
+    warn(
+        "another profiler (nsys, ncu, the PyTorch profiler, DCGM?) holds CUPTI in this process: roofline collected "
+        "nothing from it (CUPTI allows one subscriber per process)");
     return false;
   }
   if (!check(st, "cuptiSubscribe")) return false;
@@ -134,7 +147,8 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
   driver_names_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, std::string());
   for (std::uint32_t i = 1; i < runtime_names_.size(); ++i) {
     const char* n = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, i, &n) == CUPTI_SUCCESS && n) runtime_names_[i] = strip_version(n);
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, i, &n) == CUPTI_SUCCESS && n)
+      runtime_names_[i] = strip_version(n);
   }
   for (std::uint32_t i = 1; i < driver_names_.size(); ++i) {
     const char* n = nullptr;
@@ -248,7 +262,8 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
         a.stream = m->streamId;
         a.bytes = m->bytes;
         a.copy_kind = copy_kind_name(m->copyKind);
-        a.pageable = m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+        a.pageable =
+            m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
         a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
         break;
       }
@@ -334,15 +349,18 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
     auto attr_text = [&](const nvtxEventAttributes_t* a) -> std::string {
       if (!a) return {};
       switch (a->messageType) {
-        case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? a->message.ascii : "";
-        case NVTX_MESSAGE_TYPE_UNICODE: return narrow(a->message.unicode);
+        case NVTX_MESSAGE_TYPE_ASCII:
+          return a->message.ascii ? a->message.ascii : "";
+        case NVTX_MESSAGE_TYPE_UNICODE:
+          return narrow(a->message.unicode);
         case NVTX_MESSAGE_TYPE_REGISTERED: {
           std::lock_guard<std::mutex> lock(mu_);
           for (const auto& [h, s] : registered_strings_)
             if (h == a->message.registered) return s;
           return "(registered string)";
         }
-        default: return {};
+        default:
+          return {};
       }
     };
     std::uint64_t now = now_ns();
@@ -375,10 +393,14 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
         if (!d->functionReturnValue) break;
         auto id = *static_cast<const nvtxRangeId_t*>(d->functionReturnValue);
         std::string name;
-        if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA) name = static_cast<const nvtxRangeStartA_params*>(p)->message;
-        else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartW) name = narrow(static_cast<const nvtxRangeStartW_params*>(p)->message);
-        else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx) name = attr_text(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib);
-        else name = attr_text(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib);
+        if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA)
+          name = static_cast<const nvtxRangeStartA_params*>(p)->message;
+        else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartW)
+          name = narrow(static_cast<const nvtxRangeStartW_params*>(p)->message);
+        else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx)
+          name = attr_text(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib);
+        else
+          name = attr_text(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib);
         nvtx_.start_range(id, name, now);
         break;
       }
@@ -426,7 +448,8 @@ ProfileData CuptiCollector::snapshot() {
   if (std::uint64_t d = dropped_.load())
     p.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records (its buffers were full)");
   if (std::uint64_t u = nvtx_.unmatched_pops())
-    p.warnings.push_back(std::to_string(u) + " NVTX range ends had no matching start (ranges opened before tracing began)");
+    p.warnings.push_back(std::to_string(u) +
+                         " NVTX range ends had no matching start (ranges opened before tracing began)");
   if (trace_.limit_hit())
     p.warnings.push_back("the event trace reached its limit of " + std::to_string(trace_.written()) + " events; " +
                          std::to_string(trace_.dropped()) + " later events are in the summary but not in the trace");

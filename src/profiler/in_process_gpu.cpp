@@ -37,8 +37,7 @@ InProcessTracer::~InProcessTracer() {
 void InProcessTracer::start(const Options& opt) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_active)
-      throw_usage("a profiler trace is already running in this process", "stop it before starting another");
+    if (g_active) throw_usage("a profiler trace is already running in this process", "stop it before starting another");
     g_active = true;
   }
   CuptiCollector& c = CuptiCollector::instance();

@@ -1,6 +1,7 @@
 #include "roofline/profiler/launcher.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,8 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/error.hpp"
@@ -42,23 +41,40 @@ std::string self_dir() {
 
 const char* signal_name(int sig) {
   switch (sig) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    default: return nullptr;
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGILL:
+      return "SIGILL";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGXCPU:
+      return "SIGXCPU";
+    default:
+      return nullptr;
   }
 }
 
@@ -101,8 +117,7 @@ std::string find_inject_library() {
 std::string find_program(const std::string& name) {
   if (name.empty()) throw_usage("no program to profile", "give it after --, e.g. roofline profile -- python3 train.py");
   if (name.find('/') != std::string::npos) {
-    if (!fs::exists(name))
-      throw Error(ErrorKind::Input, fmt::format("program '{}' not found", name), "check the path");
+    if (!fs::exists(name)) throw Error(ErrorKind::Input, fmt::format("program '{}' not found", name), "check the path");
     if (!is_executable_file(name))
       throw Error(ErrorKind::Input, fmt::format("'{}' is not an executable file", name),
                   "check the path and its permissions (chmod +x)");
@@ -151,7 +166,8 @@ LaunchResult run_profiled(const LaunchOptions& opt) {
   if (const char* old = std::getenv("CUDA_INJECTION64_PATH"); old && *old && opt.inject_library != old)
     r.notes.push_back(fmt::format("CUDA_INJECTION64_PATH was set to {}; roofline replaced it for the program", old));
   if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx && *nvtx) {
-    r.notes.push_back(fmt::format("NVTX_INJECTION64_PATH is set to {}: NVTX ranges go to that tool, not to roofline", nvtx));
+    r.notes.push_back(
+        fmt::format("NVTX_INJECTION64_PATH is set to {}: NVTX ranges go to that tool, not to roofline", nvtx));
   } else {
     set["NVTX_INJECTION64_PATH"] = opt.inject_library;
   }
@@ -201,7 +217,8 @@ LaunchResult run_profiled(const LaunchOptions& opt) {
   }
   close(errpipe[1]);
   g_child = pid;
-  struct sigaction sa {}, old_int {}, old_term {};
+  struct sigaction sa {
+  }, old_int{}, old_term{};
   sa.sa_sigaction = forward_signal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);

@@ -11,7 +11,7 @@ namespace {
 std::atomic<std::uint64_t> g_instances{1};
 
 struct ThreadStack {
-  std::uint64_t owner = 0;  // the tracker instance the frames belong to
+  std::uint64_t owner = 0;                                      // the tracker instance the frames belong to
   std::vector<std::pair<std::uint32_t, std::uint64_t>> frames;  // path id, start
 };
 thread_local ThreadStack t_stack;

@@ -1,6 +1,7 @@
 #include "roofline/profiler/profile_store.hpp"
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/error.hpp"
@@ -32,11 +33,15 @@ std::int64_t store_profile(store::Db& db, std::int64_t run_id, const ProfileData
       "kernel_time_s, kernel_busy_s, gpu_busy_s, busy_fraction, processes, devices, data, created_at) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   st.bind(1, run_id).bind(2, p.command);
-  if (label.empty()) st.bind(3, std::nullopt);
-  else st.bind(3, label);
+  if (label.empty())
+    st.bind(3, std::nullopt);
+  else
+    st.bind(3, label);
   st.bind(4, p.exit_status).bind(5, p.exit_code).bind(6, p.complete ? 1 : 0);
-  if (p.wall_ns > 0) st.bind(7, p.wall_ns * 1e-9);
-  else st.bind(7, std::nullopt);
+  if (p.wall_ns > 0)
+    st.bind(7, p.wall_ns * 1e-9);
+  else
+    st.bind(7, std::nullopt);
   st.bind(8, window * 1e-9)
       .bind(9, p.kernel_time_ns() * 1e-9)
       .bind(10, static_cast<double>(t.kernel_busy_ns) * 1e-9)
@@ -50,7 +55,8 @@ std::int64_t store_profile(store::Db& db, std::int64_t run_id, const ProfileData
   std::int64_t id = db.last_insert_id();
 
   auto k = db.prepare(
-      "INSERT INTO profile_kernels(profile_id, name, demangled, nvtx_path, instances, total_ns, avg_ns, med_ns, min_ns, "
+      "INSERT INTO profile_kernels(profile_id, name, demangled, nvtx_path, instances, total_ns, avg_ns, med_ns, "
+      "min_ns, "
       "max_ns, stddev_ns, grid, block, registers, static_smem, dynamic_smem, device) "
       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& [key, s] : p.kernels) {

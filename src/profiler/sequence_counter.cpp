@@ -57,8 +57,10 @@ void SequenceCounter::prune() {
   while (table_.size() > capacity_ * 3 / 4) {
     ++prune_floor_;
     for (auto it = table_.begin(); it != table_.end();) {
-      if (it->second.count <= prune_floor_) it = table_.erase(it);
-      else ++it;
+      if (it->second.count <= prune_floor_)
+        it = table_.erase(it);
+      else
+        ++it;
     }
   }
 }
@@ -89,9 +91,8 @@ std::vector<SequenceCounter::Sequence> SequenceCounter::top(size_t k) const {
   // Only the most frequent candidates compete (keeps this O(k^2), not O(table^2)).
   if (all.size() > 50 * k) all.resize(50 * k);
   // Longer sequences first, so they can hide their parts.
-  std::stable_sort(all.begin(), all.end(), [](const Sequence& a, const Sequence& b) {
-    return a.kernels.size() > b.kernels.size();
-  });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Sequence& a, const Sequence& b) { return a.kernels.size() > b.kernels.size(); });
   std::vector<Sequence> chosen;
   for (auto& s : all) {
     bool hidden = false;

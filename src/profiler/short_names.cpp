@@ -34,9 +34,12 @@ std::string drop_parens(std::string_view s) {
   std::string out;
   int depth = 0;
   for (char c : s) {
-    if (c == '(') ++depth;
-    else if (c == ')') depth = depth > 0 ? depth - 1 : 0;
-    else if (depth == 0) out += c;
+    if (c == '(')
+      ++depth;
+    else if (c == ')')
+      depth = depth > 0 ? depth - 1 : 0;
+    else if (depth == 0)
+      out += c;
   }
   return out;
 }
@@ -80,12 +83,18 @@ std::vector<std::string> split_arguments(std::string_view s) {
   size_t begin = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (c == '<') ++angle;
-    else if (c == '>') --angle;
-    else if (c == '(') ++paren;
-    else if (c == ')') --paren;
-    else if (c == '{') ++brace;
-    else if (c == '}') --brace;
+    if (c == '<')
+      ++angle;
+    else if (c == '>')
+      --angle;
+    else if (c == '(')
+      ++paren;
+    else if (c == ')')
+      --paren;
+    else if (c == '{')
+      ++brace;
+    else if (c == '}')
+      --brace;
     else if (c == ',' && angle == 0 && paren == 0 && brace == 0) {
       out.emplace_back(s.substr(begin, i - begin));
       begin = i + 1;
@@ -104,7 +113,8 @@ std::string short_kernel_name(std::string_view name, size_t width) {
   if (!s.empty() && s.back() == ')') {
     int depth = 0;
     for (size_t i = s.size(); i-- > 0;) {
-      if (s[i] == ')') ++depth;
+      if (s[i] == ')')
+        ++depth;
       else if (s[i] == '(' && --depth == 0) {
         s.erase(i);
         break;
@@ -117,8 +127,10 @@ std::string short_kernel_name(std::string_view name, size_t width) {
   size_t lt = std::string::npos;
   int paren = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++paren;
-    else if (s[i] == ')') --paren;
+    if (s[i] == '(')
+      ++paren;
+    else if (s[i] == ')')
+      --paren;
     else if (s[i] == '<' && paren == 0) {
       lt = i;
       break;

@@ -1,10 +1,10 @@
 #include "roofline/profiler/summary.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
@@ -90,9 +90,8 @@ void add_kernels(Report& r, const ProfileData& p, const SummaryOptions& opt) {
     rows.emplace_back(name, &e);
     total += e.first.total();
   }
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.second->first.total() > b.second->first.total();
-  });
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second->first.total() > b.second->first.total(); });
   Table& t = r.add(Table("kernels", "CUDA GPU kernel summary (cuda_gpu_kern_sum)"));
   stats_columns(t, "instances", "Instances").col("library", "Library").col("name", "Name");
   size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
@@ -127,7 +126,8 @@ void add_apis(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   }
   for (const auto* a : rows) errors += a->errors;
   note_more(t, n, rows.size(), "API functions");
-  if (errors > 0) t.note(fmt::format("{} calls returned an error (\"not ready\" from query calls is not counted)", errors));
+  if (errors > 0)
+    t.note(fmt::format("{} calls returned an error (\"not ready\" from query calls is not counted)", errors));
 }
 
 std::string operation_name(const std::string& kind) {
@@ -178,9 +178,10 @@ void add_memory(Report& r, const ProfileData& p) {
     if (m->kind != "memset") pageable += m->pageable;
   }
   if (pageable > 0)
-    s.note(fmt::format("{} copies used pageable host memory: they are staged through a pinned buffer and cannot "
-                       "overlap with kernels (pin the host buffers: cudaMallocHost, pin_memory=True)",
-                       pageable));
+    s.note(
+        fmt::format("{} copies used pageable host memory: they are staged through a pinned buffer and cannot "
+                    "overlap with kernels (pin the host buffers: cudaMallocHost, pin_memory=True)",
+                    pageable));
 }
 
 void add_launches(Report& r, const ProfileData& p, const SummaryOptions& opt) {
@@ -219,9 +220,10 @@ void add_launches(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   }
   note_more(t, n, rows.size(), "kernels");
   if (count > 0)
-    t.note(fmt::format("{} of {} launches ({:.1f} %) ran shorter than their launch call: where these dominate, the "
-                       "GPU waits for the CPU (launch-bound); CUDA graphs or fused kernels help",
-                       shorter, count, 100.0 * static_cast<double>(shorter) / static_cast<double>(count)));
+    t.note(
+        fmt::format("{} of {} launches ({:.1f} %) ran shorter than their launch call: where these dominate, the "
+                    "GPU waits for the CPU (launch-bound); CUDA graphs or fused kernels help",
+                    shorter, count, 100.0 * static_cast<double>(shorter) / static_cast<double>(count)));
   t.note("Queue: from the launch call's return to the kernel's start (0 when it started before the call returned)");
 }
 
@@ -329,7 +331,8 @@ void add_sequences(Report& r, const ProfileData& p, const SummaryOptions& opt) {
     const KernelSequence& s = p.sequences[i];
     std::vector<std::string> names;
     for (const auto& k : s.kernels) names.push_back(base_kernel_name(k, width));
-    t.row({static_cast<I64>(s.count), static_cast<I64>(s.kernels.size()), ns(s.total_ns), join(names, " \xE2\x86\x92 ")});
+    t.row(
+        {static_cast<I64>(s.count), static_cast<I64>(s.kernels.size()), ns(s.total_ns), join(names, " \xE2\x86\x92 ")});
   }
   note_more(t, n, p.sequences.size(), "sequences");
 }
@@ -372,7 +375,11 @@ void add_counters(Report& r, const ProfileData& p, const SummaryOptions& opt) {
 void add_diagnoses(Report& r, const ProfileData& p) {
   if (p.diagnoses.empty()) return;
   Table& t = r.add(Table("diagnoses", "Diagnoses"));
-  t.col("severity", "Severity").col("rule", "Rule").col("title", "Finding").col("evidence", "Evidence").col("suggestion", "What to do");
+  t.col("severity", "Severity")
+      .col("rule", "Rule")
+      .col("title", "Finding")
+      .col("evidence", "Evidence")
+      .col("suggestion", "What to do");
   for (const auto& d : p.diagnoses) t.row({d.severity, d.rule, d.title, d.evidence, d.suggestion});
 }
 

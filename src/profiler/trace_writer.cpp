@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <nlohmann/json.hpp>
 
 #include "roofline/profiler/aggregator.hpp"
@@ -30,10 +29,14 @@ void write_all(int fd, const std::string& data) {
 
 const char* type_name(const Activity& a) {
   switch (a.type) {
-    case Activity::Type::Kernel: return "kernel";
-    case Activity::Type::Memcpy: return "memcpy";
-    case Activity::Type::Memset: return "memset";
-    default: return "api";
+    case Activity::Type::Kernel:
+      return "kernel";
+    case Activity::Type::Memcpy:
+      return "memcpy";
+    case Activity::Type::Memset:
+      return "memset";
+    default:
+      return "api";
   }
 }
 }  // namespace

@@ -60,11 +60,13 @@ std::vector<Interval> random_intervals(std::mt19937_64& rng, size_t n) {
   std::uint64_t t = 1'000'000'000;
   for (size_t i = 0; i < n; ++i) {
     int k = kind(rng);
-    if (k == 0) t += 20'000'000;       // a long idle stretch
-    else if (k < 3) t += jump(rng);    // a gap (or an overlap below)
+    if (k == 0)
+      t += 20'000'000;  // a long idle stretch
+    else if (k < 3)
+      t += jump(rng);  // a gap (or an overlap below)
     std::uint64_t l = len(rng);
     v.push_back({t, t + l});
-    t += l / 2;                        // the next one may overlap this one
+    t += l / 2;  // the next one may overlap this one
   }
   return v;
 }
@@ -112,7 +114,8 @@ TEST(ProfileBusyTracker, LocallyOutOfOrderRecordsStayExactWithBoundedMemory) {
   }
   EXPECT_EQ(b.gap_histogram(), hist);
   EXPECT_EQ(b.gap_ns_histogram(), hist_ns);  // closed and open gaps together
-  EXPECT_EQ(b.first_ns(), std::min_element(v.begin(), v.end(), [](auto& a, auto& c) { return a.start_ns < c.start_ns; })->start_ns);
+  EXPECT_EQ(b.first_ns(),
+            std::min_element(v.begin(), v.end(), [](auto& a, auto& c) { return a.start_ns < c.start_ns; })->start_ns);
 }
 
 TEST(ProfileBusyTracker, VeryLateRecordsAreCountedAndBoundTheError) {
@@ -133,7 +136,7 @@ TEST(ProfileBusyTracker, OverlapTouchAndContainment) {
   b.add(150, 180);  // inside
   b.add(200, 250);  // touching
   b.add(400, 500);
-  b.add(90, 120);   // extends the first to the left
+  b.add(90, 120);  // extends the first to the left
   EXPECT_EQ(b.busy_ns(), (250 - 90) + 100u);
   auto h = b.gap_histogram();
   EXPECT_EQ(h["<10us"], 1u);

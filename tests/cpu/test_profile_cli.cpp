@@ -2,17 +2,15 @@
 // never initialise CUDA (so the injection library is never loaded: "no GPU
 // activity" is the right answer), exit codes, signals, bad input, and the
 // stored/loaded profile paths. The GPU side is in tests/gpu/test_profile_gpu.cpp.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "roofline/core/strings.hpp"
 #include "support/cli.hpp"
@@ -158,9 +156,9 @@ TEST(ProfileCli, LoadsARecordedProfile) {
   test::TempDir dir;
   auto r = run_cli({"--db", dir.file("r.db"), "profile", "--load", fixture(), "--label", "60/train", "--top", "5"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* s : {"cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
-                        "cuda_kern_exec_sum", "Utilization", "60/train", "NVTX ranges", "train/step/forward",
-                        "fusion candidates", "NVIDIA H100 80GB HBM3"})
+  for (const char* s :
+       {"cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_kern_exec_sum",
+        "Utilization", "60/train", "NVTX ranges", "train/step/forward", "fusion candidates", "NVIDIA H100 80GB HBM3"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   EXPECT_EQ(r.out.find("stored as run"), std::string::npos);  // printing measures nothing
   auto full = run_cli({"--db", dir.file("r.db"), "profile", "--load", fixture(), "--full-names"});

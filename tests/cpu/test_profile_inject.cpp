@@ -3,9 +3,8 @@
 // on SIGTERM (then the process still dies of it), and as periodic snapshots
 // that survive SIGKILL. Without a GPU driver CUPTI cannot subscribe: the
 // library must say so in the profile and let the program run on.
-#include <gtest/gtest.h>
-
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,9 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/cli.hpp"
 
@@ -165,7 +163,8 @@ TEST(ProfileInject, ProgramsOwnSigintHandlerStillRuns) {
 
 TEST(ProfileInject, SigkillLeavesThePeriodicSnapshot) {
   roofline::test::TempDir dir;
-  int status = in_child(dir.path(), [] { sleep(30); }, SIGKILL);
+  int status = in_child(
+      dir.path(), [] { sleep(30); }, SIGKILL);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
   int pid = only_profile_pid(dir.path());

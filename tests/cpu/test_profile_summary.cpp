@@ -6,18 +6,17 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "roofline/core/error.hpp"
 #include "roofline/core/report.hpp"
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/short_names.hpp"
 #include "roofline/profiler/profile_data.hpp"
 #include "roofline/profiler/profile_store.hpp"
+#include "roofline/profiler/short_names.hpp"
 #include "roofline/profiler/summary.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
@@ -54,11 +53,13 @@ double num(const Cell& c) {
 }  // namespace
 
 TEST(ProfileKernelNames, DemangleAndShorten) {
-  EXPECT_EQ(short_kernel_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEEviT0_T1_"),
+  EXPECT_EQ(short_kernel_name(
+                "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEEviT0_T1_"),
             "at::native::vectorized_elementwise_kernel<4, AbsFunctor<\xE2\x80\xA6>, array<\xE2\x80\xA6>>");
   EXPECT_EQ(short_kernel_name("_ZN2at6native12_GLOBAL__N_120softmax_warp_forwardIfffLi4ELb0ELb0EEEvPT1_PKT_iiiPKbib"),
             "at::native::softmax_warp_forward<float, float, float, 4, false, false>");
-  EXPECT_EQ(short_kernel_name("_ZN2at6native29vectorized_elementwise_kernelILi4EZNS0_4instEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_"),
+  EXPECT_EQ(short_kernel_name(
+                "_ZN2at6native29vectorized_elementwise_kernelILi4EZNS0_4instEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_"),
             "at::native::vectorized_elementwise_kernel<4, inst::lambda, array<\xE2\x80\xA6>>");
   EXPECT_EQ(short_kernel_name("_ZN8roofline7kernels10gemm_tiledILi32EEEvPKfPfi"), "roofline::kernels::gemm_tiled<32>");
   EXPECT_EQ(demangle("_ZN8roofline7kernels10gemm_tiledILi32EEEvPKfPfi"),
@@ -66,16 +67,23 @@ TEST(ProfileKernelNames, DemangleAndShorten) {
   // Not mangled: as is, and cut to the width asked for.
   EXPECT_EQ(short_kernel_name("ampere_sgemm_32x32_sliced1x4_tn"), "ampere_sgemm_32x32_sliced1x4_tn");
   EXPECT_EQ(short_kernel_name("ampere_sgemm_32x32_sliced1x4_tn", 10), "ampere_sg\xE2\x80\xA6");
-  EXPECT_EQ(display_width(short_kernel_name("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEEviT0_T1_", 30)), 30u);
+  EXPECT_EQ(display_width(short_kernel_name(
+                "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AbsFunctorIfEESt5arrayIPcLm2EEEEviT0_T1_", 30)),
+            30u);
   // A damaged mangled name is shown as it is, never lost.
   EXPECT_EQ(demangle("_Z3fooILi"), "_Z3fooILi");
-  EXPECT_EQ(base_kernel_name("_ZN2at6native13reduce_kernelIfNS0_8ReduceOpIfEEEEvPT_T0_"), "reduce_kernel<float, ReduceOp<\xE2\x80\xA6>>");
+  EXPECT_EQ(base_kernel_name("_ZN2at6native13reduce_kernelIfNS0_8ReduceOpIfEEEEvPT_T0_"),
+            "reduce_kernel<float, ReduceOp<\xE2\x80\xA6>>");
 }
 
 TEST(ProfileKernelNames, Library) {
   EXPECT_EQ(kernel_library("ampere_sgemm_32x32_sliced1x4_tn"), "cuBLAS");
-  EXPECT_EQ(kernel_library("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"), "cuBLAS");
-  EXPECT_EQ(kernel_library("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x1x1_g1_tensor16x8x8_kernel__5x_cudnn"), "cuDNN");
+  EXPECT_EQ(kernel_library("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_warpgroupsize1x1x1_execute_segment_"
+                           "k_off_kernel__5x_cublas"),
+            "cuBLAS");
+  EXPECT_EQ(kernel_library("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_"
+                           "warpsize2x1x1_g1_tensor16x8x8_kernel__5x_cudnn"),
+            "cuDNN");
   EXPECT_EQ(kernel_library("_ZN2at6native13reduce_kernelIfNS0_8ReduceOpIfEEEEvPT_T0_"), "PyTorch");
   EXPECT_EQ(kernel_library("_ZN8roofline7kernels10gemm_tiledILi32EEEvPKfPfi"), "roofline");
   EXPECT_EQ(kernel_library("my_kernel"), "");
@@ -175,7 +183,8 @@ TEST(ProfileSummary, TablesAgreeWithTheRecordedData) {
   const Table& nt = table(r, "nvtx");
   EXPECT_EQ(nt.rows().size(), j["nvtx_ranges"].size());
   double kernel_total = p.kernel_time_ns();
-  EXPECT_NEAR(num(nt.rows()[0][col(nt, "gpu_pct")]), 100.0 * j["nvtx_ranges"][0]["kernel_ns"].get<double>() / kernel_total, 1e-9);
+  EXPECT_NEAR(num(nt.rows()[0][col(nt, "gpu_pct")]),
+              100.0 * j["nvtx_ranges"][0]["kernel_ns"].get<double>() / kernel_total, 1e-9);
 
   // Gaps: the five buckets, counts as recorded.
   const Table& gt = table(r, "gaps");
@@ -245,9 +254,9 @@ TEST(ProfileMerge, ForkedChildrenAddUp) {
   parent.pid = 100;
   ProfileData child = parent;  // a child that ran the same work
   child.pid = 101;
-  child.complete = false;      // and was killed: only a snapshot
+  child.complete = false;  // and was killed: only a snapshot
   child.processes.clear();
-  ProfileData other;           // a child with one kernel of its own
+  ProfileData other;  // a child with one kernel of its own
   other.pid = 102;
   other.complete = true;
   KernelSummary k;
@@ -290,7 +299,8 @@ TEST(ProfileStore, StoresEveryPartAndReadsTheSameProfileBack) {
   EXPECT_EQ(db.schema_version(), store::latest_schema_version());
   ProfileData p = ProfileData::from_json(fixture_json());
   fill_demangled(p);
-  PmSample s1{p.timeline.first_gpu_ns, 0.5, 0.4, 0.1, 1e11, 5e10}, s2{p.timeline.first_gpu_ns + 1000, 0.6, 0.5, 0.2, 2e11, 6e10};
+  PmSample s1{p.timeline.first_gpu_ns, 0.5, 0.4, 0.1, 1e11, 5e10},
+      s2{p.timeline.first_gpu_ns + 1000, 0.6, 0.5, 0.2, 2e11, 6e10};
   p.pm_samples = {s1, s2};
   Diagnosis d{"launch-bound", "high", "the GPU waits for launches", "37 % of launches", "use CUDA graphs", 1e6};
   p.diagnoses.push_back(d);
@@ -309,13 +319,14 @@ TEST(ProfileStore, StoresEveryPartAndReadsTheSameProfileBack) {
     EXPECT_TRUE(st.step());
     return st.i64(0);
   };
-  EXPECT_EQ(count("SELECT COUNT(*) FROM profile_kernels WHERE profile_id=?"), static_cast<std::int64_t>(p.kernels.size()));
+  EXPECT_EQ(count("SELECT COUNT(*) FROM profile_kernels WHERE profile_id=?"),
+            static_cast<std::int64_t>(p.kernels.size()));
   EXPECT_EQ(count("SELECT COUNT(*) FROM profile_apis WHERE profile_id=?"), static_cast<std::int64_t>(p.apis.size()));
-  EXPECT_EQ(count("SELECT COUNT(*) FROM profile_memcpys WHERE profile_id=?"), static_cast<std::int64_t>(p.memcpys.size()));
+  EXPECT_EQ(count("SELECT COUNT(*) FROM profile_memcpys WHERE profile_id=?"),
+            static_cast<std::int64_t>(p.memcpys.size()));
   EXPECT_EQ(count("SELECT COUNT(*) FROM profile_samples WHERE profile_id=?"), 2);
   EXPECT_EQ(count("SELECT COUNT(*) FROM profile_diagnoses WHERE profile_id=?"), 1);
-  EXPECT_EQ(count("SELECT SUM(instances) FROM profile_kernels WHERE profile_id=?"),
-            static_cast<std::int64_t>([&] {
+  EXPECT_EQ(count("SELECT SUM(instances) FROM profile_kernels WHERE profile_id=?"), static_cast<std::int64_t>([&] {
               std::uint64_t n = 0;
               for (const auto& [key, k] : p.kernels) n += k.duration.count();
               return n;
@@ -343,7 +354,11 @@ TEST(ProfileSummary, PmSamplingRowsAndCounterTable) {
   std::uniform_real_distribution<double> u(0, 1);
   double rd = 0, wr = 0, sm = 0;
   for (int i = 0; i < 500; ++i) {
-    PmSample s{p.timeline.first_gpu_ns + static_cast<std::uint64_t>(i) * 100'000, u(rng), u(rng), u(rng), 3e12 * u(rng),
+    PmSample s{p.timeline.first_gpu_ns + static_cast<std::uint64_t>(i) * 100'000,
+               u(rng),
+               u(rng),
+               u(rng),
+               3e12 * u(rng),
                1e12 * u(rng)};
     rd += s.dram_read_bps / 500;
     wr += s.dram_write_bps / 500;

@@ -3,23 +3,21 @@
 // a killed run, another CUPTI subscriber), the Chrome trace, the in-process
 // tracer, and a stock PyTorch training script when PyTorch is there. Counts
 // and bytes must be exact.
-#include <gtest/gtest.h>
-
-#include <cupti.h>
 #include <cuda_runtime.h>
+#include <cupti.h>
+#include <gtest/gtest.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/in_process.hpp"
-#include "roofline/profiler/short_names.hpp"
 #include "roofline/profiler/profile_store.hpp"
+#include "roofline/profiler/short_names.hpp"
 #include "roofline/store/db.hpp"
 #include "support/cli.hpp"
 #include "support/gpu.hpp"
@@ -80,12 +78,13 @@ TEST(ProfileGpu, KernelsCopiesNvtxAndForkedChildAreExact) {
   EXPECT_EQ(instances(p, "scale_kernel"), 200u);
   EXPECT_EQ(instances(p, "add_kernel"), 50u);
   EXPECT_EQ(instances(p, "add_kernel", "epoch/forward"), 50u);  // every add_kernel inside its NVTX range
-  EXPECT_EQ(instances(p, "scale_kernel", ""), 200u);             // and no scale_kernel inside one
-  EXPECT_EQ(instances(p, "child_kernel"), 7u);                   // merged from the child's own file
+  EXPECT_EQ(instances(p, "scale_kernel", ""), 200u);            // and no scale_kernel inside one
+  EXPECT_EQ(instances(p, "child_kernel"), 7u);                  // merged from the child's own file
   const KernelSummary* s = kernel(p, "scale_kernel");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ((std::vector<std::uint32_t>{s->grid[0], s->grid[1], s->grid[2]}), (std::vector<std::uint32_t>{40, 1, 1}));
-  EXPECT_EQ((std::vector<std::uint32_t>{s->block[0], s->block[1], s->block[2]}), (std::vector<std::uint32_t>{256, 1, 1}));
+  EXPECT_EQ((std::vector<std::uint32_t>{s->block[0], s->block[1], s->block[2]}),
+            (std::vector<std::uint32_t>{256, 1, 1}));
   const KernelSummary* a = kernel(p, "add_kernel");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ((std::vector<std::uint32_t>{a->grid[0], a->grid[1], a->block[0], a->block[1]}),
@@ -143,7 +142,8 @@ TEST(ProfileGpu, KilledProgramLeavesItsLastSnapshot) {
   EXPECT_EQ(instances(p, "scale_kernel"), 200u);
   EXPECT_EQ(instances(p, "add_kernel"), 50u);
   bool raw = false;
-  for (const auto& e : fs::directory_iterator(dir.file("raw"))) raw |= starts_with(e.path().filename().string(), "profile-");
+  for (const auto& e : fs::directory_iterator(dir.file("raw")))
+    raw |= starts_with(e.path().filename().string(), "profile-");
   EXPECT_TRUE(raw);  // --output-dir keeps the files
 }
 
@@ -226,7 +226,8 @@ TEST(ProfileGpu, InProcessTracerCountsAndAttributesKernels) {
 TEST(ProfileGpu, InProcessTracerRefusesWhenAnotherSubscriberHoldsCupti) {
   ROOFLINE_REQUIRE_GPU();
   CUpti_SubscriberHandle other = nullptr;
-  ASSERT_EQ(cuptiSubscribe(&other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr),
+  ASSERT_EQ(cuptiSubscribe(
+                &other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr),
             CUPTI_SUCCESS);
   InProcessTracer t;
   try {
@@ -253,7 +254,7 @@ TEST(ProfileGpu, StockPyTorchTrainingScript) {
   EXPECT_TRUE(p.complete);
   std::uint64_t launched = 0;
   for (const auto& [key, k] : p.kernels) launched += k.duration.count();
-  EXPECT_GT(launched, 60u * 10);  // a training step is dozens of kernels
+  EXPECT_GT(launched, 60u * 10);        // a training step is dozens of kernels
   EXPECT_FALSE(p.nvtx_ranges.empty());  // the script marks its phases
   EXPECT_GT(p.nvtx_ranges.at("train/step/forward").kernels, 0u);
   EXPECT_GT(busy_fraction(p), 0.0);

@@ -14,13 +14,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(call)                                                                           \
-  do {                                                                                        \
-    cudaError_t e_ = (call);                                                                  \
-    if (e_ != cudaSuccess) {                                                                  \
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "overhead_workload: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                           \
-    }                                                                                         \
+      std::exit(2);                                                                              \
+    }                                                                                            \
   } while (0)
 
 __global__ void tiny(float* x) { x[threadIdx.x] += 1.0f; }  // x: (128)
@@ -52,8 +52,10 @@ int main(int argc, char** argv) {
   }
   auto run = [&](int launches) {
     for (int i = 0; i < launches; ++i) {
-      if (small) tiny<<<1, 128>>>(x);
-      else stream_copy<<<sms * 8, 512>>>(i % 2 ? a : b, i % 2 ? b : a, n);
+      if (small)
+        tiny<<<1, 128>>>(x);
+      else
+        stream_copy<<<sms * 8, 512>>>(i % 2 ? a : b, i % 2 ? b : a, n);
       if ((i + 1) % (small ? 1000 : 10) == 0) CHECK(cudaDeviceSynchronize());
     }
     CHECK(cudaGetLastError());
@@ -65,7 +67,8 @@ int main(int argc, char** argv) {
   run(launches);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("loop_s=%.6f launches=%d\n", s, launches);
-  if (small) CHECK(cudaFree(x));
+  if (small)
+    CHECK(cudaFree(x));
   else {
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));

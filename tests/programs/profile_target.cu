@@ -30,13 +30,13 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                                 \
-  do {                                                                                              \
-    cudaError_t e_ = (call);                                                                        \
-    if (e_ != cudaSuccess) {                                                                        \
-      std::fprintf(stderr, "profile_target: %s failed: %s\n", #call, cudaGetErrorString(e_));       \
-      std::exit(2);                                                                                 \
-    }                                                                                               \
+#define CHECK(call)                                                                           \
+  do {                                                                                        \
+    cudaError_t e_ = (call);                                                                  \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "profile_target: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                           \
+    }                                                                                         \
   } while (0)
 
 __global__ void scale_kernel(float* x, int n, float a) {  // x: (n)
@@ -77,10 +77,14 @@ int main(int argc, char** argv) {
   bool fork_child = false, selfkill = false, cupti_first = false;
   int exit_code = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--fork")) fork_child = true;
-    else if (!std::strcmp(argv[i], "--selfkill")) selfkill = true;
-    else if (!std::strcmp(argv[i], "--cupti-first")) cupti_first = true;
-    else if (!std::strcmp(argv[i], "--exit") && i + 1 < argc) exit_code = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--fork"))
+      fork_child = true;
+    else if (!std::strcmp(argv[i], "--selfkill"))
+      selfkill = true;
+    else if (!std::strcmp(argv[i], "--cupti-first"))
+      cupti_first = true;
+    else if (!std::strcmp(argv[i], "--exit") && i + 1 < argc)
+      exit_code = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: profile_target [--fork] [--exit N] [--selfkill] [--cupti-first]\n");
       return 64;
@@ -103,8 +107,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  const int n = 40 * 256;                 // scale: one thread per element
-  const int m = 8 * 2 * 32 * 4;           // add: one thread per element
+  const int n = 40 * 256;        // scale: one thread per element
+  const int m = 8 * 2 * 32 * 4;  // add: one thread per element
   const size_t page_bytes = 1 << 20, pin_bytes = 4 << 20;
   float *x = nullptr, *y = nullptr, *big = nullptr;
   CHECK(cudaMalloc(&x, n * sizeof(float)));

@@ -33,19 +33,19 @@ struct Activity {
   std::uint32_t correlation = 0;
   // GPU work
   std::uint32_t device = 0, stream = 0;
-  std::uint32_t nvtx_path = 0;       // the launching thread's NVTX path (NvtxTracker id)
-  const char* name = nullptr;        // kernel or API name; must outlive the Aggregator's use (interned by content)
+  std::uint32_t nvtx_path = 0;  // the launching thread's NVTX path (NvtxTracker id)
+  const char* name = nullptr;   // kernel or API name; must outlive the Aggregator's use (interned by content)
   std::uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   int registers = 0;
   std::uint64_t static_smem = 0, dynamic_smem = 0;
-  bool graph = false;                // launched as part of a CUDA graph
+  bool graph = false;  // launched as part of a CUDA graph
   std::uint64_t bytes = 0;
-  const char* copy_kind = "";        // "HtoD", "DtoH", ... (memcpy)
-  bool pageable = false;             // host side is pageable memory
-  bool synchronous = false;          // issued by a blocking API
+  const char* copy_kind = "";  // "HtoD", "DtoH", ... (memcpy)
+  bool pageable = false;       // host side is pageable memory
+  bool synchronous = false;    // issued by a blocking API
   // API calls
   std::uint64_t thread = 0;
-  bool failed = false;               // returned an error (other than "not ready")
+  bool failed = false;  // returned an error (other than "not ready")
 };
 
 class Aggregator {
@@ -121,11 +121,11 @@ class Aggregator {
   std::unordered_map<std::string, std::uint32_t> by_text_;
   std::vector<Name> names_;
   std::unordered_map<std::uint64_t, KernelAgg> kernels_;  // (name << 32 | path)
-  std::unordered_map<std::uint32_t, ApiAgg> apis_;         // by name id
+  std::unordered_map<std::uint32_t, ApiAgg> apis_;        // by name id
   std::map<std::string, MemcpySummary> memcpys_;
   std::unordered_map<std::uint32_t, PendingLaunch> pending_;  // by correlation id
   std::uint32_t max_correlation_ = 0;
-  size_t sweep_at_ = 0;  // pending_ size that triggers the next sweep
+  size_t sweep_at_ = 0;                                    // pending_ size that triggers the next sweep
   std::unordered_map<std::uint32_t, LaunchAgg> launches_;  // by kernel name id
   std::unordered_map<std::uint32_t, RangeGpu> range_gpu_;  // by NVTX path id (exact path)
   BusyTracker kernel_busy_, gpu_busy_;

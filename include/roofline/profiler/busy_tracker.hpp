@@ -55,9 +55,9 @@ class BusyTracker {
   std::map<std::uint64_t, std::uint64_t> open_;  // start -> end, disjoint and not touching
   std::uint64_t frontier_ = 0;                   // everything before this is closed
   std::uint64_t closed_busy_ = 0;
-  std::uint64_t closed_last_end_ = 0;            // end of the last closed interval (0: none)
+  std::uint64_t closed_last_end_ = 0;  // end of the last closed interval (0: none)
   std::map<std::string, std::uint64_t> closed_hist_, closed_hist_ns_;
-  std::vector<Interval> closed_largest_;          // longest first, at most kLargestGaps
+  std::vector<Interval> closed_largest_;  // longest first, at most kLargestGaps
   std::uint64_t first_ = 0, last_ = 0;
   std::uint64_t late_ = 0, late_ns_ = 0, count_ = 0;
 };

@@ -22,9 +22,9 @@ namespace roofline::prof {
 class InProcessTracer {
  public:
   struct Options {
-    bool api = true;              // CUDA runtime and driver API calls
-    bool nvtx = true;             // NVTX ranges (kernel -> layer/pass)
-    std::string trace_dir;        // also write per-event lines there ("" = none)
+    bool api = true;        // CUDA runtime and driver API calls
+    bool nvtx = true;       // NVTX ranges (kernel -> layer/pass)
+    std::string trace_dir;  // also write per-event lines there ("" = none)
     std::uint64_t trace_limit = 1'000'000;
   };
 

@@ -33,10 +33,10 @@ struct LaunchOptions {
 
 struct LaunchResult {
   int pid = 0;
-  std::string status;         // "exited 0", "killed by signal 9 (SIGKILL)", "crashed (SIGSEGV)"
-  int exit_code = 0;          // the program's code, or 128 + signal
-  int signal = 0;             // the signal that ended it (0: it exited)
-  double wall_s = 0;          // fork to exit
+  std::string status;              // "exited 0", "killed by signal 9 (SIGKILL)", "crashed (SIGSEGV)"
+  int exit_code = 0;               // the program's code, or 128 + signal
+  int signal = 0;                  // the signal that ended it (0: it exited)
+  double wall_s = 0;               // fork to exit
   std::vector<std::string> notes;  // about the environment (a replaced CUDA_INJECTION64_PATH, ...)
 };
 
@@ -49,10 +49,10 @@ LaunchResult run_profiled(const LaunchOptions& opt);
 std::string describe_wait_status(int wait_status, int* exit_code, int* signal);
 
 struct CollectedProfiles {
-  ProfileData merged;                   // the main process first, then the others (forked children)
-  size_t files = 0;                     // profile files read
-  std::vector<std::string> trace_files; // trace-<pid>.jsonl
-  std::vector<std::string> warnings;    // unreadable files, snapshots of killed processes
+  ProfileData merged;                    // the main process first, then the others (forked children)
+  size_t files = 0;                      // profile files read
+  std::vector<std::string> trace_files;  // trace-<pid>.jsonl
+  std::vector<std::string> warnings;     // unreadable files, snapshots of killed processes
 };
 // Reads and merges every profile-<pid>.json in `dir` (`main_pid`'s first).
 CollectedProfiles collect_profiles(const std::string& dir, int main_pid);

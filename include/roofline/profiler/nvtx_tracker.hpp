@@ -81,9 +81,9 @@ class NvtxTracker {
   std::atomic<std::atomic<std::uint64_t>*> ring_{nullptr};
   std::unique_ptr<std::atomic<std::uint64_t>[]> ring_storage_;
   mutable std::mutex mu_;
-  std::vector<Path> paths_;                                   // by id; [0] is ""
-  std::unordered_map<std::string, std::uint32_t> path_ids_;   // full path -> id
-  std::unordered_map<std::uint32_t, DurationStats> closed_;   // path id -> CPU durations
+  std::vector<Path> paths_;                                                             // by id; [0] is ""
+  std::unordered_map<std::string, std::uint32_t> path_ids_;                             // full path -> id
+  std::unordered_map<std::uint32_t, DurationStats> closed_;                             // path id -> CPU durations
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> started_;  // range id -> path, start
   std::atomic<std::uint64_t> unmatched_pops_{0};
   Sink sink_;

@@ -21,7 +21,7 @@ class SequenceCounter {
   struct Sequence {
     std::vector<std::uint32_t> kernels;  // kernel ids, launch order
     std::uint64_t count = 0;
-    double total_ns = 0;                 // GPU time of all kernels of all occurrences
+    double total_ns = 0;  // GPU time of all kernels of all occurrences
   };
 
   explicit SequenceCounter(size_t capacity = 20000);

@@ -28,9 +28,9 @@ void fill_demangled(ProfileData& p);
 
 // GPU utilization rows for seed 000's table, also used by the store.
 struct Utilization {
-  double kernel_busy = 0;      // fraction of the GPU-active window with a kernel running
-  double gpu_busy = 0;         // ... with a kernel, copy or memset running
-  double window_s = 0;         // the GPU-active window (first to last GPU activity)
+  double kernel_busy = 0;         // fraction of the GPU-active window with a kernel running
+  double gpu_busy = 0;            // ... with a kernel, copy or memset running
+  double window_s = 0;            // the GPU-active window (first to last GPU activity)
   double start_s = 0, end_s = 0;  // window bounds, seconds from the process's start of tracing
 };
 Utilization activity_utilization(const ProfileData& p);

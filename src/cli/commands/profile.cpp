@@ -3,15 +3,14 @@
 // CUDA API, memory operations, launch overheads), utilization over the
 // GPU-active window, GPU gaps, NVTX ranges and frequent kernel sequences, and
 // stores the profile with the run. See docs/profiler.md.
+#include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <type_traits>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "command.hpp"
 #include "roofline/core/error.hpp"
@@ -105,7 +104,8 @@ class ProfileCommand : public Command {
  public:
   const char* name() const override { return "profile"; }
   const char* summary() const override {
-    return "run a program under roofline's CUPTI profiler and print nsys-style summaries (roofline profile -- CMD ARGS)";
+    return "run a program under roofline's CUPTI profiler and print nsys-style summaries (roofline profile -- CMD "
+           "ARGS)";
   }
   int exit_code() const override { return exit_code_; }
   // Printing a stored profile or a file measures nothing: no run is recorded.
@@ -115,7 +115,8 @@ class ProfileCommand : public Command {
     sub.add_option("--trace", trace_, "also write every event as a Chrome-trace/Perfetto JSON to FILE");
     sub.add_option("--trace-limit", trace_limit_, "most events per process in the --trace file (default 1000000)")
         ->check(CLI::PositiveNumber);
-    sub.add_flag("--full-names", opt_.full_names, "show whole demangled kernel names (default: short names, 80 columns)");
+    sub.add_flag("--full-names", opt_.full_names,
+                 "show whole demangled kernel names (default: short names, 80 columns)");
     sub.add_option("--top", opt_.top, "rows of the kernel, API, launch and sequence tables (0: all; default 30)");
     sub.add_option("--label", opt_.label, "the config column of the utilization table, e.g. \"1/train\"");
     sub.add_option("--output-dir", output_dir_,
@@ -123,12 +124,14 @@ class ProfileCommand : public Command {
     sub.add_flag("--pm-sampling", pm_sampling_, "sample GPU utilization and DRAM bandwidth with CUPTI PM sampling");
     sub.add_option("--pm-interval", pm_interval_us_, "PM sampling interval in microseconds (default 100)")
         ->check(CLI::PositiveNumber);
-    sub.add_flag("--counters", counters_, "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
+    sub.add_flag("--counters", counters_,
+                 "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
     sub.add_option("--counters-limit", counters_limit_,
                    "launches measured per kernel name with --counters (default 1; 0: every launch)")
         ->check(CLI::NonNegativeNumber);
     sub.add_option("--metrics", metrics_, "extra counter metrics for --counters (comma-separated)")->delimiter(',');
-    sub.add_option("--device", device_, "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
+    sub.add_option("--device", device_,
+                   "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
         ->check(CLI::NonNegativeNumber);
     auto* show = sub.add_option("--show", show_, "print a stored profile (its id) instead of running a program")
                      ->check(CLI::PositiveNumber);
@@ -170,12 +173,14 @@ class ProfileCommand : public Command {
                   "profile once with --pm-sampling and once with --counters");
 #if !ROOFLINE_PROFILE_COUNTERS
     if (pm_sampling_)
-      throw_unsupported("--pm-sampling is not available yet: CUPTI PM sampling is being integrated (prof::PmSampler)",
-                        "profile without --pm-sampling for now; GPU utilization is still measured from kernel activity");
+      throw_unsupported(
+          "--pm-sampling is not available yet: CUPTI PM sampling is being integrated (prof::PmSampler)",
+          "profile without --pm-sampling for now; GPU utilization is still measured from kernel activity");
     if (counters_)
-      throw_unsupported("--counters is not available yet: per-kernel hardware counters are being integrated "
-                        "(prof::RangeProfiler)",
-                        "profile without --counters for now; `ncu --clock-control none` reads the same counters");
+      throw_unsupported(
+          "--counters is not available yet: per-kernel hardware counters are being integrated "
+          "(prof::RangeProfiler)",
+          "profile without --counters for now; `ncu --clock-control none` reads the same counters");
 #endif
     std::string lib = prof::find_inject_library();
     prof::find_program(command_[0]);  // a clear error before anything starts
@@ -191,7 +196,9 @@ class ProfileCommand : public Command {
     lo.extra_env.push_back(fmt::format("ROOFLINE_DEVICE={}", device_));
     if (pm_sampling_) {
       lo.extra_env.push_back("ROOFLINE_PM=1");
-      lo.extra_env.push_back(fmt::format("ROOFLINE_PM_INTERVAL_NS={}", static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
+      lo.extra_env.push_back(
+          fmt::format("ROOFLINE_PM_INTERVAL_NS={}",
+                      static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
     }
     if (counters_) {
       lo.extra_env.push_back("ROOFLINE_COUNTERS=1");
@@ -201,7 +208,8 @@ class ProfileCommand : public Command {
     ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
     prof::LaunchResult lr = prof::run_profiled(lo);
     exit_code_ = lr.exit_code;
-    std::string ended = (starts_with(lr.status, "killed") ? "was " : "") + lr.status;  // "the program was killed by ..."
+    std::string ended =
+        (starts_with(lr.status, "killed") ? "was " : "") + lr.status;  // "the program was killed by ..."
     ctx.status(fmt::format("roofline: the program {} after {:.2f} s", ended, lr.wall_s));
 
     prof::CollectedProfiles c = prof::collect_profiles(dir.path(), lr.pid);
@@ -227,19 +235,25 @@ class ProfileCommand : public Command {
       bool cupti_failed = false;
       for (const auto& w : p.warnings) cupti_failed |= contains(w, "CUPTI") || contains(w, "another profiler");
       if (cupti_failed)
-        r.warn("no GPU activity could be recorded: the profiler could not use CUPTI in the program (see the warning above)");
+        r.warn(
+            "no GPU activity could be recorded: the profiler could not use CUPTI in the program (see the warning "
+            "above)");
       else
         r.warn("no kernels or memory copies were seen: the program initialised CUDA but ran no GPU work" +
-               std::string(cuda::gpu_count() == 0 ? " (this machine has no usable GPU: " + cuda::gpu_unavailable_reason() + ")" : ""));
+               std::string(cuda::gpu_count() == 0
+                               ? " (this machine has no usable GPU: " + cuda::gpu_unavailable_reason() + ")"
+                               : ""));
     }
-    if (lr.signal != 0)
-      r.warn(fmt::format("the program {}: the profile holds what was collected up to then", ended));
+    if (lr.signal != 0) r.warn(fmt::format("the program {}: the profile holds what was collected up to then", ended));
 
     if (!trace_.empty()) {
-      prof::ChromeTraceResult t = prof::write_chrome_trace(c.trace_files, trace_, trace_limit_ * std::max<size_t>(1, c.trace_files.size()), p.devices);
-      r.info(fmt::format("trace: {} events in {} (open it in https://ui.perfetto.dev or chrome://tracing)", t.events, trace_));
+      prof::ChromeTraceResult t = prof::write_chrome_trace(
+          c.trace_files, trace_, trace_limit_ * std::max<size_t>(1, c.trace_files.size()), p.devices);
+      r.info(fmt::format("trace: {} events in {} (open it in https://ui.perfetto.dev or chrome://tracing)", t.events,
+                         trace_));
       if (t.truncated) r.warn(fmt::format("the trace stopped at {} events (--trace-limit)", t.events));
-      if (t.bad_lines) r.warn(fmt::format("{} trace lines were cut short (a killed process) and left out", t.bad_lines));
+      if (t.bad_lines)
+        r.warn(fmt::format("{} trace lines were cut short (a killed process) and left out", t.bad_lines));
     }
 
     if (ctx.stores()) {
@@ -250,8 +264,7 @@ class ProfileCommand : public Command {
           if (!p.devices[i].empty()) ctx.gpu_device_id(static_cast<int>(i));
       r.info(fmt::format("stored as profile {} (roofline profile --show {})", id, id));
     }
-    if (lr.exit_code != 0)
-      r.info(fmt::format("the program {}: roofline exits with code {} too", ended, lr.exit_code));
+    if (lr.exit_code != 0) r.info(fmt::format("the program {}: roofline exits with code {} too", ended, lr.exit_code));
     return r;
   }
 

@@ -66,7 +66,8 @@ void counters_init(void (*wake_for_pm)()) {
   if (counters) {
     prof::RangeProfilerOptions o;
     o.device = device;
-    o.max_instances_per_kernel = static_cast<std::uint32_t>(std::strtoul(env("ROOFLINE_COUNTERS_LIMIT", "1").c_str(), nullptr, 10));
+    o.max_instances_per_kernel =
+        static_cast<std::uint32_t>(std::strtoul(env("ROOFLINE_COUNTERS_LIMIT", "1").c_str(), nullptr, 10));
     o.metrics = split_commas(env("ROOFLINE_METRICS"));
     o.nvtx_path = [] { return CuptiCollector::instance().current_nvtx_path(); };
     g_rp = std::make_unique<prof::RangeProfiler>(o);

@@ -55,14 +55,15 @@ struct State {
   std::string out_dir = ".";
   std::string command;
   std::uint64_t min_interval_ms = 500;
-  std::thread* writer = nullptr;  // leaked in a forked child, where the thread does not exist
+  std::thread* writer = nullptr;   // leaked in a forked child, where the thread does not exist
   int pipe_rd = -1, pipe_wr = -1;  // wakes the writer: 's' snapshot now, 'q' quit
   std::atomic<bool> stopping{false};
   std::atomic<bool> signal_done{false};
   std::atomic<bool> finished{false};
   bool child = false;
   std::mutex write_mu;
-  struct sigaction old_term {}, old_int {};
+  struct sigaction old_term {
+  }, old_int{};
 };
 
 State* g = nullptr;
@@ -176,8 +177,10 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   if (has_handler) {
     // The program handles this signal (Python turns SIGINT into
     // KeyboardInterrupt): let it, the snapshot is written meanwhile.
-    if (old.sa_flags & SA_SIGINFO) old.sa_sigaction(sig, info, ctx);
-    else old.sa_handler(sig);
+    if (old.sa_flags & SA_SIGINFO)
+      old.sa_sigaction(sig, info, ctx);
+    else
+      old.sa_handler(sig);
     errno = saved_errno;
     return;
   }
@@ -268,7 +271,8 @@ void start() {
   try {
     g->writer = new std::thread(writer_loop);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "roofline: no periodic profile snapshots (%s): a killed program leaves no profile\n", e.what());
+    std::fprintf(stderr, "roofline: no periodic profile snapshots (%s): a killed program leaves no profile\n",
+                 e.what());
   }
 }
 
