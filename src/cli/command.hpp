@@ -65,6 +65,9 @@ class Command {
   virtual Report run(Context& ctx) = 0;
   // Whether the command writes a run to the results store.
   virtual bool stores_results() const { return true; }
+  // The process's exit code after a successful run() (`profile` passes on the
+  // profiled program's).
+  virtual int exit_code() const { return 0; }
 };
 
 using CommandFactory = std::unique_ptr<Command> (*)();

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
       report.set_run_id(ctx.run_id());
     }
     render(report, opts.format(), std::cout);
-    return 0;
+    return chosen->exit_code();
   } catch (const Error& e) {
     print_error(e);
     if (ctx.has_run() && e.kind() != ErrorKind::Store) {

@@ -95,6 +95,12 @@ double Timeline::busy_fraction() const {
   return static_cast<double>(kernel_busy_ns) / static_cast<double>(last_gpu_ns - first_gpu_ns);
 }
 
+double ProfileData::kernel_time_ns() const {
+  double t = 0;
+  for (const auto& [key, k] : kernels) t += k.duration.total();
+  return t;
+}
+
 double KernelCounters::total_flops() const {
   double t = 0;
   for (const auto& [k, v] : flops) t += v;
@@ -122,6 +128,9 @@ nlohmann::json ProfileData::to_json() const {
   j["exit_code"] = exit_code;
   j["complete"] = complete;
   j["devices"] = devices;
+  j["dram_peak_bps"] = dram_peak_bps;
+  j["processes"] = processes;
+  j["wall_ns"] = wall_ns;
   auto& jk = j["kernels"] = nlohmann::json::array();
   for (const auto& [key, k] : kernels)
     jk.push_back({{"name", k.name},
@@ -145,13 +154,18 @@ nlohmann::json ProfileData::to_json() const {
                   {"min_bytes", m.min_bytes},
                   {"max_bytes", m.max_bytes},
                   {"pageable", m.pageable},
-                  {"synchronous", m.synchronous}});
+                  {"synchronous", m.synchronous},
+                  {"sizes", m.sizes.to_json()}});
   auto& jl = j["launches"] = nlohmann::json::array();
   for (const auto& [key, l] : launches)
     jl.push_back({{"kernel", l.kernel},
                   {"api_ns", l.api_ns.to_json()},
                   {"queue_ns", l.queue_ns.to_json()},
-                  {"kernel_ns", l.kernel_ns.to_json()}});
+                  {"kernel_ns", l.kernel_ns.to_json()},
+                  {"shorter_than_launch", l.shorter_than_launch}});
+  auto& jn = j["nvtx_ranges"] = nlohmann::json::array();
+  for (const auto& [key, r] : nvtx_ranges)
+    jn.push_back({{"path", r.path}, {"cpu_ns", r.cpu_ns.to_json()}, {"kernels", r.kernels}, {"kernel_ns", r.kernel_ns}});
   nlohmann::json gaps = nlohmann::json::array();
   for (const auto& g : timeline.largest_gaps) gaps.push_back({g.start_ns, g.end_ns});
   j["timeline"] = {{"process_start_ns", timeline.process_start_ns},
@@ -162,7 +176,8 @@ nlohmann::json ProfileData::to_json() const {
                    {"gpu_busy_ns", timeline.gpu_busy_ns},
                    {"largest_gaps", gaps},
                    {"gap_histogram", timeline.gap_histogram},
-                   {"gap_ns_histogram", timeline.gap_ns_histogram}};
+                   {"gap_ns_histogram", timeline.gap_ns_histogram},
+                   {"late_records", timeline.late_records}};
   j["pm_interval_ns"] = pm_interval_ns;
   auto& jp = j["pm_samples"] = nlohmann::json::array();
   for (const auto& s : pm_samples)
@@ -203,6 +218,9 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
   p.exit_code = j.value("exit_code", 0);
   p.complete = j.value("complete", false);
   if (j.contains("devices")) p.devices = j["devices"].get<std::vector<std::string>>();
+  if (j.contains("dram_peak_bps")) p.dram_peak_bps = j["dram_peak_bps"].get<std::vector<double>>();
+  if (j.contains("processes")) p.processes = j["processes"].get<std::vector<int>>();
+  p.wall_ns = j.value("wall_ns", 0.0);
   for (const auto& jk : j.value("kernels", nlohmann::json::array())) {
     KernelSummary k;
     k.name = jk.value("name", "");
@@ -234,6 +252,7 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     m.max_bytes = jm.value("max_bytes", std::uint64_t{0});
     m.pageable = jm.value("pageable", std::uint64_t{0});
     m.synchronous = jm.value("synchronous", std::uint64_t{0});
+    if (jm.contains("sizes")) m.sizes = DurationStats::from_json(jm["sizes"]);
     p.memcpys[m.kind] = std::move(m);
   }
   for (const auto& jl : j.value("launches", nlohmann::json::array())) {
@@ -242,7 +261,16 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     l.api_ns = DurationStats::from_json(jl.at("api_ns"));
     l.queue_ns = DurationStats::from_json(jl.at("queue_ns"));
     l.kernel_ns = DurationStats::from_json(jl.at("kernel_ns"));
+    l.shorter_than_launch = jl.value("shorter_than_launch", std::uint64_t{0});
     p.launches[l.kernel] = std::move(l);
+  }
+  for (const auto& jn : j.value("nvtx_ranges", nlohmann::json::array())) {
+    NvtxRangeSummary r;
+    r.path = jn.value("path", "");
+    if (jn.contains("cpu_ns")) r.cpu_ns = DurationStats::from_json(jn["cpu_ns"]);
+    r.kernels = jn.value("kernels", std::uint64_t{0});
+    r.kernel_ns = jn.value("kernel_ns", 0.0);
+    p.nvtx_ranges[r.path] = std::move(r);
   }
   if (j.contains("timeline")) {
     const auto& t = j["timeline"];
@@ -258,6 +286,7 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
       p.timeline.gap_histogram = t["gap_histogram"].get<std::map<std::string, std::uint64_t>>();
     if (t.contains("gap_ns_histogram"))
       p.timeline.gap_ns_histogram = t["gap_ns_histogram"].get<std::map<std::string, std::uint64_t>>();
+    p.timeline.late_records = t.value("late_records", std::uint64_t{0});
   }
   p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
   for (const auto& s : j.value("pm_samples", nlohmann::json::array()))
@@ -311,6 +340,7 @@ void ProfileData::merge(const ProfileData& o) {
       d.total_bytes += m.total_bytes;
       d.pageable += m.pageable;
       d.synchronous += m.synchronous;
+      d.sizes.merge(m.sizes);
     }
   }
   for (const auto& [key, l] : o.launches) {
@@ -319,6 +349,15 @@ void ProfileData::merge(const ProfileData& o) {
       it->second.api_ns.merge(l.api_ns);
       it->second.queue_ns.merge(l.queue_ns);
       it->second.kernel_ns.merge(l.kernel_ns);
+      it->second.shorter_than_launch += l.shorter_than_launch;
+    }
+  }
+  for (const auto& [key, r] : o.nvtx_ranges) {
+    auto [it, inserted] = nvtx_ranges.try_emplace(key, r);
+    if (!inserted) {
+      it->second.cpu_ns.merge(r.cpu_ns);
+      it->second.kernels += r.kernels;
+      it->second.kernel_ns += r.kernel_ns;
     }
   }
   // Timelines of different processes overlap; busy time adds up only as an
@@ -336,6 +375,39 @@ void ProfileData::merge(const ProfileData& o) {
   t.process_end_ns = std::max(t.process_end_ns, u.process_end_ns);
   for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;
   for (const auto& [k, v] : u.gap_ns_histogram) t.gap_ns_histogram[k] += v;
+  t.late_records += u.late_records;
+  // Gaps are per process (another process may have kept the GPU busy in one
+  // process's gap); the longest of either side are kept.
+  t.largest_gaps.insert(t.largest_gaps.end(), u.largest_gaps.begin(), u.largest_gaps.end());
+  std::stable_sort(t.largest_gaps.begin(), t.largest_gaps.end(), [](const Interval& a, const Interval& b) {
+    return a.end_ns - a.start_ns > b.end_ns - b.start_ns;
+  });
+  size_t keep_gaps = std::max<size_t>(10, std::max(t.largest_gaps.size() - u.largest_gaps.size(), u.largest_gaps.size()));
+  if (t.largest_gaps.size() > keep_gaps) t.largest_gaps.resize(keep_gaps);
+  // Sequences: counts add up per kernel sequence; the list keeps the most frequent.
+  size_t keep_seq = std::max(sequences.size(), o.sequences.size());
+  for (const auto& s : o.sequences) {
+    auto it = std::find_if(sequences.begin(), sequences.end(), [&](const KernelSequence& x) { return x.kernels == s.kernels; });
+    if (it == sequences.end()) sequences.push_back(s);
+    else {
+      it->count += s.count;
+      it->total_ns += s.total_ns;
+    }
+  }
+  std::stable_sort(sequences.begin(), sequences.end(), [](const KernelSequence& a, const KernelSequence& b) {
+    return a.count != b.count ? a.count > b.count : a.kernels.size() > b.kernels.size();
+  });
+  if (sequences.size() > keep_seq) sequences.resize(keep_seq);
+  if (o.devices.size() > devices.size()) {
+    devices = o.devices;
+    if (o.dram_peak_bps.size() > dram_peak_bps.size()) dram_peak_bps = o.dram_peak_bps;
+  }
+  if (processes.empty() && pid) processes.push_back(pid);
+  std::vector<int> theirs = o.processes;
+  if (theirs.empty() && o.pid) theirs.push_back(o.pid);
+  for (int p : theirs)
+    if (std::find(processes.begin(), processes.end(), p) == processes.end()) processes.push_back(p);
+  diagnoses.insert(diagnoses.end(), o.diagnoses.begin(), o.diagnoses.end());
   pm_samples.insert(pm_samples.end(), o.pm_samples.begin(), o.pm_samples.end());
   counters.insert(counters.end(), o.counters.begin(), o.counters.end());
   for (const auto& w : o.warnings) warnings.push_back(w);

@@ -99,11 +99,129 @@ CREATE TABLE layers (
   params       TEXT
 );
 CREATE INDEX layers_by_run ON layers(run_id, model);
+// v3: profiles of programs run under `roofline profile` (and of roofline's own
+// workloads): one row per profiled program with the whole ProfileData as JSON
+// (the round trip), and its parts as rows for queries. (v2 is the engine's.)
+const char* kV3 = R"sql(
+CREATE TABLE profiles (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  command         TEXT NOT NULL,
+  label           TEXT,
+  exit_status     TEXT NOT NULL,
+  exit_code       INTEGER NOT NULL,
+  complete        INTEGER NOT NULL,
+  wall_s          REAL,
+  gpu_window_s    REAL,
+  kernel_time_s   REAL,
+  kernel_busy_s   REAL,
+  gpu_busy_s      REAL,
+  busy_fraction   REAL,
+  processes       INTEGER NOT NULL,
+  devices         TEXT NOT NULL,
+  data            TEXT NOT NULL,
+  created_at      TEXT NOT NULL
+);
+CREATE TABLE profile_kernels (
+  id            INTEGER PRIMARY KEY,
+  profile_id    INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  name          TEXT NOT NULL,
+  demangled     TEXT,
+  nvtx_path     TEXT NOT NULL,
+  instances     INTEGER NOT NULL,
+  total_ns      REAL NOT NULL,
+  avg_ns        REAL,
+  med_ns        REAL,
+  min_ns        REAL,
+  max_ns        REAL,
+  stddev_ns     REAL,
+  grid          TEXT,
+  block         TEXT,
+  registers     INTEGER,
+  static_smem   INTEGER,
+  dynamic_smem  INTEGER,
+  device        INTEGER
+);
+CREATE TABLE profile_apis (
+  id          INTEGER PRIMARY KEY,
+  profile_id  INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  name        TEXT NOT NULL,
+  domain      TEXT NOT NULL,
+  calls       INTEGER NOT NULL,
+  total_ns    REAL NOT NULL,
+  avg_ns      REAL,
+  med_ns      REAL,
+  min_ns      REAL,
+  max_ns      REAL,
+  stddev_ns   REAL,
+  errors      INTEGER NOT NULL
+);
+CREATE TABLE profile_memcpys (
+  id           INTEGER PRIMARY KEY,
+  profile_id   INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  kind         TEXT NOT NULL,
+  count        INTEGER NOT NULL,
+  total_ns     REAL NOT NULL,
+  avg_ns       REAL,
+  med_ns       REAL,
+  min_ns       REAL,
+  max_ns       REAL,
+  stddev_ns    REAL,
+  total_bytes  INTEGER NOT NULL,
+  min_bytes    INTEGER,
+  max_bytes    INTEGER,
+  pageable     INTEGER NOT NULL,
+  synchronous  INTEGER NOT NULL
+);
+CREATE TABLE profile_samples (
+  id              INTEGER PRIMARY KEY,
+  profile_id      INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  t_ns            INTEGER NOT NULL,
+  gr_active       REAL,
+  sm_active       REAL,
+  tensor_active   REAL,
+  dram_read_bps   REAL,
+  dram_write_bps  REAL
+);
+CREATE TABLE profile_counters (
+  id                  INTEGER PRIMARY KEY,
+  profile_id          INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  kernel              TEXT NOT NULL,
+  nvtx_path           TEXT NOT NULL,
+  instances           INTEGER NOT NULL,
+  duration_ns         REAL,
+  flops               REAL,
+  tensor_flops        REAL,
+  dram_read_bytes     REAL,
+  dram_write_bytes    REAL,
+  l2_read_bytes       REAL,
+  l2_write_bytes      REAL,
+  achieved_occupancy  REAL,
+  detail              TEXT
+);
+CREATE TABLE profile_diagnoses (
+  id          INTEGER PRIMARY KEY,
+  profile_id  INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  rule        TEXT NOT NULL,
+  severity    TEXT NOT NULL,
+  title       TEXT NOT NULL,
+  evidence    TEXT,
+  suggestion  TEXT,
+  impact_ns   REAL
+);
+CREATE INDEX profiles_by_run ON profiles(run_id);
+CREATE INDEX profile_kernels_by_profile ON profile_kernels(profile_id);
+CREATE INDEX profile_apis_by_profile ON profile_apis(profile_id);
+CREATE INDEX profile_memcpys_by_profile ON profile_memcpys(profile_id);
+CREATE INDEX profile_samples_by_profile ON profile_samples(profile_id, t_ns);
+CREATE INDEX profile_counters_by_profile ON profile_counters(profile_id);
+CREATE INDEX profile_diagnoses_by_profile ON profile_diagnoses(profile_id);
 )sql";
 
 const std::vector<Migration> kMigrations = {
     {1, "runs, devices, measurements", kV1},
     {2, "bench_results, layers", kV2},
+    {3, "profiles: kernels, APIs, copies, PM samples, counters, diagnoses", kV3},
 };
 
 }  // namespace

@@ -61,6 +61,7 @@ struct MemcpySummary {
   std::string kind;        // "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "memset"
   DurationStats duration;  // ns
   std::uint64_t total_bytes = 0, min_bytes = 0, max_bytes = 0;
+  DurationStats sizes;     // bytes per operation (median and spread for the size table)
   std::uint64_t pageable = 0;     // copies that touched pageable host memory
   std::uint64_t synchronous = 0;  // issued by a synchronous API (cudaMemcpy, not ...Async)
 };
@@ -70,6 +71,17 @@ struct MemcpySummary {
 struct LaunchSummary {
   std::string kernel;
   DurationStats api_ns, queue_ns, kernel_ns;
+  std::uint64_t shorter_than_launch = 0;  // launches whose kernel ran shorter than the launch call
+};
+
+// Time spent inside one NVTX range path ("model/layer/pass") on the CPU
+// (push to pop, per call) and the GPU work launched inside it, inclusive of
+// nested ranges.
+struct NvtxRangeSummary {
+  std::string path;
+  DurationStats cpu_ns;        // push..pop (or start..end) per call
+  std::uint64_t kernels = 0;   // kernels launched inside (nested ranges included)
+  double kernel_ns = 0;        // their GPU time
 };
 
 struct Interval {
@@ -87,6 +99,7 @@ struct Timeline {
   // the diagnosis split idle time into launch-sized and host-sized gaps
   // (HTA's kernel wait / host wait); empty in profiles written before it existed.
   std::map<std::string, std::uint64_t> gap_ns_histogram;
+  std::uint64_t late_records = 0;      // activity records that arrived after their window was closed
   double busy_fraction() const;        // kernel_busy / (last_gpu - first_gpu)
 };
 
@@ -137,10 +150,14 @@ struct ProfileData {
   int exit_code = 0;
   bool complete = false;        // false when only a periodic snapshot survived (process killed)
   std::vector<std::string> devices;  // GPU names by ordinal
+  std::vector<double> dram_peak_bps; // per device, as the driver reports it (0 when unknown)
+  std::vector<int> processes;        // pids whose data is merged here (the program and its children)
+  double wall_ns = 0;                // the program's wall time as the launcher measured it (0 when unknown)
   std::map<std::string, KernelSummary> kernels;  // key: name + '\x1f' + nvtx_path
   std::map<std::string, ApiSummary> apis;        // key: name
   std::map<std::string, MemcpySummary> memcpys;  // key: kind
   std::map<std::string, LaunchSummary> launches; // key: kernel name
+  std::map<std::string, NvtxRangeSummary> nvtx_ranges;  // key: range path
   Timeline timeline;
   double pm_interval_ns = 0;
   std::vector<PmSample> pm_samples;
@@ -153,6 +170,9 @@ struct ProfileData {
   static ProfileData from_json(const nlohmann::json& j);
   // Folds another process's data (a forked child) into this one.
   void merge(const ProfileData& other);
+  // Sum of kernel durations (not their union: concurrent kernels add up).
+  double kernel_time_ns() const;
+  bool has_gpu_activity() const { return !kernels.empty() || !memcpys.empty(); }
 };
 
 }  // namespace roofline::prof

@@ -1,0 +1,287 @@
+// roofline profile -- CMD ARGS...: runs any program under roofline's CUPTI
+// injection library and, when it ends, prints nsys-style summaries (kernels,
+// CUDA API, memory operations, launch overheads), utilization over the
+// GPU-active window, GPU gaps, NVTX ranges and frequent kernel sequences, and
+// stores the profile with the run. See docs/profiler.md.
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <type_traits>
+
+#include "command.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/cuda/runtime.hpp"
+#include "roofline/profiler/chrome_trace.hpp"
+#include "roofline/profiler/launcher.hpp"
+#include "roofline/profiler/profile_store.hpp"
+#include "roofline/profiler/summary.hpp"
+
+// Hardware counters (the counters area) when they are part of the tree: the
+// injection library then reads them; `roofline profile` passes the request on.
+#if __has_include("roofline/profiler/pm_sampler.hpp") && __has_include("roofline/profiler/range_profiler.hpp")
+#define ROOFLINE_PROFILE_COUNTERS 1
+#else
+#define ROOFLINE_PROFILE_COUNTERS 0
+#endif
+
+#if __has_include("roofline/profiler/diagnosis.hpp")
+#include "roofline/profiler/diagnosis.hpp"
+#define ROOFLINE_HAVE_DIAGNOSIS 1
+#else
+#define ROOFLINE_HAVE_DIAGNOSIS 0
+#endif
+
+namespace roofline::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The folder the profiled processes write to: a fresh temporary one removed
+// afterwards, or the user's --output-dir, kept.
+class OutputDir {
+ public:
+  explicit OutputDir(const std::string& keep) {
+    if (!keep.empty()) {
+      std::error_code ec;
+      fs::create_directories(keep, ec);
+      if (ec || !fs::is_directory(keep))
+        throw Error(ErrorKind::Input, fmt::format("cannot use '{}' as the output folder: {}", keep, ec.message()),
+                    "give a folder you can write to");
+      // Files of an earlier profile would be merged into this one.
+      for (const auto& e : fs::directory_iterator(keep)) {
+        std::string n = e.path().filename().string();
+        if ((starts_with(n, "profile-") && (ends_with(n, ".json") || ends_with(n, ".tmp"))) ||
+            (starts_with(n, "trace-") && ends_with(n, ".jsonl")))
+          fs::remove(e.path(), ec);
+      }
+      path_ = fs::absolute(keep).string();
+      return;
+    }
+    std::string tmpl = (fs::temp_directory_path() / "roofline-profile-XXXXXX").string();
+    if (!mkdtemp(tmpl.data()))
+      throw Error(ErrorKind::Input, "cannot create a temporary folder for the profile", "check $TMPDIR and free space");
+    path_ = tmpl;
+    remove_ = true;
+  }
+  ~OutputDir() {
+    if (!remove_) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool remove_ = false;
+};
+
+void run_diagnosis(prof::ProfileData& p, Report& r) {
+#if ROOFLINE_HAVE_DIAGNOSIS
+  using Result = decltype(prof::diagnose(p));
+  if constexpr (std::is_void_v<Result>) {
+    prof::diagnose(p);
+  } else {
+    auto found = prof::diagnose(p);
+    if constexpr (std::is_convertible_v<decltype(found), std::vector<prof::Diagnosis>>)
+      if (p.diagnoses.empty()) p.diagnoses = found;
+  }
+  (void)r;
+#else
+  (void)p;
+  r.info("diagnosis rules are not part of this build yet: the profile is shown and stored without diagnoses");
+#endif
+}
+
+}  // namespace
+
+class ProfileCommand : public Command {
+ public:
+  const char* name() const override { return "profile"; }
+  const char* summary() const override {
+    return "run a program under roofline's CUPTI profiler and print nsys-style summaries (roofline profile -- CMD "
+           "ARGS)";
+  }
+  int exit_code() const override { return exit_code_; }
+  // Printing a stored profile or a file measures nothing: no run is recorded.
+  bool stores_results() const override { return show_ == 0 && load_.empty(); }
+
+  void configure(CLI::App& sub) override {
+    sub.add_option("--trace", trace_, "also write every event as a Chrome-trace/Perfetto JSON to FILE");
+    sub.add_option("--trace-limit", trace_limit_, "most events per process in the --trace file (default 1000000)")
+        ->check(CLI::PositiveNumber);
+    sub.add_flag("--full-names", opt_.full_names,
+                 "show whole demangled kernel names (default: short names, 80 columns)");
+    sub.add_option("--top", opt_.top, "rows of the kernel, API, launch and sequence tables (0: all; default 30)");
+    sub.add_option("--label", opt_.label, "the config column of the utilization table, e.g. \"1/train\"");
+    sub.add_option("--output-dir", output_dir_,
+                   "keep the per-process profile files in DIR (default: a temporary folder, removed)");
+    sub.add_flag("--pm-sampling", pm_sampling_, "sample GPU utilization and DRAM bandwidth with CUPTI PM sampling");
+    sub.add_option("--pm-interval", pm_interval_us_, "PM sampling interval in microseconds (default 100)")
+        ->check(CLI::PositiveNumber);
+    sub.add_flag("--counters", counters_,
+                 "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
+    sub.add_option("--counters-limit", counters_limit_,
+                   "launches measured per kernel name with --counters (default 1; 0: every launch)")
+        ->check(CLI::NonNegativeNumber);
+    sub.add_option("--metrics", metrics_, "extra counter metrics for --counters (comma-separated)")->delimiter(',');
+    sub.add_option("--device", device_,
+                   "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
+        ->check(CLI::NonNegativeNumber);
+    auto* show = sub.add_option("--show", show_, "print a stored profile (its id) instead of running a program")
+                     ->check(CLI::PositiveNumber);
+    sub.add_option("--load", load_, "print a profile file (a profile-<pid>.json that --output-dir kept) instead")
+        ->check(CLI::ExistingFile)
+        ->excludes(show);
+    sub.add_option("command", command_, "the program to profile and its arguments (after --)")->expected(1, -1);
+    // Everything from the program's name on belongs to the program.
+    sub.positionals_at_end();
+  }
+
+  Report run(Context& ctx) override {
+    Report r("profile");
+    if (show_ > 0) {
+      prof::ProfileData p = prof::load_profile(ctx.db(), show_);
+      prof::add_profile_tables(r, p, opt_);
+      return r;
+    }
+    if (!load_.empty()) {
+      prof::ProfileData p;
+      try {
+        std::ifstream f(load_);
+        p = prof::ProfileData::from_json(nlohmann::json::parse(f));
+      } catch (const std::exception& e) {
+        throw Error(ErrorKind::Input, fmt::format("'{}' is not a roofline profile: {}", load_, e.what()),
+                    "give a profile-<pid>.json written by roofline's injection library");
+      }
+      prof::fill_demangled(p);
+      prof::add_profile_tables(r, p, opt_);
+      return r;
+    }
+    if (command_.empty())
+      throw_usage("no program to profile", "give it after --, e.g. roofline profile -- python3 train.py");
+    if (pm_interval_us_ > 0 && !pm_sampling_) throw_usage("--pm-interval needs --pm-sampling");
+    if ((counters_limit_ >= 0 || !metrics_.empty()) && !counters_)
+      throw_usage("--counters-limit and --metrics need --counters");
+    if (pm_sampling_ && counters_)
+      throw_usage("--counters and --pm-sampling read the same counter hardware and cannot run together",
+                  "profile once with --pm-sampling and once with --counters");
+#if !ROOFLINE_PROFILE_COUNTERS
+    if (pm_sampling_)
+      throw_unsupported(
+          "--pm-sampling is not available yet: CUPTI PM sampling is being integrated (prof::PmSampler)",
+          "profile without --pm-sampling for now; GPU utilization is still measured from kernel activity");
+    if (counters_)
+      throw_unsupported(
+          "--counters is not available yet: per-kernel hardware counters are being integrated "
+          "(prof::RangeProfiler)",
+          "profile without --counters for now; `ncu --clock-control none` reads the same counters");
+#endif
+    std::string lib = prof::find_inject_library();
+    prof::find_program(command_[0]);  // a clear error before anything starts
+    OutputDir dir(output_dir_);
+
+    prof::LaunchOptions lo;
+    lo.argv = command_;
+    lo.inject_library = lib;
+    lo.out_dir = dir.path();
+    lo.trace = !trace_.empty();
+    lo.trace_limit = trace_limit_;
+    lo.stdout_to_stderr = !ctx.interactive() && (ctx.options().json || ctx.options().csv);
+    lo.extra_env.push_back(fmt::format("ROOFLINE_DEVICE={}", device_));
+    if (pm_sampling_) {
+      lo.extra_env.push_back("ROOFLINE_PM=1");
+      lo.extra_env.push_back(
+          fmt::format("ROOFLINE_PM_INTERVAL_NS={}",
+                      static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
+    }
+    if (counters_) {
+      lo.extra_env.push_back("ROOFLINE_COUNTERS=1");
+      lo.extra_env.push_back(fmt::format("ROOFLINE_COUNTERS_LIMIT={}", counters_limit_ >= 0 ? counters_limit_ : 1));
+      lo.extra_env.push_back("ROOFLINE_METRICS=" + join(metrics_, ","));
+    }
+    ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
+    prof::LaunchResult lr = prof::run_profiled(lo);
+    exit_code_ = lr.exit_code;
+    std::string ended =
+        (starts_with(lr.status, "killed") ? "was " : "") + lr.status;  // "the program was killed by ..."
+    ctx.status(fmt::format("roofline: the program {} after {:.2f} s", ended, lr.wall_s));
+
+    prof::CollectedProfiles c = prof::collect_profiles(dir.path(), lr.pid);
+    prof::ProfileData& p = c.merged;
+    p.command = join(command_, " ");
+    p.exit_status = lr.status;
+    p.exit_code = lr.exit_code;
+    p.wall_ns = lr.wall_s * 1e9;
+    p.pid = lr.pid;
+    if (c.files == 0) p.complete = true;  // nothing was lost: nothing was there
+    prof::fill_demangled(p);
+    if (p.has_gpu_activity()) run_diagnosis(p, r);
+    // The tables first: the profile's own warnings (from CUPTI) lead the list.
+    prof::add_profile_tables(r, p, opt_);
+
+    for (const auto& n : lr.notes) r.info(n);
+    for (const auto& w : c.warnings) r.warn(w);
+    if (c.files == 0) {
+      std::string why = "the program never initialised CUDA (the profiler attaches when CUDA starts, in cuInit)";
+      if (cuda::gpu_count() == 0) why += "; this machine has no usable GPU: " + cuda::gpu_unavailable_reason();
+      r.warn("no GPU activity was seen: " + why);
+    } else if (!p.has_gpu_activity()) {
+      bool cupti_failed = false;
+      for (const auto& w : p.warnings) cupti_failed |= contains(w, "CUPTI") || contains(w, "another profiler");
+      if (cupti_failed)
+        r.warn(
+            "no GPU activity could be recorded: the profiler could not use CUPTI in the program (see the warning "
+            "above)");
+      else
+        r.warn("no kernels or memory copies were seen: the program initialised CUDA but ran no GPU work" +
+               std::string(cuda::gpu_count() == 0
+                               ? " (this machine has no usable GPU: " + cuda::gpu_unavailable_reason() + ")"
+                               : ""));
+    }
+    if (lr.signal != 0) r.warn(fmt::format("the program {}: the profile holds what was collected up to then", ended));
+
+    if (!trace_.empty()) {
+      prof::ChromeTraceResult t = prof::write_chrome_trace(
+          c.trace_files, trace_, trace_limit_ * std::max<size_t>(1, c.trace_files.size()), p.devices);
+      r.info(fmt::format("trace: {} events in {} (open it in https://ui.perfetto.dev or chrome://tracing)", t.events,
+                         trace_));
+      if (t.truncated) r.warn(fmt::format("the trace stopped at {} events (--trace-limit)", t.events));
+      if (t.bad_lines)
+        r.warn(fmt::format("{} trace lines were cut short (a killed process) and left out", t.bad_lines));
+    }
+
+    if (ctx.stores()) {
+      std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, opt_.label);
+      // The GPUs the program used, with their sheets, when this machine can describe them.
+      if (cuda::gpu_count() > 0)
+        for (size_t i = 0; i < p.devices.size() && static_cast<int>(i) < cuda::gpu_count(); ++i)
+          if (!p.devices[i].empty()) ctx.gpu_device_id(static_cast<int>(i));
+      r.info(fmt::format("stored as profile {} (roofline profile --show {})", id, id));
+    }
+    if (lr.exit_code != 0) r.info(fmt::format("the program {}: roofline exits with code {} too", ended, lr.exit_code));
+    return r;
+  }
+
+ private:
+  std::vector<std::string> command_;
+  prof::SummaryOptions opt_;
+  std::string trace_, output_dir_, load_;
+  std::uint64_t trace_limit_ = 1'000'000;
+  bool pm_sampling_ = false, counters_ = false;
+  double pm_interval_us_ = 0;
+  std::int64_t counters_limit_ = -1;  // -1: not given
+  std::vector<std::string> metrics_;
+  int device_ = 0;
+  std::int64_t show_ = 0;
+  int exit_code_ = 0;
+};
+
+ROOFLINE_COMMAND(ProfileCommand)
+
+}  // namespace roofline::cli

@@ -1,0 +1,151 @@
+#include "roofline/profiler/chrome_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "roofline/core/error.hpp"
+#include "roofline/profiler/short_names.hpp"
+
+namespace roofline::prof {
+
+namespace {
+
+// GPU tracks get their own "process" ids, far above real pids.
+constexpr std::int64_t kGpuPidBase = 1'000'000'000;
+
+std::string us(std::uint64_t t_ns, std::uint64_t base_ns) {
+  std::uint64_t d = t_ns > base_ns ? t_ns - base_ns : 0;
+  return fmt::format("{}.{:03}", d / 1000, d % 1000);
+}
+
+}  // namespace
+
+ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files, const std::string& out_path,
+                                     std::uint64_t limit, const std::vector<std::string>& device_names) {
+  ChromeTraceResult r;
+  // The earliest process start is time zero (first line of each file).
+  std::uint64_t base = 0;
+  for (const auto& f : line_files) {
+    std::ifstream in(f);
+    std::string first;
+    if (!std::getline(in, first)) continue;
+    try {
+      auto j = nlohmann::json::parse(first);
+      if (j.value("k", "") == "process") {
+        std::uint64_t s = j.value("s", std::uint64_t{0});
+        if (s && (base == 0 || s < base)) base = s;
+      }
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw Error(ErrorKind::Input, fmt::format("cannot write the trace file '{}'", out_path),
+                "check that its folder exists and is writable");
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  bool first_event = true;
+  auto emit = [&](const nlohmann::json& e) {
+    if (!first_event) out << ",\n";
+    first_event = false;
+    out << e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::set<std::pair<std::int64_t, std::uint64_t>> tracks;  // (pid, tid) seen
+  std::set<std::uint32_t> gpus;
+  std::map<std::int64_t, std::string> processes;
+  for (const auto& f : line_files) {
+    std::ifstream in(f);
+    std::string text;
+    std::int64_t pid = 0;
+    while (std::getline(in, text)) {
+      if (text.empty()) continue;
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(text);
+      } catch (const nlohmann::json::exception&) {
+        ++r.bad_lines;  // a line cut by a kill
+        continue;
+      }
+      std::string k = j.value("k", "");
+      if (k == "process") {
+        pid = j.value("pid", 0);
+        processes[pid] = j.value("cmd", "");
+        continue;
+      }
+      if (r.events >= limit) {
+        r.truncated = true;
+        break;
+      }
+      std::uint64_t s = j.value("s", std::uint64_t{0}), e = j.value("e", std::uint64_t{0});
+      nlohmann::json ev;
+      ev["ph"] = "X";
+      // Raw strings: the microsecond values keep ns precision without float rounding.
+      ev["ts"] = nlohmann::json::parse(us(s, base));
+      ev["dur"] = nlohmann::json::parse(us(e, s));
+      std::string name = j.value("n", "");
+      if (k == "kernel" || k == "memcpy" || k == "memset") {
+        std::uint32_t dev = j.value("d", 0u);
+        gpus.insert(dev);
+        ev["pid"] = kGpuPidBase + dev;
+        ev["tid"] = j.value("q", 0u);
+        ev["cat"] = k;
+        nlohmann::json args = {{"correlation", j.value("c", 0u)}};
+        if (k == "kernel") {
+          ev["name"] = short_kernel_name(name);
+          args["name"] = demangle(name);
+          args["grid"] = j.value("g", nlohmann::json::array());
+          args["block"] = j.value("b", nlohmann::json::array());
+          args["registers"] = j.value("r", 0);
+          if (j.contains("p")) args["nvtx"] = j["p"];
+        } else {
+          ev["name"] = k == "memset" ? "memset" : "memcpy " + name;
+          args["bytes"] = j.value("y", std::uint64_t{0});
+        }
+        ev["args"] = std::move(args);
+        tracks.insert({kGpuPidBase + dev, j.value("q", 0u)});
+      } else {
+        ev["pid"] = pid;
+        ev["tid"] = j.value("t", std::uint64_t{0});
+        ev["cat"] = k == "nvtx" ? "nvtx" : "cuda_api";
+        ev["name"] = k == "nvtx" ? name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1) : name;
+        if (k == "nvtx")
+          ev["args"] = {{"path", name}};
+        else
+          ev["args"] = {{"correlation", j.value("c", 0u)}};
+      }
+      emit(ev);
+      ++r.events;
+    }
+    if (r.truncated) break;
+  }
+  // Names of the tracks.
+  for (const auto& [pid, cmd] : processes)
+    emit({{"ph", "M"},
+          {"name", "process_name"},
+          {"pid", pid},
+          {"args", {{"name", fmt::format("{} (pid {})", cmd, pid)}}}});
+  for (std::uint32_t d : gpus) {
+    std::string name = d < device_names.size() && !device_names[d].empty() ? device_names[d] : "GPU";
+    emit({{"ph", "M"},
+          {"name", "process_name"},
+          {"pid", kGpuPidBase + d},
+          {"args", {{"name", fmt::format("GPU {}: {}", d, name)}}}});
+  }
+  for (const auto& [pid, tid] : tracks)
+    emit({{"ph", "M"},
+          {"name", "thread_name"},
+          {"pid", pid},
+          {"tid", tid},
+          {"args", {{"name", fmt::format("stream {}", tid)}}}});
+  out << "\n]}\n";
+  if (!out)
+    throw Error(ErrorKind::Input, fmt::format("writing the trace file '{}' failed", out_path),
+                "check the free disk space");
+  return r;
+}
+
+}  // namespace roofline::prof

@@ -1,0 +1,507 @@
+#include <cupti.h>
+#include <generated_nvtx_meta.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <cwchar>
+
+#include "cupti_collector.hpp"
+
+namespace roofline::prof {
+
+namespace {
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  size_t bytes = CuptiCollector::instance().buffer_bytes();
+  // CUPTI wants 8-byte alignment; a failed allocation gives it no buffer and
+  // it counts the records it had to drop (reported as a warning).
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+  *size = *buffer ? bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t /*size*/, size_t valid) {
+  if (buffer) CuptiCollector::instance().on_buffer(buffer, valid, ctx, stream);
+  std::free(buffer);
+}
+
+void CUPTIAPI on_cupti_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  static_cast<CuptiCollector*>(user)->on_callback(static_cast<int>(domain), cbid, data);
+}
+
+const char* copy_kind_name(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "unknown";
+  }
+}
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel" (the runtime's version tags
+// are noise in a table; the driver's "_v2" is part of the function's name).
+std::string strip_version(const char* name) {
+  std::string s(name);
+  size_t p = s.rfind("_v");
+  if (p != std::string::npos && s.size() - p >= 6 &&
+      std::all_of(s.begin() + static_cast<long>(p) + 2, s.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    s.erase(p);
+  return s;
+}
+
+std::string narrow(const wchar_t* w) {
+  std::string s;
+  if (!w) return s;
+  for (; *w; ++w) s += (*w >= 32 && *w < 127) ? static_cast<char>(*w) : '?';
+  return s;
+}
+
+std::string cupti_error(int status) {
+  const char* s = nullptr;
+  if (cuptiGetResultString(static_cast<CUptiResult>(status), &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI error";
+  return std::string(s) + " (" + std::to_string(status) + ")";
+}
+
+const CUpti_ActivityKind kGpuKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                        CUPTI_ACTIVITY_KIND_MEMSET};
+const CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
+}  // namespace
+
+CuptiCollector& CuptiCollector::instance() {
+  // Never destroyed: CUPTI may deliver a buffer during exit, after static
+  // destructors would have run.
+  static CuptiCollector* c = new CuptiCollector();
+  return *c;
+}
+
+CuptiCollector::CuptiCollector() { aggregator_.set_nvtx(&nvtx_); }
+
+void CuptiCollector::warn(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (std::find(warnings_.begin(), warnings_.end(), text) == warnings_.end()) warnings_.push_back(text);
+}
+
+bool CuptiCollector::check(int status, const char* call) {
+  if (status == CUPTI_SUCCESS) return true;
+  warn(std::string("CUPTI call ") + call + " failed: " + cupti_error(status));
+  return false;
+}
+
+std::vector<std::string> CuptiCollector::warnings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return warnings_;
+}
+
+std::uint64_t CuptiCollector::now_ns() const {
+  uint64_t t = 0;
+  if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS) return 0;
+  return t;
+}
+
+const char* CuptiCollector::api_name(bool driver, std::uint32_t cbid) const {
+  const auto& v = driver ? driver_names_ : runtime_names_;
+  if (cbid < v.size() && !v[cbid].empty()) return v[cbid].c_str();
+  return driver ? "(driver API)" : "(runtime API)";
+}
+
+bool CuptiCollector::start(const CollectorOptions& opt) {
+  if (running_.load()) return true;
+  opt_ = opt;
+  start_ns_ = now_ns();
+  CUpti_SubscriberHandle sub = nullptr;
+  CUptiResult st = cuptiSubscribe(&sub, reinterpret_cast<CUpti_CallbackFunc>(on_cupti_callback), this);
+  if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    warn(
+        "another profiler (nsys, ncu, the PyTorch profiler, DCGM?) holds CUPTI in this process: roofline collected "
+        "nothing from it (CUPTI allows one subscriber per process)");
+    return false;
+  }
+  if (!check(st, "cuptiSubscribe")) return false;
+  subscriber_ = sub;
+  // API names by callback id, once, so records need no lookup.
+  runtime_names_.assign(CUPTI_RUNTIME_TRACE_CBID_SIZE, std::string());
+  driver_names_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, std::string());
+  for (std::uint32_t i = 1; i < runtime_names_.size(); ++i) {
+    const char* n = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, i, &n) == CUPTI_SUCCESS && n)
+      runtime_names_[i] = strip_version(n);
+  }
+  for (std::uint32_t i = 1; i < driver_names_.size(); ++i) {
+    const char* n = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, i, &n) == CUPTI_SUCCESS && n) driver_names_[i] = n;
+  }
+  cuptiGetLastError();  // unknown ids above leave an error behind
+  if (!check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks")) {
+    cuptiUnsubscribe(sub);
+    subscriber_ = nullptr;
+    return false;
+  }
+  if (!opt_.trace_dir.empty()) {
+    std::string path = opt_.trace_dir + "/trace-" + std::to_string(getpid()) + ".jsonl";
+    if (!trace_.open(path, opt_.trace_limit, getpid(), start_ns_, opt_.command))
+      warn("cannot write the event trace " + path + ": " + std::strerror(errno));
+    nvtx_.set_sink([this](std::uint32_t path_id, std::uint64_t s, std::uint64_t e, std::uint64_t tid) {
+      trace_.nvtx(nvtx_.path_name(path_id), s, e, tid);
+    });
+  }
+  bool kernels = false;
+  for (CUpti_ActivityKind k : kGpuKinds) {
+    bool ok = check(cuptiActivityEnable(k), "cuptiActivityEnable");
+    kernels |= ok && k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  }
+  if (opt_.api)
+    for (CUpti_ActivityKind k : kApiKinds) check(cuptiActivityEnable(k), "cuptiActivityEnable");
+  if (!kernels) warn("kernel tracing could not be enabled: the kernel tables are empty");
+  if (opt_.nvtx) check(cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_NVTX), "cuptiEnableDomain(NVTX)");
+  // Buffers of a context are lost when it is destroyed: flush first.
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020),
+        "cuptiEnableCallback(cudaDeviceReset)");
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2),
+        "cuptiEnableCallback(cuCtxDestroy)");
+  if (opt_.flush_period_ms > 0) check(cuptiActivityFlushPeriod(opt_.flush_period_ms), "cuptiActivityFlushPeriod");
+  running_.store(true);
+  return true;
+}
+
+void CuptiCollector::enable_launch_callbacks() {
+  if (launch_callbacks_.exchange(true)) return;
+  auto sub = static_cast<CUpti_SubscriberHandle>(subscriber_);
+  for (std::uint32_t i = 1; i < runtime_names_.size(); ++i)
+    if (!runtime_names_[i].empty() && Aggregator::is_launch_api(runtime_names_[i]))
+      check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, i), "cuptiEnableCallback(launch)");
+  for (std::uint32_t i = 1; i < driver_names_.size(); ++i)
+    if (!driver_names_[i].empty() && Aggregator::is_launch_api(driver_names_[i]))
+      check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, i), "cuptiEnableCallback(launch)");
+}
+
+void CuptiCollector::flush(bool forced) {
+  if (!running_.load()) return;
+  check(cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0), "cuptiActivityFlushAll");
+}
+
+void CuptiCollector::stop() {
+  if (!running_.exchange(false)) return;
+  auto sub = static_cast<CUpti_SubscriberHandle>(subscriber_);
+  check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  for (CUpti_ActivityKind k : kGpuKinds) check(cuptiActivityDisable(k), "cuptiActivityDisable");
+  if (opt_.api)
+    for (CUpti_ActivityKind k : kApiKinds) check(cuptiActivityDisable(k), "cuptiActivityDisable");
+  check(cuptiActivityFlushAll(0), "cuptiActivityFlushAll");
+  if (opt_.flush_period_ms > 0) check(cuptiActivityFlushPeriod(0), "cuptiActivityFlushPeriod");
+  if (sub) check(cuptiUnsubscribe(sub), "cuptiUnsubscribe");
+  subscriber_ = nullptr;
+  launch_callbacks_.store(false);
+  nvtx_.set_sink(nullptr);
+  trace_.close();
+}
+
+void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context, std::uint32_t stream) {
+  thread_local std::vector<Activity> batch;
+  batch.clear();
+  CUpti_Activity* rec = nullptr;
+  for (;;) {
+    CUptiResult st = cuptiActivityGetNextRecord(buffer, valid, &rec);
+    if (st == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+    if (!check(st, "cuptiActivityGetNextRecord")) break;
+    Activity a;
+    switch (rec->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+        a.type = Activity::Type::Kernel;
+        a.start = k->start;
+        a.end = k->end;
+        a.correlation = k->correlationId;
+        a.device = k->deviceId;
+        a.stream = k->streamId;
+        a.name = k->name;
+        a.grid[0] = static_cast<std::uint32_t>(k->gridX);
+        a.grid[1] = static_cast<std::uint32_t>(k->gridY);
+        a.grid[2] = static_cast<std::uint32_t>(k->gridZ);
+        a.block[0] = static_cast<std::uint32_t>(k->blockX);
+        a.block[1] = static_cast<std::uint32_t>(k->blockY);
+        a.block[2] = static_cast<std::uint32_t>(k->blockZ);
+        a.registers = k->registersPerThread;
+        a.static_smem = static_cast<std::uint64_t>(std::max(0, k->staticSharedMemory));
+        a.dynamic_smem = static_cast<std::uint64_t>(std::max(0, k->dynamicSharedMemory));
+        a.graph = k->graphId != 0;
+        a.nvtx_path = nvtx_.path_of_launch(k->correlationId);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+        a.type = Activity::Type::Memcpy;
+        a.start = m->start;
+        a.end = m->end;
+        a.correlation = m->correlationId;
+        a.device = m->deviceId;
+        a.stream = m->streamId;
+        a.bytes = m->bytes;
+        a.copy_kind = copy_kind_name(m->copyKind);
+        a.pageable =
+            m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+        a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
+        a.type = Activity::Type::Memcpy;
+        a.start = m->start;
+        a.end = m->end;
+        a.correlation = m->correlationId;
+        a.device = m->deviceId;
+        a.stream = m->streamId;
+        a.bytes = m->bytes;
+        a.copy_kind = "PtoP";
+        a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+        a.type = Activity::Type::Memset;
+        a.start = m->start;
+        a.end = m->end;
+        a.correlation = m->correlationId;
+        a.device = m->deviceId;
+        a.stream = m->streamId;
+        a.bytes = m->bytes;
+        a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        auto* r = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+        bool driver = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        a.type = driver ? Activity::Type::DriverApi : Activity::Type::RuntimeApi;
+        a.start = r->start;
+        a.end = r->end;
+        a.correlation = r->correlationId;
+        a.thread = r->threadId;
+        a.name = api_name(driver, r->cbid);
+        // 600 is "not ready" in both APIs: the normal answer of a query.
+        a.failed = r->returnValue != 0 && r->returnValue != 600;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_DEVICE: {
+        auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(rec);
+        aggregator_.add_device(d->id, d->name ? d->name : "", static_cast<double>(d->globalMemoryBandwidth) * 1e3);
+        continue;
+      }
+      default:
+        continue;
+    }
+    batch.push_back(a);
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(static_cast<CUcontext>(context), stream, &dropped) == CUPTI_SUCCESS && dropped)
+    dropped_.fetch_add(dropped);
+  if (trace_.is_open())
+    for (const auto& a : batch) trace_.activity(a, a.nvtx_path ? nvtx_.path_name(a.nvtx_path) : std::string());
+  if (!batch.empty()) aggregator_.add(batch);
+}
+
+void CuptiCollector::set_forward(Forward fn, void* user) {
+  forward_user_ = user;
+  forward_ = fn;
+}
+
+void CuptiCollector::set_context_hook(void (*hook)()) {
+  context_hook_ = hook;
+  if (subscriber_)
+    check(cuptiEnableCallback(1, static_cast<CUpti_SubscriberHandle>(subscriber_), CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
+          "cuptiEnableCallback(context created)");
+}
+
+void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* data) {
+  if (forward_) forward_(forward_user_, domain, cbid, data);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && context_hook_) context_hook_();
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    auto* d = static_cast<const CUpti_NvtxData*>(data);
+    const void* p = d->functionParams;
+    auto attr_text = [&](const nvtxEventAttributes_t* a) -> std::string {
+      if (!a) return {};
+      switch (a->messageType) {
+        case NVTX_MESSAGE_TYPE_ASCII:
+          return a->message.ascii ? a->message.ascii : "";
+        case NVTX_MESSAGE_TYPE_UNICODE:
+          return narrow(a->message.unicode);
+        case NVTX_MESSAGE_TYPE_REGISTERED: {
+          std::lock_guard<std::mutex> lock(mu_);
+          for (const auto& [h, s] : registered_strings_)
+            if (h == a->message.registered) return s;
+          return "(registered string)";
+        }
+        default:
+          return {};
+      }
+    };
+    std::uint64_t now = now_ns();
+    bool pushed = false;
+    switch (cbid) {
+      case CUPTI_CBID_NVTX_nvtxRangePushA:
+        nvtx_.push(static_cast<const nvtxRangePushA_params*>(p)->message, now);
+        pushed = true;
+        break;
+      case CUPTI_CBID_NVTX_nvtxRangePushW:
+        nvtx_.push(narrow(static_cast<const nvtxRangePushW_params*>(p)->message), now);
+        pushed = true;
+        break;
+      case CUPTI_CBID_NVTX_nvtxRangePushEx:
+        nvtx_.push(attr_text(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib), now);
+        pushed = true;
+        break;
+      case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+        nvtx_.push(attr_text(static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib), now);
+        pushed = true;
+        break;
+      case CUPTI_CBID_NVTX_nvtxRangePop:
+      case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+        nvtx_.pop(now);
+        break;
+      case CUPTI_CBID_NVTX_nvtxRangeStartA:
+      case CUPTI_CBID_NVTX_nvtxRangeStartW:
+      case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+      case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+        if (!d->functionReturnValue) break;
+        auto id = *static_cast<const nvtxRangeId_t*>(d->functionReturnValue);
+        std::string name;
+        if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA)
+          name = static_cast<const nvtxRangeStartA_params*>(p)->message;
+        else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartW)
+          name = narrow(static_cast<const nvtxRangeStartW_params*>(p)->message);
+        else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx)
+          name = attr_text(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib);
+        else
+          name = attr_text(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib);
+        nvtx_.start_range(id, name, now);
+        break;
+      }
+      case CUPTI_CBID_NVTX_nvtxRangeEnd:
+        nvtx_.end_range(static_cast<const nvtxRangeEnd_params*>(p)->id, now);
+        break;
+      case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
+        nvtx_.end_range(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id, now);
+        break;
+      case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+        auto* r = static_cast<const nvtxDomainRegisterStringA_params*>(p);
+        if (d->functionReturnValue && r->string) {
+          const void* h = *static_cast<const nvtxStringHandle_t*>(d->functionReturnValue);
+          std::lock_guard<std::mutex> lock(mu_);
+          registered_strings_.emplace_back(h, r->string);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    if (pushed && !launch_callbacks_.load(std::memory_order_relaxed)) enable_launch_callbacks();
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (cb->callbackSite != CUPTI_API_ENTER) return;
+    if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
+        (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2)) {
+      check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+      return;
+    }
+    nvtx_.note_launch(cb->correlationId);
+  }
+}
+
+ProfileData CuptiCollector::snapshot() {
+  ProfileData p = aggregator_.snapshot();
+  p.pid = getpid();
+  p.processes = {p.pid};
+  p.timeline.process_start_ns = start_ns_;
+  p.timeline.process_end_ns = now_ns();
+  for (const auto& w : warnings())
+    if (std::find(p.warnings.begin(), p.warnings.end(), w) == p.warnings.end()) p.warnings.push_back(w);
+  if (std::uint64_t d = dropped_.load())
+    p.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records (its buffers were full)");
+  if (std::uint64_t u = nvtx_.unmatched_pops())
+    p.warnings.push_back(std::to_string(u) +
+                         " NVTX range ends had no matching start (ranges opened before tracing began)");
+  if (trace_.limit_hit())
+    p.warnings.push_back("the event trace reached its limit of " + std::to_string(trace_.written()) + " events; " +
+                         std::to_string(trace_.dropped()) + " later events are in the summary but not in the trace");
+  return p;
+}
+
+void CuptiCollector::clear() {
+  aggregator_.lock_for_fork();
+  aggregator_.reset_locked();
+  aggregator_.unlock_after_fork();
+  nvtx_.lock_for_fork();
+  nvtx_.reset_locked();
+  nvtx_.unlock_after_fork();
+  std::lock_guard<std::mutex> lock(mu_);
+  warnings_.clear();
+  dropped_.store(0);
+}
+
+void CuptiCollector::prepare_fork() {
+  // No other thread may hold these at the fork, or the child would deadlock.
+  aggregator_.lock_for_fork();
+  nvtx_.lock_for_fork();
+  trace_.lock_for_fork();
+  mu_.lock();
+}
+
+void CuptiCollector::parent_after_fork() {
+  mu_.unlock();
+  trace_.unlock_after_fork();
+  nvtx_.unlock_after_fork();
+  aggregator_.unlock_after_fork();
+}
+
+void CuptiCollector::child_after_fork() {
+  // The child starts empty: what the parent collected is the parent's to write.
+  aggregator_.reset_locked();
+  nvtx_.reset_locked();
+  bool tracing = trace_.is_open();
+  trace_.abandon_locked();
+  warnings_.clear();
+  registered_strings_.clear();
+  mu_.unlock();
+  trace_.unlock_after_fork();
+  nvtx_.unlock_after_fork();
+  aggregator_.unlock_after_fork();
+  dropped_.store(0);
+  if (tracing) {
+    // No CUPTI call in the child (its CUPTI state is the parent's): the
+    // parent's start time heads the file.
+    std::string path = opt_.trace_dir + "/trace-" + std::to_string(getpid()) + ".jsonl";
+    trace_.open(path, opt_.trace_limit, getpid(), start_ns_, opt_.command);
+  }
+}
+
+}  // namespace roofline::prof

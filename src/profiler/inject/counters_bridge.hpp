@@ -1,0 +1,28 @@
+// Hardware counters inside the injection library: the counters engineer's
+// prof::RangeProfiler (per-kernel counters with kernel replay, attached to
+// this process's CUPTI subscriber) and prof::PmSampler (PM sampling over
+// time), started when `roofline profile --counters` / `--pm-sampling` ask
+// for them through the environment:
+//   ROOFLINE_COUNTERS=1, ROOFLINE_COUNTERS_LIMIT (instances per kernel name,
+//   0 = all), ROOFLINE_METRICS (comma-separated), ROOFLINE_PM=1,
+//   ROOFLINE_PM_INTERVAL_NS, ROOFLINE_DEVICE.
+// Problems (ERR_NVGPUCTRPERM, another profiler, unknown metric) become
+// warnings in the profile and tracing goes on. Built with the counters code
+// when it is in the tree (ROOFLINE_INJECT_COUNTERS); otherwise a request
+// gets a warning that this library has no counter support.
+#pragma once
+#include "roofline/profiler/profile_data.hpp"
+
+namespace roofline::inject {
+
+// At InitializeInjection, after the collector started. `wake_for_pm` is
+// called (inside a CUPTI callback) when a CUDA context appears.
+void counters_init(void (*wake_for_pm)());
+// On the writer thread, once a context exists: starts PM sampling if asked.
+void counters_start_pm();
+// Adds PM samples and per-kernel counters to a snapshot (under the writer lock).
+void counters_fill(prof::ProfileData& p);
+// At exit, before the final profile: stops sampling and detaches the range profiler.
+void counters_finish();
+
+}  // namespace roofline::inject

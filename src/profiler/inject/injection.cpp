@@ -1,0 +1,307 @@
+// libroofline_inject.so: the CUDA driver loads it into a program started by
+// `roofline profile` (CUDA_INJECTION64_PATH) and calls InitializeInjection()
+// during cuInit. From then on CUPTI activity is aggregated on the fly (see
+// cupti_collector.hpp) and the profile is written to
+// $ROOFLINE_PROFILE_OUT/profile-<pid>.json:
+//   - every ~0.5 s while data changes, as a snapshot (complete=false), so a
+//     SIGKILL still leaves the data up to the last snapshot;
+//   - on SIGTERM/SIGINT (when the program has not installed its own handler,
+//     the handler asks for a last snapshot, waits for it, then lets the signal
+//     do what it would have done);
+//   - at exit (complete=true) after a forced flush.
+// A forked child starts empty and writes its own profile-<childpid>.json if
+// it produces GPU work; `roofline profile` merges the files.
+//
+// Environment (set by `roofline profile`):
+//   ROOFLINE_PROFILE_OUT   folder for the files (default: the current folder)
+//   ROOFLINE_TRACE=1       also write per-event lines to trace-<pid>.jsonl
+//   ROOFLINE_TRACE_LIMIT   events per process in the trace (default 1000000)
+//   ROOFLINE_NVTX=0        no NVTX callbacks
+//   ROOFLINE_API=0         no CUDA API records (kernels and copies only)
+//   ROOFLINE_SNAPSHOT_MS   shortest time between snapshots (default 500)
+//   ROOFLINE_COUNTERS, ROOFLINE_PM, ...: hardware counters (counters_bridge.hpp)
+//
+// Nothing here throws across the C boundary: failures become warnings in the
+// profile, or a line on stderr when even the profile cannot be written.
+#include <cupti.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "counters_bridge.hpp"
+#include "cupti_collector.hpp"
+
+#define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+using roofline::prof::CuptiCollector;
+
+namespace {
+
+struct State {
+  std::string out_dir = ".";
+  std::string command;
+  std::uint64_t min_interval_ms = 500;
+  std::thread* writer = nullptr;   // leaked in a forked child, where the thread does not exist
+  int pipe_rd = -1, pipe_wr = -1;  // wakes the writer: 's' snapshot now, 'q' quit
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> signal_done{false};
+  std::atomic<bool> finished{false};
+  bool child = false;
+  std::mutex write_mu;
+  struct sigaction old_term {
+  }, old_int{};
+};
+
+State* g = nullptr;
+
+std::string env(const char* name, const char* fallback = "") {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+std::string read_cmdline() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : raw)
+    if (c == '\0') c = ' ';
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+void write_profile(bool complete) {
+  std::lock_guard<std::mutex> lock(g->write_mu);
+  CuptiCollector& c = CuptiCollector::instance();
+  // A forked child that did no GPU work leaves no file (and makes no CUPTI call).
+  if (g->child && !c.has_records()) return;
+  roofline::prof::ProfileData p = c.snapshot();
+  roofline::inject::counters_fill(p);
+  p.complete = complete;
+  p.command = g->command;
+  std::string path = g->out_dir + "/profile-" + std::to_string(getpid()) + ".json";
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    // Invalid UTF-8 in a name (NVTX messages are the program's bytes) must not
+    // cost the whole profile.
+    f << p.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (!f) {
+      std::fprintf(stderr, "roofline: cannot write the profile %s: %s\n", tmp.c_str(), std::strerror(errno));
+      return;
+    }
+  }
+  // Rename is atomic: a reader (or a kill) never sees half a file.
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::fprintf(stderr, "roofline: cannot write the profile %s: %s\n", path.c_str(), std::strerror(errno));
+  c.trace().flush();
+}
+
+void writer_loop() {
+  // Signals go to the application's threads: this one must stay free to
+  // write the snapshot a signal handler waits for.
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
+  std::uint64_t last_gen = ~std::uint64_t{0};
+  std::uint64_t interval = g->min_interval_ms;
+  CuptiCollector& c = CuptiCollector::instance();
+  while (!g->stopping.load()) {
+    pollfd pfd{g->pipe_rd, POLLIN, 0};
+    int r = poll(&pfd, 1, static_cast<int>(interval));
+    bool signal_snapshot = false, context = false;
+    if (r > 0 && (pfd.revents & POLLIN)) {
+      char buf[16];
+      ssize_t n = read(g->pipe_rd, buf, sizeof buf);
+      for (ssize_t i = 0; i < n; ++i) {
+        signal_snapshot |= buf[i] == 's';
+        context |= buf[i] == 'p';
+      }
+    }
+    if (g->stopping.load()) break;
+    if (context) roofline::inject::counters_start_pm();
+    if (signal_snapshot) {
+      c.flush(true);
+      write_profile(false);
+      g->signal_done.store(true);
+      continue;
+    }
+    // CUPTI's own periodic flush hands over full buffers only: a program with
+    // little GPU work would leave everything in a half-full buffer until exit.
+    c.flush(false);
+    std::uint64_t gen = c.generation();
+    if (gen == last_gen) continue;
+    last_gen = gen;
+    auto t0 = std::chrono::steady_clock::now();
+    write_profile(false);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    // Keep the writer under ~2% of one core however large the profile grows.
+    interval = std::max<std::uint64_t>(g->min_interval_ms, static_cast<std::uint64_t>(ms) * 50);
+  }
+}
+
+void wake(char what) {
+  if (g && g->pipe_wr >= 0) {
+    ssize_t ignored = write(g->pipe_wr, &what, 1);  // async-signal-safe
+    (void)ignored;
+  }
+}
+
+void on_signal(int sig, siginfo_t* info, void* ctx) {
+  int saved_errno = errno;
+  struct sigaction& old = sig == SIGTERM ? g->old_term : g->old_int;
+  bool has_handler = (old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != nullptr
+                                                 : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+  if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) {
+    errno = saved_errno;
+    return;
+  }
+  if (!g->child && g->writer) {
+    g->signal_done.store(false);
+    wake('s');
+  }
+  if (has_handler) {
+    // The program handles this signal (Python turns SIGINT into
+    // KeyboardInterrupt): let it, the snapshot is written meanwhile.
+    if (old.sa_flags & SA_SIGINFO)
+      old.sa_sigaction(sig, info, ctx);
+    else
+      old.sa_handler(sig);
+    errno = saved_errno;
+    return;
+  }
+  // The default action would end the process: wait (at most 3 s) for the
+  // snapshot, then restore the default and let the signal take effect when
+  // this handler returns (it is blocked while the handler runs).
+  for (int i = 0; i < 300 && !g->child && g->writer && !g->signal_done.load(); ++i) {
+    timespec ts{0, 10'000'000};
+    nanosleep(&ts, nullptr);
+  }
+  sigaction(sig, &old, nullptr);
+  raise(sig);
+  errno = saved_errno;
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, &g->old_term);
+  sigaction(SIGINT, &sa, &g->old_int);
+}
+
+void at_exit() {
+  if (!g || g->finished.exchange(true)) return;
+  g->stopping.store(true);
+  wake('q');
+  if (g->writer && !g->child && g->writer->joinable()) g->writer->join();
+  CuptiCollector& c = CuptiCollector::instance();
+  // In a child forked after the parent started CUDA, CUPTI's threads and
+  // locks are the parent's: no CUPTI call there (it has no records anyway).
+  if (!g->child) {
+    c.flush(true);
+    roofline::inject::counters_finish();
+  }
+  write_profile(true);
+  c.trace().close();
+}
+
+void prepare_fork() {
+  g->write_mu.lock();
+  CuptiCollector::instance().prepare_fork();
+}
+
+void parent_after_fork() {
+  CuptiCollector::instance().parent_after_fork();
+  g->write_mu.unlock();
+}
+
+void child_after_fork() {
+  CuptiCollector::instance().child_after_fork();
+  g->write_mu.unlock();
+  g->child = true;
+  g->writer = nullptr;  // that thread lives in the parent only
+  // The pipe is shared with the parent: the child must not wake its writer.
+  if (g->pipe_rd >= 0) close(g->pipe_rd);
+  if (g->pipe_wr >= 0) close(g->pipe_wr);
+  g->pipe_rd = g->pipe_wr = -1;
+}
+
+void start() {
+  g = new State();  // never freed: used until the very end of the process
+  g->out_dir = env("ROOFLINE_PROFILE_OUT", ".");
+  g->command = read_cmdline();
+  g->min_interval_ms = std::strtoull(env("ROOFLINE_SNAPSHOT_MS", "500").c_str(), nullptr, 10);
+  if (g->min_interval_ms < 50) g->min_interval_ms = 50;
+  roofline::prof::CollectorOptions opt;
+  opt.api = env("ROOFLINE_API", "1") != "0";
+  opt.nvtx = env("ROOFLINE_NVTX", "1") != "0";
+  opt.command = g->command;
+  if (env("ROOFLINE_TRACE") == "1") {
+    opt.trace_dir = g->out_dir;
+    opt.trace_limit = std::strtoull(env("ROOFLINE_TRACE_LIMIT", "1000000").c_str(), nullptr, 10);
+  }
+  // A failed start leaves its reason in the profile's warnings: the profile is
+  // still written, so `roofline profile` can say what happened.
+  CuptiCollector::instance().start(opt);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) == 0) {
+    g->pipe_rd = fds[0];
+    g->pipe_wr = fds[1];
+  }
+  roofline::inject::counters_init([] { wake('p'); });
+  pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+  std::atexit(at_exit);
+  install_signal_handlers();
+  try {
+    g->writer = new std::thread(writer_loop);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "roofline: no periodic profile snapshots (%s): a killed program leaves no profile\n",
+                 e.what());
+  }
+}
+
+}  // namespace
+
+// Called by the CUDA driver while it initialises (cuInit). Returns 1 always:
+// the program must run whether or not the profiler could attach.
+ROOFLINE_EXPORT int InitializeInjection(void) {
+  static std::once_flag once;
+  try {
+    std::call_once(once, start);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "roofline: the profiler could not start: %s\n", e.what());
+  }
+  return 1;
+}
+
+// NVTX finds its tool through NVTX_INJECTION64_PATH, which `roofline profile`
+// points at this library; CUPTI implements the NVTX side, so the call is
+// handed to libcupti's own InitializeInjectionNvtx2 (looked up in libcupti
+// itself: a plain call would bind to this very function).
+using NvtxGetExportTable = const void* (*)(std::uint32_t);
+ROOFLINE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTable get_export_table) {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &info) || !info.dli_fname) return 0;
+  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return 0;
+  using Init = int (*)(NvtxGetExportTable);
+  auto fn = reinterpret_cast<Init>(dlsym(lib, "InitializeInjectionNvtx2"));
+  if (!fn || fn == &InitializeInjectionNvtx2) return 0;
+  return fn(get_export_table);
+}

@@ -1,0 +1,310 @@
+// The profiler on a GPU: `roofline profile` on tests/programs/profile_target
+// (known kernels, launch configurations, copies, NVTX ranges, a forked child,
+// a killed run, another CUPTI subscriber), the Chrome trace, the in-process
+// tracer, and a stock PyTorch training script when PyTorch is there. Counts
+// and bytes must be exact.
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <gtest/gtest.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/profiler/in_process.hpp"
+#include "roofline/profiler/profile_store.hpp"
+#include "roofline/profiler/short_names.hpp"
+#include "roofline/store/db.hpp"
+#include "support/cli.hpp"
+#include "support/gpu.hpp"
+
+cudaError_t profile_test_launch(float* x, int n, int scale, int add);  // tests/programs/profile_test_kernels.cu
+
+namespace fs = std::filesystem;
+using namespace roofline;
+using namespace roofline::prof;
+using roofline::test::run_cli;
+
+namespace {
+
+std::string program(const char* name) {
+  return (fs::path(ROOFLINE_BINARY).parent_path().parent_path() / "tests" / "programs" / name).string();
+}
+
+// Instances of the kernels whose short name starts with `prefix`.
+std::uint64_t instances(const ProfileData& p, const std::string& prefix, const std::string& path = "*") {
+  std::uint64_t n = 0;
+  for (const auto& [key, k] : p.kernels)
+    if (starts_with(short_kernel_name(k.name), prefix) && (path == "*" || k.nvtx_path == path)) n += k.duration.count();
+  return n;
+}
+
+const KernelSummary* kernel(const ProfileData& p, const std::string& prefix) {
+  for (const auto& [key, k] : p.kernels)
+    if (starts_with(short_kernel_name(k.name), prefix)) return &k;
+  return nullptr;
+}
+
+// Profiles profile_target with `args` into a fresh database; returns the
+// stored profile and the CLI result.
+std::pair<ProfileData, test::CliResult> profile_target(const test::TempDir& dir, std::vector<std::string> args,
+                                                       std::vector<std::string> extra = {}) {
+  std::vector<std::string> cli = {"--db", dir.file("p.db"), "profile"};
+  cli.insert(cli.end(), extra.begin(), extra.end());
+  cli.push_back("--");
+  cli.push_back(program("profile_target"));
+  cli.insert(cli.end(), args.begin(), args.end());
+  test::CliResult r = run_cli(cli);
+  store::Db db(dir.file("p.db"));
+  auto rows = list_profiles(db);
+  if (rows.empty()) return {ProfileData{}, r};
+  return {load_profile(db, rows.front().id), r};
+}
+
+}  // namespace
+
+TEST(ProfileGpu, KernelsCopiesNvtxAndForkedChildAreExact) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {"--fork"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("profile_target: done"), std::string::npos) << r.err + r.out;
+  EXPECT_TRUE(p.complete) << r.out;
+  EXPECT_EQ(p.processes.size(), 2u) << r.out;  // the program and its forked child
+  EXPECT_EQ(instances(p, "scale_kernel"), 200u);
+  EXPECT_EQ(instances(p, "add_kernel"), 50u);
+  EXPECT_EQ(instances(p, "add_kernel", "epoch/forward"), 50u);  // every add_kernel inside its NVTX range
+  EXPECT_EQ(instances(p, "scale_kernel", ""), 200u);            // and no scale_kernel inside one
+  EXPECT_EQ(instances(p, "child_kernel"), 7u);                  // merged from the child's own file
+  const KernelSummary* s = kernel(p, "scale_kernel");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ((std::vector<std::uint32_t>{s->grid[0], s->grid[1], s->grid[2]}), (std::vector<std::uint32_t>{40, 1, 1}));
+  EXPECT_EQ((std::vector<std::uint32_t>{s->block[0], s->block[1], s->block[2]}),
+            (std::vector<std::uint32_t>{256, 1, 1}));
+  const KernelSummary* a = kernel(p, "add_kernel");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ((std::vector<std::uint32_t>{a->grid[0], a->grid[1], a->block[0], a->block[1]}),
+            (std::vector<std::uint32_t>{8, 2, 32, 4}));
+  EXPECT_GT(s->registers, 0);
+  ASSERT_TRUE(p.memcpys.count("HtoD")) << r.out;
+  const MemcpySummary& h2d = p.memcpys.at("HtoD");
+  EXPECT_EQ(h2d.duration.count(), 6u);
+  EXPECT_EQ(h2d.total_bytes, 3u * (1u << 20) + 40960u + 2u * (4u << 20));
+  EXPECT_EQ(h2d.pageable, 4u);
+  EXPECT_EQ(h2d.min_bytes, 40960u);
+  EXPECT_EQ(h2d.max_bytes, 4u << 20);
+  ASSERT_TRUE(p.memcpys.count("DtoH"));
+  EXPECT_EQ(p.memcpys.at("DtoH").total_bytes, 4096u + 4u);  // parent's 4 KiB + the child's int
+  ASSERT_TRUE(p.memcpys.count("memset"));
+  EXPECT_EQ(p.memcpys.at("memset").total_bytes, 8192u + 4u);
+  // Launch statistics join every launch with its kernel.
+  ASSERT_TRUE(p.launches.count(s->name));
+  EXPECT_EQ(p.launches.at(s->name).kernel_ns.count(), 200u);
+  EXPECT_EQ(p.launches.at(a->name).api_ns.count(), 50u);
+  // NVTX ranges: one call each, with the GPU work inside.
+  ASSERT_TRUE(p.nvtx_ranges.count("epoch/forward"));
+  EXPECT_EQ(p.nvtx_ranges.at("epoch/forward").cpu_ns.count(), 1u);
+  EXPECT_EQ(p.nvtx_ranges.at("epoch/forward").kernels, 50u);
+  EXPECT_EQ(p.nvtx_ranges.at("epoch").kernels, 50u);
+  EXPECT_GE(p.apis.at("cudaLaunchKernel").duration.count(), 257u);
+  double busy = busy_fraction(p);
+  EXPECT_GT(busy, 0.0);
+  EXPECT_LE(busy, 1.0);
+  ASSERT_FALSE(p.devices.empty());
+  EXPECT_FALSE(p.devices[0].empty());
+  EXPECT_NE(r.out.find("cuda_gpu_kern_sum"), std::string::npos);
+  EXPECT_NE(r.out.find("epoch/forward"), std::string::npos);
+}
+
+TEST(ProfileGpu, NonZeroExitIsPassedOnWithTheProfile) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {"--exit", "3"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(p.exit_status, "exited 3");
+  EXPECT_TRUE(p.complete);
+  EXPECT_EQ(instances(p, "scale_kernel"), 200u);
+}
+
+TEST(ProfileGpu, KilledProgramLeavesItsLastSnapshot) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {"--selfkill"}, {"--output-dir", dir.file("raw")});
+  EXPECT_EQ(r.exit_code, 128 + 9) << r.out << r.err;
+  EXPECT_NE(r.out.find("killed by signal 9 (SIGKILL)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("its last snapshot is shown"), std::string::npos) << r.out;
+  EXPECT_FALSE(p.complete);
+  // It slept 2 s after its work: the snapshot has all of it.
+  EXPECT_EQ(instances(p, "scale_kernel"), 200u);
+  EXPECT_EQ(instances(p, "add_kernel"), 50u);
+  bool raw = false;
+  for (const auto& e : fs::directory_iterator(dir.file("raw")))
+    raw |= starts_with(e.path().filename().string(), "profile-");
+  EXPECT_TRUE(raw);  // --output-dir keeps the files
+}
+
+TEST(ProfileGpu, AnotherCuptiSubscriberIsReported) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {"--cupti-first"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("another profiler (nsys, ncu, the PyTorch profiler, DCGM?) holds CUPTI in this process"),
+            std::string::npos)
+      << r.out << r.err;
+}
+
+TEST(ProfileGpu, ChromeTraceHasEveryEvent) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {"--fork"}, {"--trace", dir.file("t.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::ifstream f(dir.file("t.json"));
+  auto j = nlohmann::json::parse(f);
+  std::map<std::string, int> kernels;
+  int nvtx = 0, api = 0, copies = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["cat"] == "kernel") ++kernels[e["name"].get<std::string>().substr(0, 12)];
+    if (e["cat"] == "nvtx") ++nvtx;
+    if (e["cat"] == "cuda_api") ++api;
+    if (e["cat"] == "memcpy" || e["cat"] == "memset") ++copies;
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(kernels["scale_kernel"], 200);
+  EXPECT_EQ(kernels["add_kernel"], 50);
+  EXPECT_EQ(kernels["child_kernel"], 7);
+  EXPECT_EQ(nvtx, 2);  // epoch and epoch/forward
+  EXPECT_EQ(copies, 6 + 2 + 2);
+  EXPECT_GE(api, 257);
+}
+
+TEST(ProfileGpu, InProcessTracerCountsAndAttributesKernels) {
+  ROOFLINE_REQUIRE_GPU();
+  const int n = 1 << 16;
+  float* x = nullptr;
+  ASSERT_EQ(cudaMalloc(&x, n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(x, 0, n * sizeof(float)), cudaSuccess);
+  for (int round = 0; round < 2; ++round) {  // a second trace starts empty
+    InProcessTracer t;
+    t.start();
+    EXPECT_THROW(InProcessTracer().start(), Error);  // one at a time
+    nvtxRangePushA("model");
+    nvtxRangePushA("layer1");
+    nvtxRangePushA("forward");
+    ASSERT_EQ(profile_test_launch(x, n, 30, 0), cudaSuccess);
+    nvtxRangePop();
+    nvtxRangePushA("weight-gradient");
+    ASSERT_EQ(profile_test_launch(x, n, 0, 12), cudaSuccess);
+    nvtxRangePop();
+    nvtxRangePop();
+    nvtxRangePop();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ProfileData p = t.stop();
+    EXPECT_FALSE(t.running());
+    EXPECT_EQ(instances(p, "inproc_scale", "model/layer1/forward"), 30u) << round;
+    EXPECT_EQ(instances(p, "inproc_add", "model/layer1/weight-gradient"), 12u) << round;
+    EXPECT_EQ(p.nvtx_ranges.at("model").kernels, 42u);
+    EXPECT_EQ(p.nvtx_ranges.at("model/layer1").cpu_ns.count(), 1u);
+    const KernelSummary* k = kernel(p, "inproc_scale");
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->grid[0], static_cast<std::uint32_t>(n / 128));
+    EXPECT_EQ(k->block[0], 128u);
+    EXPECT_FALSE(k->demangled.empty());
+    EXPECT_GT(busy_fraction(p), 0.0);
+    EXPECT_LE(busy_fraction(p), 1.0);
+  }
+  // After stop() nothing is traced any more.
+  ASSERT_EQ(profile_test_launch(x, n, 1, 1), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaFree(x);
+}
+
+TEST(ProfileGpu, InProcessTracerRefusesWhenAnotherSubscriberHoldsCupti) {
+  ROOFLINE_REQUIRE_GPU();
+  CUpti_SubscriberHandle other = nullptr;
+  ASSERT_EQ(cuptiSubscribe(
+                &other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr),
+            CUPTI_SUCCESS);
+  InProcessTracer t;
+  try {
+    t.start();
+    ADD_FAILURE() << "start() succeeded with another subscriber";
+    t.stop();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Device);
+    EXPECT_NE(std::string(e.what()).find("another profiler"), std::string::npos) << e.what();
+  }
+  cuptiUnsubscribe(other);
+}
+
+TEST(ProfileGpu, StockPyTorchTrainingScript) {
+  ROOFLINE_REQUIRE_GPU();
+  if (std::system("python3 -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with CUDA PyTorch is not available";
+  test::TempDir dir;
+  std::string script = std::string(ROOFLINE_SOURCE_DIR) + "/tests/programs/torch_cnn_train.py";
+  auto r = run_cli({"--db", dir.file("p.db"), "profile", "--", "python3", script, "--steps", "60"}, {}, {}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  store::Db db(dir.file("p.db"));
+  ProfileData p = load_profile(db, list_profiles(db).front().id);
+  EXPECT_TRUE(p.complete);
+  std::uint64_t launched = 0;
+  for (const auto& [key, k] : p.kernels) launched += k.duration.count();
+  EXPECT_GT(launched, 60u * 10);        // a training step is dozens of kernels
+  EXPECT_FALSE(p.nvtx_ranges.empty());  // the script marks its phases
+  EXPECT_GT(p.nvtx_ranges.at("train/step/forward").kernels, 0u);
+  EXPECT_GT(busy_fraction(p), 0.0);
+}
+
+#if __has_include("roofline/profiler/pm_sampler.hpp") && __has_include("roofline/profiler/range_profiler.hpp")
+
+TEST(ProfileGpu, PmSamplingKeepsKernelRecords) {
+  // Others saw CUPTI stop delivering kernel records while PM sampling ran:
+  // every launch of a steady one-second workload must still be counted.
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto r = run_cli({"--db", dir.file("p.db"), "profile", "--pm-sampling", "--pm-interval", "1000", "--",
+                    program("overhead_workload"), "small"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  store::Db db(dir.file("p.db"));
+  ProfileData p = load_profile(db, list_profiles(db).front().id);
+  EXPECT_EQ(instances(p, "tiny"), 330000u) << r.out;  // 30000 warm-up + 300000
+  bool pm_problem = false;
+  for (const auto& w : p.warnings) pm_problem |= contains(w, "PM sampling");
+  if (pm_problem) GTEST_SKIP() << "PM sampling unavailable here: " << r.out;
+  EXPECT_FALSE(p.pm_samples.empty()) << r.out;
+  EXPECT_NE(r.out.find("DRAM bandwidth - r"), std::string::npos) << r.out;
+}
+
+TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {}, {"--counters"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  bool problem = false;
+  for (const auto& w : p.warnings) problem |= contains(w, "counters");
+  if (problem) GTEST_SKIP() << "counters unavailable here (see the warnings): " << r.out;
+  auto find = [&](const std::string& prefix) -> const KernelCounters* {
+    for (const auto& c : p.counters)
+      if (starts_with(short_kernel_name(c.kernel), prefix)) return &c;
+    return nullptr;
+  };
+  const KernelCounters* scale = find("scale_kernel");
+  const KernelCounters* add = find("add_kernel");
+  ASSERT_NE(scale, nullptr) << r.out;
+  ASSERT_NE(add, nullptr) << r.out;
+  EXPECT_EQ(scale->instances, 1u);  // --counters-limit defaults to one launch per name
+  // x[i] *= a is one FMUL per element (40 x 256), y[i] += x[i] one FADD (8*2 x 32*4).
+  EXPECT_DOUBLE_EQ(scale->flops.at("fp32"), 40.0 * 256);
+  EXPECT_DOUBLE_EQ(add->flops.at("fp32"), 8.0 * 2 * 32 * 4);
+  EXPECT_EQ(add->nvtx_path, "epoch/forward");
+  EXPECT_NE(r.out.find("Hardware counters per kernel"), std::string::npos);
+  // Tracing went on: every launch is still in the kernel table.
+  EXPECT_EQ(instances(p, "scale_kernel"), 200u);
+}
+
+#endif
