@@ -99,6 +99,8 @@ CREATE TABLE layers (
   params       TEXT
 );
 CREATE INDEX layers_by_run ON layers(run_id, model);
+)sql";
+
 // v3: profiles of programs run under `roofline profile` (and of roofline's own
 // workloads): one row per profiled program with the whole ProfileData as JSON
 // (the round trip), and its parts as rows for queries. (v2 is the engine's.)
