@@ -258,13 +258,13 @@ MixVerdict mix_verdict(Variant v, Kernel kernel, const SassCheck& sass, const st
   // is two instructions for two FLOPs.
   m.fraction_of_fma_peak = 0.5;
   if (nf == 0)
-    m.text = fmt::format("SASS ({}): {} loop has {} + {} per term, no {} -> 2 FLOPs per term as 2 instructions: peak "
-                         "for this mix is half the {} peak ({})",
+    m.text = fmt::format("SASS ({}): {} loop has {} + {} per term, no {} -> 2 FLOPs per term as 2 instructions: at "
+                         "most half the {} peak; the measured add+multiply ceiling says what the mix reaches ({})",
                          arch, kname, add, mul, fma, fma, counts);
   else
-    m.text = fmt::format("SASS ({}): {} uses {} as well ({}): the compiler fused some adds or multiplies, but each term "
-                         "still takes 2 instructions (a multiply for the power and an accumulate) for 2 FLOPs -> half "
-                         "the {} peak",
+    m.text = fmt::format("SASS ({}): {} uses {} as well ({}): the compiler issued some adds or multiplies as FMAs, but "
+                         "each term still takes 2 instructions (a multiply for the power and an accumulate) for 2 "
+                         "FLOPs -> at most half the {} peak; the measured add+multiply ceiling says what the mix reaches",
                          arch, kname, fma, counts, fma);
   return m;
 }

@@ -292,9 +292,9 @@ class SweepCommand : public Command {
       if (!p.on_target()) low.push_back(fmt::format("{} ({:.2f})", p.k, p.ratio));
       if (p.rms_warning(o.rms_warn_pct)) {
         flags.push_back(fmt::format("RMS > {:.0f}%", o.rms_warn_pct));
-        r.warn(fmt::format("{} {} k={}: RMS={:.2f}% > {:.1f}% (timing noise: other work on the device, clocks "
-                           "changing)",
-                           device, vi.name, p.k, p.timing.rms_pct, o.rms_warn_pct));
+        r.warn(fmt::format("{} {} ({} kernel) k={}: RMS={:.2f}% > {:.1f}% (timing noise: other work on the device, "
+                           "clocks changing)",
+                           device, vi.name, ki.name, p.k, p.timing.rms_pct, o.rms_warn_pct));
       }
       t.row({p.k, p.ai, p.gflops, p.bandwidth, p.percent_peak, p.predicted_gflops, p.ratio, p.t_mem_s * 1e6,
              p.t_comp_s * 1e6, p.no_overlap_gflops, p.timing.mean_s * 1e3, p.timing.median_s * 1e3, p.timing.rms_pct,
