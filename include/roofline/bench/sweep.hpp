@@ -159,6 +159,10 @@ void check_cpu_memory(Variant v, const Options& o);
 // Runs one variant on the CPU (all cores, OpenMP + SIMD). fp16/bf16 throw
 // Unsupported (no native half arithmetic on the CPU path).
 std::vector<Point> run_cpu(Variant v, const Options& o, const Progress& progress);
+// Throws a usage error when the GPU run cannot be done as asked (odd n for
+// the packed types, n beyond the GPU's free memory or the seed's int index),
+// before anything is measured. Unsupported in a CPU-only build.
+void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o);
 // Runs one variant with one kernel (Seed or Overlap) on a GPU. Throws
 // Unsupported in a CPU-only build.
 std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const Progress& progress);

@@ -23,10 +23,8 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
   return run_gpu(device, v, Kernel::Seed, o, progress);
 }
 
-std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const Progress& progress) {
+void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o) {
   validate(o);
-  if (kernel == Kernel::Cpu)
-    throw Error(ErrorKind::Internal, "run_gpu asked for the CPU kernel", "use run_cpu for the CPU");
   cuda::require_gpu(device);
   const VariantInfo& vi = info(v);
   if (o.n % vi.elements_per_thread != 0)
@@ -34,12 +32,11 @@ std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& 
                 "use an even --n");
   CUDA_CHECK(cudaSetDevice(device));
   hw::GpuInfo gpu = hw::query_gpu(device);
-  GpuTimer timer(device);  // holds a 2 x L2 flush buffer; allocate it before judging what is left
-
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   double need = static_cast<double>(o.n) * vi.bytes_per_element();
-  const double margin = 256.0 * (1 << 20);  // for the context, sample buffers and fragmentation
+  // For the context, sample buffers, fragmentation, and the timer's 2 x L2 flush buffer.
+  const double margin = 256.0 * (1 << 20) + 2.0 * gpu.l2_bytes;
   if (need + margin > static_cast<double>(free_b))
     throw_usage(fmt::format("n = {} needs {} of GPU memory for the {} sweep (input and output), but {} has {} free "
                             "of {}",
@@ -47,10 +44,18 @@ std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& 
                             format_bytes(double(total_b))),
                 fmt::format("use a smaller --n, at most about {}",
                             static_cast<std::int64_t>((double(free_b) - margin) / vi.bytes_per_element())));
-
   if (kernel == Kernel::Seed && o.n > kMaxGpuElements)
     throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
                 "use a smaller --n, e.g. --n 64M (the seed's 2^26), or --kernel overlap");
+}
+
+std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const Progress& progress) {
+  if (kernel == Kernel::Cpu)
+    throw Error(ErrorKind::Internal, "run_gpu asked for the CPU kernel", "use run_cpu for the CPU");
+  check_gpu_fit(device, v, kernel, o);
+  const VariantInfo& vi = info(v);
+  hw::GpuInfo gpu = hw::query_gpu(device);
+  GpuTimer timer(device);
   // What each kernel keeps in flight (Little's law) and how it is launched.
   int resident_threads = 0;
   double in_flight_per_thread = 0;

@@ -222,6 +222,8 @@ class SweepCommand : public Command {
     const sw::SassCheck& sass = sw::sweep_sass();
     hw::GpuInfo gpu = hw::query_gpu(g);
     std::string arch = sw::sm_arch(gpu.cc_major, gpu.cc_minor);
+    for (sw::Variant v : vs)  // bad sizes are usage errors before anything is measured
+      for (sw::Kernel k : ks) sw::check_gpu_fit(g, v, k, o);
     ensure_gpu_ceilings(ctx, r, g, gpu, vs);
     model::Roofline measured = bench::load_measured_roofline(ctx.db(), gpu.name);
     model::Roofline reference = hw::reference_roofline(gpu);
