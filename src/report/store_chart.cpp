@@ -91,7 +91,10 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   while (st.step()) {
     Row r{st.i64(0), st.f64(1), nlohmann::json::parse(st.text(2), nullptr, false), st.text(3)};
     if (!r.p.is_object()) continue;
+    // One series per variant and kernel (older points have no kernel: the seed's).
     std::string v = r.p.value("variant", "?");
+    const std::string kernel = r.p.value("kernel", "");
+    if (!kernel.empty() && kernel != "seed" && kernel != "cpu") v += " " + kernel;
     newest_run[v] = std::max(newest_run[v], r.run);
     by_variant[v].push_back(std::move(r));
   }

@@ -93,6 +93,60 @@ TEST(GpuReference, DramFallsBackToBusWidthTimesClock) {
   EXPECT_FALSE(f.params.contains("peak_at_clock")) << "a bandwidth has no SM-clock peak";
 }
 
+// The first H100 run printed "dram.latency 351 ns (0.0% of datasheet)": a
+// latency held against the DRAM bandwidth. Only rates have a reference.
+TEST(GpuReference, LatenciesAndBytesInFlightHaveNoReference) {
+  const auto g = fake_h100();
+  model::Roofline sheet(g.name);
+  model::Ceiling c;
+  c.id = "dram";
+  c.kind = model::CeilingKind::Memory;
+  c.value = 3.35e12;
+  c.source = model::Source::Datasheet;
+  c.unit = "dram";
+  sheet.add(c);
+  for (auto [name, unit] : {std::pair<const char*, const char*>{"dram.latency", "s"}, {"l2.latency", "s"},
+                            {"dram.bytes_in_flight", "B"}, {"l2.bytes_in_flight", "B"}, {"launch.latency", "s"}}) {
+    auto f = figure(name, unit, 351e-9, 1980);
+    attach_reference(f, g, sheet);
+    EXPECT_FALSE(f.reference.has_value()) << name;
+    EXPECT_TRUE(f.reference_label.empty()) << name << ": " << f.reference_label;
+    EXPECT_FALSE(f.params.contains("peak_at_clock")) << name;
+  }
+  auto bw = figure("dram.read", "B/s", 3.1e12, 1980);  // a rate still gets its datasheet figure
+  attach_reference(bw, g, sheet);
+  ASSERT_TRUE(bw.reference.has_value());
+  EXPECT_DOUBLE_EQ(*bw.reference, 3.35e12);
+}
+
+// An add + multiply loop does one FLOP per instruction: its reference is half
+// the FMA figure, from the datasheet or derived at the measured clock.
+TEST(GpuReference, AddMultiplyIsHeldAgainstHalfTheFmaRate) {
+  const auto g = fake_h100();
+  auto d = figure("fp32.cuda.addmul", "FLOP/s", 33e12, 1980);
+  attach_reference(d, g, model::Roofline(g.name));
+  ASSERT_TRUE(d.reference.has_value());
+  EXPECT_DOUBLE_EQ(*d.reference, 0.5 * 132.0 * 256 * 1980e6);
+  EXPECT_DOUBLE_EQ(d.params["peak_at_clock"].get<double>(), 0.5 * 132.0 * 256 * 1980e6);
+  EXPECT_NE(d.reference_label.find("half of"), std::string::npos) << d.reference_label;
+  model::Roofline sheet(g.name);
+  model::Ceiling c;
+  c.id = "fp16.cuda";
+  c.kind = model::CeilingKind::Compute;
+  c.value = 133.8e12;
+  c.source = model::Source::Datasheet;
+  c.precision = "fp16";
+  c.unit = "cuda";
+  sheet.add(c);
+  auto h = figure("fp16.cuda.addmul", "FLOP/s", 50e12, 1980);
+  attach_reference(h, g, sheet);
+  ASSERT_TRUE(h.reference.has_value());
+  EXPECT_DOUBLE_EQ(*h.reference, 66.9e12);
+  EXPECT_EQ(h.reference_label.rfind("datasheet", 0), 0u) << h.reference_label;
+  EXPECT_NE(h.reference_label.find("half"), std::string::npos) << h.reference_label;
+  EXPECT_DOUBLE_EQ(h.params["peak_at_clock"].get<double>(), 0.5 * 132.0 * 512 * 1980e6);
+}
+
 TEST(GpuReference, UnknownArchitectureHasNoInventedPeak) {
   hw::GpuInfo g;
   g.cc_major = 7;

@@ -276,6 +276,8 @@ TEST(SweepSass, ParsesCountsPerKernelAndArchitecture) {
 TEST(SweepRoof, PrefersMeasuredCeilingsAndSaysWhich) {
   model::Roofline measured("gpu");
   measured.add({"fp32.cuda", "FP32", model::CeilingKind::Compute, 60e12, model::Source::Measured, "fp32", "cuda", ""});
+  measured.add({"fp32.cuda.addmul", "FP32 add+mul", model::CeilingKind::Compute, 27e12, model::Source::Measured, "fp32",
+                "cuda", ""});
   measured.add({"dram.read", "DRAM read", model::CeilingKind::Memory, 3.0e12, model::Source::Measured, "", "dram", ""});
   measured.add({"dram.copy", "DRAM copy", model::CeilingKind::Memory, 2.8e12, model::Source::Measured, "", "dram", ""});
   hw::GpuInfo g;
@@ -283,11 +285,23 @@ TEST(SweepRoof, PrefersMeasuredCeilingsAndSaysWhich) {
   sw::MixVerdict mix;
   mix.fraction_of_fma_peak = 0.5;
   mix.from_sass = true;
+  // The seed's FADD + FMUL is held against the measured add+multiply rate as
+  // it is (not half the FMA rate, which it may not reach).
   auto r = sw::gpu_roof(sw::Variant::Fp32, measured, model::Roofline(), mix, g, 0);
-  EXPECT_DOUBLE_EQ(r.peak, 30e12);
+  EXPECT_DOUBLE_EQ(r.peak, 27e12);
   EXPECT_TRUE(r.peak_measured);
+  EXPECT_EQ(r.peak_id, "fp32.cuda.addmul");
+  EXPECT_NE(r.peak_source.find("fp32.cuda.addmul"), std::string::npos) << r.peak_source;
   EXPECT_DOUBLE_EQ(r.bandwidth, 2.8e12);  // the copy stream, not the larger read
   EXPECT_NE(r.bandwidth_source.find("dram.copy"), std::string::npos);
+  // Horner's FFMA: the FMA rate, times the SASS verdict's fraction (1 here).
+  sw::MixVerdict fused;
+  fused.fraction_of_fma_peak = 1.0;
+  fused.from_sass = true;
+  auto h = sw::gpu_roof(sw::Variant::Fma, measured, model::Roofline(), fused, g, 0);
+  EXPECT_DOUBLE_EQ(h.peak, 60e12);
+  EXPECT_EQ(h.peak_id, "fp32.cuda");
+  EXPECT_TRUE(h.peak_measured);
   // Nothing stored: the theoretical peak at the measured clock, labelled.
   g.cc_major = 9;
   g.cc_minor = 0;
@@ -296,4 +310,177 @@ TEST(SweepRoof, PrefersMeasuredCeilingsAndSaysWhich) {
   EXPECT_NEAR(t.peak, 0.5 * 2 * 128 * 132 * 1980e6, 1);
   EXPECT_FALSE(t.peak_measured);
   EXPECT_NE(t.peak_source.find("theoretical"), std::string::npos);
+}
+
+// Without the mix's own ceiling the FMA rate x the mix's fraction stands in,
+// said loudly and not counted as measured (the CLI measures the ceiling first).
+TEST(SweepRoof, MissingMixCeilingIsNotPassedOffAsMeasured) {
+  model::Roofline measured("gpu");
+  measured.add({"fp16.cuda", "FP16", model::CeilingKind::Compute, 132e12, model::Source::Measured, "fp16", "cuda", ""});
+  measured.add({"fp32.cuda.addmul", "FP32 add+mul", model::CeilingKind::Compute, 33e12, model::Source::Measured, "fp32",
+                "cuda", ""});
+  sw::MixVerdict mix;
+  mix.fraction_of_fma_peak = 0.5;
+  auto r = sw::gpu_roof(sw::Variant::Fp16, measured, model::Roofline(), mix, hw::GpuInfo(), 0);
+  EXPECT_DOUBLE_EQ(r.peak, 66e12);
+  EXPECT_FALSE(r.peak_measured);
+  EXPECT_EQ(r.peak_id, "fp16.cuda");
+  EXPECT_NE(r.peak_source.find("NOT the mix's own rate"), std::string::npos) << r.peak_source;
+  EXPECT_NE(r.peak_source.find("fp16.cuda.addmul"), std::string::npos) << r.peak_source;
+  // bf16 has its own ceiling name; fp32's add+mul is not borrowed.
+  measured.add({"bf16.cuda.addmul", "BF16 add+mul", model::CeilingKind::Compute, 50e12, model::Source::Measured, "bf16",
+                "cuda", ""});
+  auto b = sw::gpu_roof(sw::Variant::Bf16, measured, model::Roofline(), mix, hw::GpuInfo(), 0);
+  EXPECT_DOUBLE_EQ(b.peak, 50e12);
+  EXPECT_TRUE(b.peak_measured);
+}
+
+TEST(SweepRoof, CeilingsTheGpuPredictionsNeed) {
+  auto ids = sw::gpu_ceilings_needed({sw::Variant::Fp32, sw::Variant::Fma, sw::Variant::Fp64, sw::Variant::Fp16,
+                                      sw::Variant::Bf16, sw::Variant::Fp32});
+  const std::vector<std::string> want = {"dram.copy", "fp32.cuda.addmul", "fp32.cuda", "fp64.cuda.addmul",
+                                         "fp16.cuda.addmul", "bf16.cuda.addmul"};
+  EXPECT_EQ(ids, want);
+}
+
+// The first H100 run (2026-11-22): seed fp32 at k = 50 took 402 us; with
+// fp32.cuda.addmul = 33.1 TFLOP/s and dram.copy = 2.88 TB/s, t_mem = 186 us and
+// t_comp = 203 us, and a kernel that never overlaps them reaches 17.2 TFLOP/s.
+TEST(SweepModel, NoOverlapModelAndTheTwoTimes) {
+  sw::Roof roof;
+  roof.peak = 33.1e12;
+  roof.bandwidth = 2.88e12;
+  sw::Point p;
+  p.variant = sw::Variant::Fp32;
+  p.kernel = sw::Kernel::Seed;
+  p.n = std::int64_t{1} << 26;
+  p.k = 50;
+  p.timing = sw::timing_of({0.402e-3, 0.402e-3});
+  sw::finish_point(p, roof);
+  EXPECT_NEAR(p.t_mem_s * 1e6, 186.4, 0.1);
+  EXPECT_NEAR(p.t_comp_s * 1e6, 202.7, 0.1);
+  EXPECT_NEAR(p.no_overlap_gflops, 17247, 5);
+  EXPECT_NEAR(p.predicted_gflops, 33100, 1);  // compute-bound by a little: AI 12.5 x 2.88 = 36 TFLOP/s
+  EXPECT_NEAR(p.gflops, 16693, 5);
+  EXPECT_FALSE(p.on_target());
+  EXPECT_TRUE(p.low());
+  // No bandwidth known: no times, no model.
+  sw::Roof peak_only;
+  peak_only.peak = 33.1e12;
+  sw::finish_point(p, peak_only);
+  EXPECT_EQ(p.t_mem_s, 0);
+  EXPECT_EQ(p.no_overlap_gflops, 0);
+  // The target band is 0.9 to 1.1.
+  sw::Point q;
+  q.ratio = 0.9;
+  EXPECT_TRUE(q.on_target());
+  q.ratio = 1.1;
+  EXPECT_TRUE(q.on_target());
+  q.ratio = 1.11;
+  EXPECT_FALSE(q.on_target());
+  q.ratio = 0.899;
+  EXPECT_FALSE(q.on_target());
+}
+
+TEST(SweepModel, NoOverlapNotePicksThePointNearestTheRidge) {
+  sw::Roof roof;
+  roof.peak = 33.1e12;
+  roof.bandwidth = 2.88e12;
+  std::vector<sw::Point> pts;
+  for (auto [k, ms] : {std::pair<std::int64_t, double>{1, 0.236}, {50, 0.402}, {1000, 4.599}}) {
+    sw::Point p;
+    p.variant = sw::Variant::Fp32;
+    p.n = std::int64_t{1} << 26;
+    p.k = k;
+    p.timing = sw::timing_of({ms * 1e-3});
+    sw::finish_point(p, roof);
+    pts.push_back(p);
+  }
+  const std::string note = sw::no_overlap_note(pts);
+  EXPECT_NE(note.find("k=50"), std::string::npos) << note;
+  EXPECT_NE(note.find("17.2 TFLOP/s"), std::string::npos) << note;
+  EXPECT_NE(note.find("16.7 TFLOP/s"), std::string::npos) << note;
+  EXPECT_TRUE(sw::no_overlap_note({}).empty());
+}
+
+// Little's law for the seed's fp32 kernel on the H100 of the first run: 2048
+// resident threads x one 4-byte load = 8 KiB per SM, against the 1.07 MiB
+// (8.3 KiB per SM) that dram.bytes_in_flight says DRAM needs at 351 ns.
+TEST(SweepModel, LittlesLawForTheSeedKernel) {
+  const double needed = 1.07 * (1 << 20);
+  const double reads = (std::int64_t{1} << 26) * 4 / 0.236e-3;  // k = 1: 0.236 ms
+  auto f = sw::in_flight("seed kernel", 2048 * 4.0, 2048, 132, needed, 351e-9, reads, 1);
+  EXPECT_DOUBLE_EQ(f.per_sm, 8192);
+  EXPECT_NEAR(f.needed_per_sm, needed / 132, 1e-9);
+  EXPECT_NEAR(f.fraction, 8192 / (needed / 132), 1e-12);
+  EXPECT_LT(f.fraction, 1.0);
+  EXPECT_NEAR(f.implied_latency_s * 1e9, 951, 2);
+  EXPECT_NE(f.text.find("8.00 KiB"), std::string::npos) << f.text;
+  EXPECT_NE(f.text.find("barely cover"), std::string::npos) << f.text;
+  // Nothing stored to compare with: said so, the rest still computed.
+  auto g = sw::in_flight("overlap kernel", 1024 * 192.0, 1024, 132, 0, 0, reads, 1);
+  EXPECT_EQ(g.fraction, 0);
+  EXPECT_NE(g.text.find("no dram.bytes_in_flight"), std::string::npos) << g.text;
+  EXPECT_GT(g.implied_latency_s, 0);
+}
+
+TEST(SweepKernels, ParseNamesAndFigureNames) {
+  auto ks = sw::parse_kernels("seed, OVERLAP,seed");
+  ASSERT_EQ(ks.size(), 2u);
+  EXPECT_EQ(ks[0], sw::Kernel::Seed);
+  EXPECT_EQ(ks[1], sw::Kernel::Overlap);
+  EXPECT_THROW(sw::parse_kernels("seed,fast"), Error);
+  EXPECT_THROW(sw::parse_kernels("cpu"), Error);  // the CPU's loop is not a GPU kernel
+  EXPECT_THROW(sw::parse_kernels(""), Error);
+  sw::Point p;
+  p.variant = sw::Variant::Fp16;
+  p.kernel = sw::Kernel::Overlap;
+  p.k = 20;
+  p.device = "gpu:0";
+  auto f = sw::to_figure(p, sw::Roof());
+  EXPECT_EQ(f.name, "sweep.fp16.overlap.k=20");
+  EXPECT_EQ(f.params["kernel"], "overlap");
+  EXPECT_EQ(f.params["variant"], "fp16");
+  EXPECT_STREQ(sw::info(sw::Variant::Fp16).gpu_kernel(sw::Kernel::Overlap), "overlap_k_terms_fp16");
+  EXPECT_STREQ(sw::info(sw::Variant::Fp16).gpu_kernel(sw::Kernel::Seed), "compute_k_terms_fp16");
+  for (const auto& vi : sw::variants()) EXPECT_NE(std::string(vi.mix_ceiling).find(vi.precision), std::string::npos);
+}
+
+// What the first H100 run's SASS showed for the half-precision seed loop: the
+// compiler issues some adds (R * 1 + R) and multiplies (R * R - 0) as
+// HFMA2.MMA, the second pipe's form. Counted within HFMA2 and on their own.
+TEST(SweepSass, CountsTheSecondPipesHfma2ApartPerKernel) {
+  const char* text = R"(
+	code for sm_90
+		Function : overlap_k_terms_fp16
+        /*01c0*/                   HFMA2.MMA R5, R5, 1, 1, R8 ;                   /* 0x3c003c0005057835 */
+        /*01d0*/                   HMUL2 R6, R8, R2 ;                             /* 0x0000000208067232 */
+        /*0200*/                   HADD2 R5, R5, R6 ;                             /* 0x0000000605057230 */
+        /*0210*/                   HFMA2.MMA R6, R6, R2, -RZ ;                    /* 0x0000000206067235 */
+        /*0220*/                   HFMA2 R7, R7, R2, R9 ;                         /* 0x0000000207077231 */
+		Function : overlap_k_terms_bf16
+        /*0300*/                   HFMA2.MMA.BF16_V2 R5, R5, R12, R11 ;            /* 0x0000000c05057235 */
+        /*0310*/                   HADD2.BF16_V2 R6, R6, R4 ;                      /* 0x0000000c06067231 */
+)";
+  sw::SassCheck c;
+  c.done = true;
+  c.kernels = sw::parse_sass(text);
+  const auto* h = c.find("overlap_k_terms_fp16", "sm_90");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->count("HFMA2"), 3);
+  EXPECT_EQ(h->count("HFMA2.MMA"), 2);
+  EXPECT_EQ(h->count("HADD2"), 1);
+  EXPECT_EQ(h->count("HMUL2"), 1);
+  const auto* b = c.find("overlap_k_terms_bf16", "sm_90");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->count("HFMA2.BF16"), 1);
+  EXPECT_EQ(b->count("HFMA2.MMA.BF16"), 1);
+  auto m = sw::mix_verdict(sw::Variant::Fp16, sw::Kernel::Overlap, c, "sm_90");
+  EXPECT_TRUE(m.from_sass);
+  EXPECT_NE(m.text.find("overlap_k_terms_fp16"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("of which 2 HFMA2.MMA on the second pipe"), std::string::npos) << m.text;
+  // The seed kernel is not in this listing: said so.
+  auto seed = sw::mix_verdict(sw::Variant::Fp16, sw::Kernel::Seed, c, "sm_90");
+  EXPECT_FALSE(seed.from_sass);
+  EXPECT_NE(seed.text.find("no compute_k_terms_fp16 code"), std::string::npos) << seed.text;
 }

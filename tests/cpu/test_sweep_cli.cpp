@@ -50,6 +50,9 @@ TEST(SweepCli, BadNBlockAndVariantAreUsageErrors) {
   auto var = sweep(d, {"--device", "cpu", "--variants", "fp99"});
   EXPECT_EQ(var.exit_code, 2);
   EXPECT_NE(var.err.find("unknown sweep variant 'fp99'"), std::string::npos) << var.err;
+  auto kern = sweep(d, {"--device", "cpu", "--kernel", "fastest"});
+  EXPECT_EQ(kern.exit_code, 2);
+  EXPECT_NE(kern.err.find("unknown sweep kernel 'fastest'"), std::string::npos) << kern.err;
 }
 
 TEST(SweepCli, SmallCpuSweepWritesTheSeedsCsvAndStoresPoints) {
@@ -62,7 +65,7 @@ TEST(SweepCli, SmallCpuSweepWritesTheSeedsCsvAndStoresPoints) {
   EXPECT_NE(csv.find("\n1,0.250000,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n4,1.000000,"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n16,4.000000,"), std::string::npos) << csv;
-  EXPECT_NE(r.out.find("fp32 sweep on"), std::string::npos);
+  EXPECT_NE(r.out.find("fp32 sweep, cpu kernel, on"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ok ("), std::string::npos);  // outputs checked
   auto runs = run_cli({"--db", d.file("r.db"), "--json", "runs"});
   EXPECT_NE(runs.out.find("\"sweep\""), std::string::npos);

@@ -5,7 +5,9 @@
 #   tools/device/ceilings.sh [all|tests|sass|quick|full|ncu]...   (default: all)
 #
 #   tests  the GPU tests of the ceilings area (kernels vs host references, the
-#          wgmma check mode for every precision and layout, the CLI storing figures)
+#          add+multiply kernels vs a host replay, every DMMA shape vs a CPU
+#          product, the wgmma check mode for every precision and layout, the
+#          CLI storing figures)
 #   sass   registers/spills and the instructions in the built kernels (cuobjdump)
 #   quick  `roofline ceilings --quick --device gpu`, timed (target: < 60 s)
 #   full   `roofline ceilings --device gpu`, timed (target: < 5 min)
@@ -45,6 +47,7 @@ if want sass; then
   {
     for obj in build/CMakeFiles/roofline_sm90a.dir/src/bench/gpu/wgmma_sm90a.cu.o \
                build/CMakeFiles/roofline_lib.dir/src/bench/gpu/fma_kernels.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/addmul_kernels.cu.o \
                build/CMakeFiles/roofline_lib.dir/src/bench/gpu/memory_kernels.cu.o \
                build/CMakeFiles/roofline_lib.dir/src/bench/gpu/bulk_kernels.cu.o \
                build/CMakeFiles/roofline_lib.dir/src/bench/gpu/dmma_kernels.cu.o; do
@@ -58,7 +61,7 @@ if want sass; then
            /Function :/{fn=$3}
            sm90 && /^ +\/\*[0-9a-f]+\*\//{
              op=$2; if (op ~ /^@/) op=$3; sub(/;$/,"",op)
-             if (op ~ /GMMA|FFMA|DFMA|HFMA2|LDL|STL|LDG|STG|LDS|UBLKCP|SYNCS|BAR|WARPGROUP/) c[fn " " op]++ }
+             if (op ~ /GMMA|FFMA|DFMA|HFMA2|FADD|FMUL|DADD|DMUL|HADD2|HMUL2|DMMA|LDL|STL|LDG|STG|LDS|UBLKCP|SYNCS|BAR|WARPGROUP/) c[fn " " op]++ }
            END{for (k in c) print k, c[k]}' "$OUT/$(basename "$obj").sass" | \
         c++filt | sed -E 's/roofline::(bench::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | sort | cut -c1-160
     done
@@ -160,6 +163,15 @@ if rep:
         pct = row.get("pct_peak_at_clock") if row else None
         if pct is None: print(f"MISS {name}: no % of the peak at the measured clock"); continue
         line(pct >= target, f"{name} {val(name)/1e12:.2f} TFLOP/s = {pct:.1f}% of the peak at {row['clock_mhz']:.0f} MHz (>= {target}%)")
+    f64 = val("fp64.tensor")
+    if f64:
+        line(f64 >= 0.8 * 66.9e12, f"fp64.tensor {f64/1e12:.1f} TFLOP/s >= 53.5 TFLOP/s (80% of 66.9; m8n8k4 reached 33.2 on 2026-11-22)")
+    for p in ("fp64", "fp32", "fp16", "bf16"):
+        am, fma = val(p + ".cuda.addmul"), val(p + ".cuda")
+        if am and fma:
+            print(f"     {p}.cuda.addmul {am/1e12:.1f} TFLOP/s = {am/fma:.3f} x {p}.cuda (0.5: adds and multiplies at the FMA instruction rate)")
+        elif fma:
+            print(f"MISS {p}.cuda.addmul missing")
     bf, lib = val("bf16.tensor"), val("bf16.tensor.cublaslt")
     if bf:
         line(bf >= 0.8 * 989e12, f"bf16.tensor {bf/1e12:.1f} TFLOP/s >= 791 TFLOP/s (80% of 989)")

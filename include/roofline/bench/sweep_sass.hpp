@@ -20,6 +20,9 @@ struct SassKernel {
   // FADD FMUL FFMA, DADD DMUL DFMA, HADD2 HMUL2 HFMA2, and HADD2.BF16 HMUL2.BF16
   // HFMA2.BF16 for bfloat16 (any _V2 suffix folded in). HFMA2 with both
   // factors RZ (the compiler's way to load a constant) is not counted.
+  // HFMA2.MMA (the half2 FMA on the second, MMA pipe; also the compiler's form
+  // of some adds, R * 1 + R, and multiplies, R * R - 0) counts in HFMA2 and
+  // again under "HFMA2.MMA" ("HFMA2.MMA.BF16").
   std::map<std::string, int> ops;
   int count(const std::string& op) const;
 };
@@ -50,6 +53,7 @@ struct MixVerdict {
   double fraction_of_fma_peak = 0.5;
   std::string text;  // e.g. "SASS (sm_90): compute_k_terms has FADD + FMUL per term, no FFMA -> ..."
 };
-MixVerdict mix_verdict(Variant v, const SassCheck& sass, const std::string& arch);
+MixVerdict mix_verdict(Variant v, const SassCheck& sass, const std::string& arch);  // the seed's kernel
+MixVerdict mix_verdict(Variant v, Kernel kernel, const SassCheck& sass, const std::string& arch);
 
 }  // namespace roofline::bench::sweep

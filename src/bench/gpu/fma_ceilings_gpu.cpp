@@ -3,7 +3,6 @@
 // and the theoretical peak at that clock.
 #include <fmt/format.h>
 
-#include <random>
 #include <vector>
 
 #include "roofline/core/strings.hpp"
@@ -71,94 +70,11 @@ void measure_one(Session& s, const FmaFigure& ff) {
   s.add(std::move(f));
 }
 
-// A (8x4) and B (4x8) of small integers, as the DMMA kernel's lanes hold them,
-// and the product D = A . B (8x8).
-struct DmmaOperands {
-  std::vector<double> ab;  // 64: a then b, by lane
-  double d[8][8] = {};
-};
-DmmaOperands dmma_operands(uint32_t seed) {
-  DmmaOperands o;
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> v(1, 8), sign(0, 1);
-  o.ab.resize(64);
-  for (double& x : o.ab) x = v(rng) * (sign(rng) ? -1.0 : 1.0);
-  // lane l holds A[l/4][l%4] at ab[l] and B[l%4][l/4] at ab[32 + l].
-  for (int r = 0; r < 8; ++r)
-    for (int n = 0; n < 8; ++n)
-      for (int k = 0; k < 4; ++k) o.d[r][n] += o.ab[4 * r + k] * o.ab[32 + 4 * n + k];
-  return o;
-}
-
-void measure_dmma(Session& s) {
-  if (s.prop().major < 8)
-    throw_unsupported(fmt::format("FP64 tensor cores (DMMA) need compute capability 8.0 or newer; this GPU is {}.{}",
-                                  s.prop().major, s.prop().minor));
-  // Self-check first: one block, 3 passes, every accumulator of every thread.
-  const DmmaOperands o = dmma_operands(0x5eed5000u);
-  cuda::DeviceBuffer<double> ab(64, "DMMA operands");
-  ab.upload(o.ab.data(), 64, s.stream());
-  cuda::DeviceBuffer<int> err(1, "error flag");
-  CUDA_CHECK(cudaMemsetAsync(err.get(), 0, sizeof(int), s.stream()));
-  const int passes = 3;
-  {
-    cuda::DeviceBuffer<double> out(static_cast<size_t>(kDmmaThreads) * kDmmaChains * 2, "DMMA check");
-    CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), s.stream()));
-    launch_dmma(1, passes, ab.get(), out.get(), true, nullptr, err.get(), s.stream());
-    std::vector<double> h(out.size());
-    out.download(h.data(), h.size(), s.stream());
-    int e = 0;
-    CUDA_CHECK(cudaMemcpyAsync(&e, err.get(), sizeof e, cudaMemcpyDeviceToHost, s.stream()));
-    CUDA_CHECK(cudaStreamSynchronize(s.stream()));
-    if (e != 0) throw_unsupported("the DMMA kernel is not built for this GPU");
-    for (int tid = 0; tid < kDmmaThreads; ++tid)
-      for (int c = 0; c < kDmmaChains; ++c)
-        for (int i = 0; i < 2; ++i) {
-          const int lane = tid % 32;
-          const double want = passes * o.d[lane / 4][2 * (lane % 4) + i];
-          const double got = h[(static_cast<size_t>(tid) * kDmmaChains + c) * 2 + i];
-          if (got != want)
-            throw Error(ErrorKind::Numeric,
-                        fmt::format("the DMMA kernel failed its self-check: thread {} accumulator {} element {} is {}, "
-                                    "expected {}",
-                                    tid, c, i, got, want));
-        }
-  }
-  const int grid = dmma_grid(s.device());
-  cuda::DeviceBuffer<double> out(static_cast<size_t>(grid) * kDmmaThreads, "DMMA guard output");
-  auto run = [&](int iters, ClockProbe* probe) {
-    return [&, iters, probe](cudaStream_t st) {
-      launch_dmma(grid, iters, ab.get(), out.get(), false, probe, err.get(), st);
-    };
-  };
-  s.time_once(run(64, nullptr));
-  const double t0 = s.time_once(run(512, nullptr));
-  const int iters = static_cast<int>(scaled_count(512, t0, s.quick() ? 5e-3 : 10e-3, 1 << 28));
-  Measurement m = s.timer().measure(run(iters, s.probe()), s.measure_options(), 1, s.probe_clock());
-  const double flops = static_cast<double>(grid) * (kDmmaThreads / 32) * iters * kDmmaChains * 512.0;
-  Figure f;
-  f.name = "fp64.tensor";
-  f.label = "FP64 tensor core (DMMA, dense)";
-  f.unit = "FLOP/s";
-  f.precision = "fp64";
-  f.level = "tensor";
-  f.method = fmt::format("own kernel: mma.sync m8n8k4 f64 (DMMA), {} independent accumulators per warp, {} blocks x {} "
-                         "threads, registers only; self-check passed",
-                         kDmmaChains, grid, kDmmaThreads);
-  f.value = flops / m.time.median;
-  f.measurement = std::move(m);
-  f.params["flops_per_run"] = flops;
-  f.params["iters"] = iters;
-  f.params["grid"] = grid;
-  s.add(std::move(f));
-}
-
 }  // namespace
 
 void measure_fma(Session& s) {
   for (const auto& ff : kFigures)
     if (s.wants(ff.name)) s.attempt(ff.name, ff.label, [&] { measure_one(s, ff); });
-  if (s.wants("fp64.tensor")) s.attempt("fp64.tensor", "FP64 tensor core (DMMA)", [&] { measure_dmma(s); });
 }
 
 }  // namespace roofline::bench::gpu

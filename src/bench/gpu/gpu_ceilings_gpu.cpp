@@ -22,6 +22,8 @@ GpuCeilingsResult run_gpu_ceilings(int device, const CeilingOptions& opts, const
   gpu::measure_latency(s);
   gpu::measure_transfers(s);
   gpu::measure_fma(s);
+  gpu::measure_addmul(s);
+  gpu::measure_dmma(s);
   gpu::measure_tensor_library(s);
   gpu::measure_tensor_own(s);
   gpu::measure_memory_bulk(s);

@@ -43,6 +43,8 @@ const std::map<std::string, double>* arch_table(int major, int minor) {
 }
 
 bool is_compute(const Figure& f) { return f.unit == "FLOP/s" || f.unit == "OP/s"; }
+bool is_rate(const Figure& f) { return is_compute(f) || f.unit == "B/s"; }
+bool is_addmul(const std::string& name) { return ends_with(name, ".addmul"); }
 
 }  // namespace
 
@@ -64,25 +66,35 @@ std::optional<double> peak_at_clock(const hw::GpuInfo& gpu, const std::string& k
 }
 
 void attach_reference(Figure& f, const hw::GpuInfo& gpu, const model::Roofline& sheet) {
+  // Latencies (s) and bytes in flight (B) have no datasheet figure: comparing
+  // them with a bandwidth (the "dram" reference) would be nonsense.
+  if (!is_rate(f)) return;
   const std::string id = reference_id(f.name);
   const double clock = f.measurement.clock_median_mhz;
+  // An add+multiply loop does one FLOP per instruction where an FMA does two:
+  // its reference is half the FMA figure (what it reaches if adds and
+  // multiplies issue at the FMA instruction rate).
+  const double scale = is_addmul(f.name) ? 0.5 : 1.0;
   std::optional<double> at_clock;
   if (is_compute(f) || id == "smem") {
     at_clock = peak_at_clock(gpu, id, clock);
     if (at_clock) {
+      *at_clock *= scale;
       f.params["peak_at_clock"] = *at_clock;
       f.params["peak_at_clock_mhz"] = clock;
     }
   }
   if (const model::Ceiling* c = sheet.find(id, model::Source::Datasheet)) {
-    f.reference = c->value;
+    f.reference = c->value * scale;
     f.reference_label = c->note.empty() ? "datasheet" : "datasheet (" + c->note + ")";
+    if (scale != 1.0) f.reference_label += ": half its " + id + " figure (one FLOP per instruction)";
     return;
   }
   if (at_clock) {
     f.reference = *at_clock;
-    f.reference_label = fmt::format("derived: {} SMs x {} per clock x {:.0f} MHz (measured)", gpu.sms,
-                                    format_sig(*per_sm_per_clock(gpu, id)), clock);
+    f.reference_label = fmt::format("derived: {}{} SMs x {} per clock x {:.0f} MHz (measured)",
+                                    scale != 1.0 ? "half of " : "", gpu.sms, format_sig(*per_sm_per_clock(gpu, id)),
+                                    clock);
     return;
   }
   if (id == "dram" && gpu.bandwidth_theoretical > 0) {

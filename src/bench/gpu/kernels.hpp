@@ -88,6 +88,19 @@ int fma_grid(FmaType t, int device);
 void launch_fma(FmaType t, int grid, int iters, double a, double b, void* out, bool store_all, uint32_t sentinel,
                 ClockProbe* probe, cudaStream_t s);
 
+// ---------------------------------------------------------------- CUDA-core add + multiply
+// Each thread runs the sweep polynomial's inner loop, r += p; p *= x, on
+// addmul_elements(t) independent elements for iters x kernels::kPolyUnroll
+// terms, from r = fma_start(tid, 2e), p = fma_start(tid, 2e + 1) (lanes 0 and 1
+// for packed types), x[e] = xs[e] (device memory, addmul_elements values of the
+// type). store_all: out receives per thread and element r then p (2 values);
+// otherwise one value per thread when the chains' sum has the bits `sentinel`.
+constexpr int kAddmulThreads = 256;
+int addmul_elements(FmaType t);
+int addmul_grid(FmaType t, int device);
+void launch_addmul(FmaType t, int grid, int iters, const void* xs, void* out, bool store_all, uint32_t sentinel,
+                   ClockProbe* probe, cudaStream_t s);
+
 // ---------------------------------------------------------------- FP64 tensor cores (DMMA)
 // Each warp applies D += A . B (mma.sync m8n8k4 f64) `iters` times to each of
 // kDmmaChains independent accumulators. ab: A's 32 elements (lane l: A[l/4][l%4],
@@ -100,6 +113,18 @@ constexpr int kDmmaChains = 8;
 int dmma_grid(int device);
 void launch_dmma(int grid, int iters, const double* ab, double* out, bool store_all, ClockProbe* probe, int* error,
                  cudaStream_t s);
+
+// The sm_90 shapes mma.sync m16n8k{4,8,16} f64 (k = 4, 8, 16): each warp applies
+// D += A . B to kDmma16Chains independent accumulators, `iters` times. frag:
+// the A fragments, k/2 values per lane (lane-major), then the B fragments, k/4
+// per lane (dmma_layout.hpp says which element each value is).
+// store_all: out receives per thread and accumulator its 4 D values; else
+// nothing. error: 2 when the device code is missing (below compute capability 9.0).
+constexpr int kDmma16Threads = 256;
+constexpr int kDmma16Chains = 4;
+int dmma16_grid(int k, int device);
+void launch_dmma16(int k, int grid, int iters, const double* frag, double* out, bool store_all, ClockProbe* probe,
+                   int* error, cudaStream_t s);
 
 // ---------------------------------------------------------------- latency
 void launch_empty(cudaStream_t s);

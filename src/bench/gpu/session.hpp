@@ -82,7 +82,9 @@ class Session {
 void measure_memory(Session& s);        // dram.read/write/copy (SM load/store kernels), dram.memcpy, l2.read, smem.read
 void measure_latency(Session& s);       // launch.*, dram.latency, l2.latency
 void measure_transfers(Session& s);     // pcie.*
-void measure_fma(Session& s);           // fp64/fp32/fp16/bf16 .cuda, fp64.tensor (DMMA)
+void measure_fma(Session& s);           // fp64/fp32/fp16/bf16 .cuda (FMA)
+void measure_addmul(Session& s);        // fp64/fp32/fp16/bf16 .cuda.addmul (the sweep's add + multiply loop)
+void measure_dmma(Session& s);          // fp64.tensor (DMMA, every shape the GPU has)
 void measure_tensor_library(Session& s);  // <type>.tensor.cublaslt
 void measure_tensor_own(Session& s);    // <type>.tensor: own wgmma kernels (cuBLASLt's figure when they cannot be used)
 void measure_memory_bulk(Session& s);   // the bulk-copy DRAM kernels: replace dram.* when faster

@@ -80,6 +80,7 @@ std::vector<Point> run_typed(Variant v, const Options& o, const Progress& progre
     p.device = "cpu";
     p.device_name = cpu_info.model_name;
     p.variant = v;
+    p.kernel = Kernel::Cpu;
     p.k = k;
     p.n = n;
     p.timing = timing_of(m.samples);

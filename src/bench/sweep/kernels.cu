@@ -171,6 +171,26 @@ void launch_sweep(Variant v, const void* a, void* b, std::int64_t n, int k, int 
   CUDA_CHECK_LAUNCH();
 }
 
+int seed_blocks_per_sm(Variant v, int block) {
+  int per_sm = 0;
+  switch (v) {
+    case Variant::Fp32: CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, compute_k_terms, block, 0)); break;
+    case Variant::Fma:
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, compute_k_terms_fma, block, 0));
+      break;
+    case Variant::Fp64:
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, compute_k_terms_fp64, block, 0));
+      break;
+    case Variant::Fp16:
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, compute_k_terms_fp16, block, 0));
+      break;
+    case Variant::Bf16:
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, compute_k_terms_bf16, block, 0));
+      break;
+  }
+  return per_sm;
+}
+
 void launch_count_nonfinite(Variant v, const void* b, std::int64_t n, unsigned long long* count, cudaStream_t s) {
   CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof *count, s));
   switch (v) {

@@ -98,13 +98,18 @@ std::vector<SassKernel> parse_sass(const std::string& text) {
     if (!split_instruction(line, opcode, operands)) continue;
     auto parts = split(opcode, '.');
     if (parts.empty() || !counted_family(parts[0])) continue;
-    bool bf16 = false;
-    for (size_t i = 1; i < parts.size(); ++i) bf16 |= starts_with(parts[i], "BF16");
+    bool bf16 = false, mma = false;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      bf16 |= starts_with(parts[i], "BF16");
+      mma |= parts[i] == "MMA";
+    }
     if (parts[0] == "HFMA2" && operands.size() >= 3) {
       auto zero = [](const std::string& o) { return o == "RZ" || o == "-RZ"; };
       if (zero(operands[1]) && zero(operands[2])) continue;  // a constant load, not arithmetic
     }
     cur->ops[parts[0] + (bf16 ? ".BF16" : "")]++;
+    // HFMA2.MMA runs on the second (MMA) pipe: counted within HFMA2, and apart.
+    if (parts[0] == "HFMA2" && mma) cur->ops[std::string("HFMA2.MMA") + (bf16 ? ".BF16" : "")]++;
   }
   return out;
 }
@@ -127,7 +132,10 @@ std::string find_cuobjdump() {
 
 std::string function_list() {
   std::vector<std::string> names;
-  for (const auto& v : variants()) names.push_back(v.kernel);
+  for (const auto& v : variants()) {
+    names.push_back(v.kernel);
+    names.push_back(v.overlap_kernel);
+  }
   return join(names, ",");
 }
 
@@ -196,14 +204,19 @@ const SassCheck& sweep_sass() {
 }
 
 MixVerdict mix_verdict(Variant v, const SassCheck& sass, const std::string& arch) {
+  return mix_verdict(v, Kernel::Seed, sass, arch);
+}
+
+MixVerdict mix_verdict(Variant v, Kernel kernel, const SassCheck& sass, const std::string& arch) {
   const VariantInfo& vi = info(v);
+  const char* kname = vi.gpu_kernel(kernel);
   MixVerdict m;
   m.fraction_of_fma_peak = vi.fused ? 1.0 : 0.5;
   const std::string fma_name = v == Variant::Fp64 ? "DFMA" : v == Variant::Fp16 ? "HFMA2"
                                                         : v == Variant::Bf16 ? "HFMA2.BF16" : "FFMA";
-  const SassKernel* k = sass.done ? sass.find(vi.kernel, arch) : nullptr;
+  const SassKernel* k = sass.done ? sass.find(kname, arch) : nullptr;
   if (!k) {
-    std::string why = !sass.done ? sass.why_not : fmt::format("no {} code for {} in the listing", vi.kernel, arch);
+    std::string why = !sass.done ? sass.why_not : fmt::format("no {} code for {} in the listing", kname, arch);
     m.text = fmt::format("SASS not checked ({}): taking the source's mix, {} per term -> {}", why, vi.mix,
                          vi.fused ? "2 FLOPs per instruction: the full FMA peak"
                                   : "1 FLOP per instruction: half the " + fma_name + " peak");
@@ -216,9 +229,13 @@ MixVerdict mix_verdict(Variant v, const SassCheck& sass, const std::string& arch
   std::string fma = fma_name;
   int na = k->count(add), nm = k->count(mul), nf = k->count(fma);
   std::string counts = fmt::format("{} {}, {} {}, {} {}", add, na, mul, nm, fma, nf);
+  if (v == Variant::Fp16 || v == Variant::Bf16) {
+    const int nmma = k->count(std::string("HFMA2.MMA") + suffix);
+    counts += fmt::format(", of which {} HFMA2.MMA{} on the second pipe", nmma, suffix);
+  }
   if (na + nm + nf == 0) {
     m.from_sass = false;
-    m.text = fmt::format("SASS ({}): {} shows no {}/{}/{} at all ({}); taking the source's mix, {}", arch, vi.kernel,
+    m.text = fmt::format("SASS ({}): {} shows no {}/{}/{} at all ({}); taking the source's mix, {}", arch, kname,
                          add, mul, fma, counts, vi.mix);
     return m;
   }
@@ -227,12 +244,12 @@ MixVerdict mix_verdict(Variant v, const SassCheck& sass, const std::string& arch
       m.fraction_of_fma_peak = 1.0;
       m.text = fmt::format("SASS ({}): {} loop has one {} per term, no {} or {} -> 2 FLOPs per instruction: the full "
                            "{} peak ({})",
-                           arch, vi.kernel, fma, add, mul, fma, counts);
+                           arch, kname, fma, add, mul, fma, counts);
     } else {
       // Some terms were split: weight by what the instructions do.
       m.fraction_of_fma_peak = (2.0 * nf + na + nm) / (2.0 * (nf + na + nm));
       m.text = fmt::format("SASS ({}): {} mixes {} with separate adds/multiplies ({}) -> about {:.0f}% of the {} peak",
-                           arch, vi.kernel, fma, counts, 100 * m.fraction_of_fma_peak, fma);
+                           arch, kname, fma, counts, 100 * m.fraction_of_fma_peak, fma);
     }
     return m;
   }
@@ -241,14 +258,14 @@ MixVerdict mix_verdict(Variant v, const SassCheck& sass, const std::string& arch
   // is two instructions for two FLOPs.
   m.fraction_of_fma_peak = 0.5;
   if (nf == 0)
-    m.text = fmt::format("SASS ({}): {} loop has {} + {} per term, no {} -> 2 FLOPs per term as 2 instructions: peak "
-                         "for this mix is half the {} peak ({})",
-                         arch, vi.kernel, add, mul, fma, fma, counts);
+    m.text = fmt::format("SASS ({}): {} loop has {} + {} per term, no {} -> 2 FLOPs per term as 2 instructions: at "
+                         "most half the {} peak; the measured add+multiply ceiling says what the mix reaches ({})",
+                         arch, kname, add, mul, fma, fma, counts);
   else
-    m.text = fmt::format("SASS ({}): {} uses {} as well ({}): the compiler fused some adds or multiplies, but each term "
-                         "still takes 2 instructions (a multiply for the power and an accumulate) for 2 FLOPs -> half "
-                         "the {} peak",
-                         arch, vi.kernel, fma, counts, fma);
+    m.text = fmt::format("SASS ({}): {} uses {} as well ({}): the compiler issued some adds or multiplies as FMAs, but "
+                         "each term still takes 2 instructions (a multiply for the power and an accumulate) for 2 "
+                         "FLOPs -> at most half the {} peak; the measured add+multiply ceiling says what the mix reaches",
+                         arch, kname, fma, counts, fma);
   return m;
 }
 

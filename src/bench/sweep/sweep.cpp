@@ -14,18 +14,51 @@ namespace roofline::bench::sweep {
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> v = {
-      {Variant::Fp32, "fp32", "fp32", "compute_k_terms", 4, false, 1,
+      {Variant::Fp32, "fp32", "fp32", "compute_k_terms", "overlap_k_terms", "fp32.cuda.addmul", 4, false, 1,
        "b[i] = a[i] + a[i]^2 + ... + a[i]^k (the seed's loop: result += power; power *= x)", "FADD + FMUL"},
-      {Variant::Fma, "fma", "fp32", "compute_k_terms_fma", 4, true, 1,
+      {Variant::Fma, "fma", "fp32", "compute_k_terms_fma", "overlap_k_terms_fma", "fp32.cuda", 4, true, 1,
        "b[i] = 1 + a[i] + ... + a[i]^k by Horner's rule (r = fmaf(r, x, 1) k times)", "FFMA"},
-      {Variant::Fp64, "fp64", "fp64", "compute_k_terms_fp64", 8, false, 1,
+      {Variant::Fp64, "fp64", "fp64", "compute_k_terms_fp64", "overlap_k_terms_fp64", "fp64.cuda.addmul", 8, false, 1,
        "the seed's loop in double", "DADD + DMUL"},
-      {Variant::Fp16, "fp16", "fp16", "compute_k_terms_fp16", 2, false, 2,
+      {Variant::Fp16, "fp16", "fp16", "compute_k_terms_fp16", "overlap_k_terms_fp16", "fp16.cuda.addmul", 2, false, 2,
        "the seed's loop in half, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2 + HMUL2"},
-      {Variant::Bf16, "bf16", "bf16", "compute_k_terms_bf16", 2, false, 2,
+      {Variant::Bf16, "bf16", "bf16", "compute_k_terms_bf16", "overlap_k_terms_bf16", "bf16.cuda.addmul", 2, false, 2,
        "the seed's loop in bfloat16, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2.BF16 + HMUL2.BF16"},
   };
   return v;
+}
+
+const std::vector<KernelInfo>& kernel_infos() {
+  static const std::vector<KernelInfo> k = {
+      {Kernel::Seed, "seed",
+       "seed 004's kernel: one element per thread, one load, k terms, one store; blocks of --block threads"},
+      {Kernel::Overlap, "overlap",
+       "persistent grid, each thread 48 bytes (three 16-byte vectors) per chunk, cp.async copies 4 chunks ahead of "
+       "the arithmetic, unrolled k loop"},
+      {Kernel::Cpu, "cpu", "OpenMP over all cores, each core's range through the widest SIMD kernel present"},
+  };
+  return k;
+}
+
+const KernelInfo& info(Kernel k) {
+  for (const auto& i : kernel_infos())
+    if (i.kernel == k) return i;
+  ROOFLINE_ASSERT(false, "unknown sweep kernel");
+}
+
+std::vector<Kernel> parse_kernels(const std::string& list) {
+  std::vector<Kernel> out;
+  const char* hint = "use --kernel with seed, overlap or seed,overlap";
+  for (const auto& raw : split(list, ',')) {
+    std::string p = to_lower(trim(raw));
+    Kernel k;
+    if (p == "seed") k = Kernel::Seed;
+    else if (p == "overlap") k = Kernel::Overlap;
+    else throw_usage(fmt::format("unknown sweep kernel '{}'", trim(raw)), hint);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  }
+  if (out.empty()) throw_usage("--kernel is empty", hint);
+  return out;
 }
 
 const VariantInfo& info(Variant v) {
@@ -119,6 +152,10 @@ void finish_point(Point& p, const Roof& roof) {
   double pred = predicted_flops(p.ai, roof);
   p.predicted_gflops = pred / 1e9;
   p.ratio = pred > 0 ? p.gflops * 1e9 / pred : 0;
+  p.t_mem_s = roof.bandwidth > 0 ? p.bytes / roof.bandwidth : 0;
+  p.t_comp_s = roof.peak > 0 ? p.flops / roof.peak : 0;
+  const double serial = p.t_mem_s + p.t_comp_s;
+  p.no_overlap_gflops = roof.bandwidth > 0 && roof.peak > 0 && serial > 0 ? p.flops / serial / 1e9 : 0;
 }
 
 std::string csv_header() { return "k,ai,gflops,bandwidth,percent_peak"; }
@@ -133,8 +170,9 @@ std::string to_csv(const std::vector<Point>& points) {
 Figure to_figure(const Point& p, const Roof& roof) {
   const VariantInfo& vi = info(p.variant);
   Figure f;
-  f.name = fmt::format("sweep.{}.k={}", vi.name, p.k);
-  f.label = fmt::format("{} sweep, k = {}", vi.name, p.k);
+  const KernelInfo& ki = info(p.kernel);
+  f.name = fmt::format("sweep.{}.{}.k={}", vi.name, ki.name, p.k);
+  f.label = fmt::format("{} sweep ({} kernel), k = {}", vi.name, ki.name, p.k);
   f.unit = "FLOP/s";
   f.value = p.gflops * 1e9;
   f.precision = vi.precision;
@@ -143,6 +181,7 @@ Figure to_figure(const Point& p, const Roof& roof) {
   f.measurement = summarise_samples(p.timing.samples_s, {}, 0, 0);
   if (p.clock_mhz > 0) f.measurement.clock_median_mhz = p.clock_mhz;
   f.params = {{"variant", vi.name},
+              {"kernel", ki.name},
               {"device", p.device},
               {"k", p.k},
               {"n", p.n},
@@ -164,6 +203,12 @@ Figure to_figure(const Point& p, const Roof& roof) {
               {"bandwidth", roof.bandwidth},
               {"bandwidth_source", roof.bandwidth_source},
               {"mix", vi.mix},
+              {"peak_id", roof.peak_id},
+              {"t_mem_s", p.t_mem_s},
+              {"t_comp_s", p.t_comp_s},
+              {"no_overlap_gflops", p.no_overlap_gflops},
+              {"bytes_in_flight_per_sm", p.bytes_in_flight_per_sm},
+              {"resident_threads_per_sm", p.resident_threads_per_sm},
               {"check", {{"checked", p.check.checked}, {"mismatches", p.check.mismatches},
                          {"nonfinite", p.check.nonfinite}, {"max_rel_err", p.check.max_rel_err},
                          {"tolerance", p.check.tolerance}}}};

@@ -1,7 +1,7 @@
-// The sweep on a GPU: the seed's discipline (3 warm-ups, 10 runs each timed
-// with CUDA events, mean and RMS), inputs generated on the device, outputs
-// poisoned before every k, all of them scanned for inf/NaN and a sample
-// compared with the host's emulation.
+// The sweep on a GPU, with the seed's kernel or the overlap kernel: the seed's
+// discipline (3 warm-ups, 10 runs each timed with CUDA events, mean and RMS),
+// inputs generated on the device, outputs poisoned before every k, all of them
+// scanned for inf/NaN and a sample compared with the host's emulation.
 #include <cuda_runtime.h>
 
 #include <fmt/format.h>
@@ -20,6 +20,10 @@
 namespace roofline::bench::sweep {
 
 std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progress& progress) {
+  return run_gpu(device, v, Kernel::Seed, o, progress);
+}
+
+void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o) {
   validate(o);
   cuda::require_gpu(device);
   const VariantInfo& vi = info(v);
@@ -28,12 +32,11 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
                 "use an even --n");
   CUDA_CHECK(cudaSetDevice(device));
   hw::GpuInfo gpu = hw::query_gpu(device);
-  GpuTimer timer(device);  // holds a 2 x L2 flush buffer; allocate it before judging what is left
-
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   double need = static_cast<double>(o.n) * vi.bytes_per_element();
-  const double margin = 256.0 * (1 << 20);  // for the context, sample buffers and fragmentation
+  // For the context, sample buffers, fragmentation, and the timer's 2 x L2 flush buffer.
+  const double margin = 256.0 * (1 << 20) + 2.0 * gpu.l2_bytes;
   if (need + margin > static_cast<double>(free_b))
     throw_usage(fmt::format("n = {} needs {} of GPU memory for the {} sweep (input and output), but {} has {} free "
                             "of {}",
@@ -41,10 +44,35 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
                             format_bytes(double(total_b))),
                 fmt::format("use a smaller --n, at most about {}",
                             static_cast<std::int64_t>((double(free_b) - margin) / vi.bytes_per_element())));
-
-  if (o.n > kMaxGpuElements)
+  if (kernel == Kernel::Seed && o.n > kMaxGpuElements)
     throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
-                "use a smaller --n, e.g. --n 64M (the seed's 2^26)");
+                "use a smaller --n, e.g. --n 64M (the seed's 2^26), or --kernel overlap");
+}
+
+std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const Progress& progress) {
+  if (kernel == Kernel::Cpu)
+    throw Error(ErrorKind::Internal, "run_gpu asked for the CPU kernel", "use run_cpu for the CPU");
+  check_gpu_fit(device, v, kernel, o);
+  const VariantInfo& vi = info(v);
+  hw::GpuInfo gpu = hw::query_gpu(device);
+  GpuTimer timer(device);
+  // What each kernel keeps in flight (Little's law) and how it is launched.
+  int resident_threads = 0;
+  double in_flight_per_thread = 0;
+  int grid = 0;
+  if (kernel == Kernel::Seed) {
+    resident_threads = gpu::seed_blocks_per_sm(v, o.block) * o.block;
+    in_flight_per_thread = static_cast<double>(vi.element_bytes) * vi.elements_per_thread;  // its one load
+  } else {
+    const gpu::OverlapConfig cfg = gpu::overlap_config(v, device);
+    if (cfg.local_bytes > 0 && progress)
+      progress(fmt::format("warning: the {} overlap kernel uses {} bytes of local memory per thread (registers "
+                           "spilled): it will be slower than designed",
+                           vi.name, cfg.local_bytes));
+    resident_threads = cfg.blocks_per_sm * cfg.threads;
+    in_flight_per_thread = cfg.bytes_in_flight_per_thread;
+    grid = cfg.grid;
+  }
   const size_t bytes = static_cast<size_t>(o.n) * static_cast<size_t>(vi.element_bytes);
   cuda::DeviceBuffer<char> a(bytes, "sweep input"), b(bytes, "sweep output");
   cudaStream_t s = timer.stream();
@@ -61,12 +89,19 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
     mo.max_samples = o.runs;
     mo.max_seconds = 1e9;  // the seed's fixed count of runs
     Measurement m = timer.measure(
-        [&](cudaStream_t st) { gpu::launch_sweep(v, a.get(), b.get(), o.n, static_cast<int>(k), o.block, st); }, mo);
+        [&](cudaStream_t st) {
+          if (kernel == Kernel::Seed) gpu::launch_sweep(v, a.get(), b.get(), o.n, static_cast<int>(k), o.block, st);
+          else gpu::launch_overlap(v, a.get(), b.get(), o.n, static_cast<int>(k), grid, st);
+        },
+        mo);
 
     Point p;
     p.device = fmt::format("gpu:{}", device);
     p.device_name = gpu.name;
     p.variant = v;
+    p.kernel = kernel;
+    p.resident_threads_per_sm = resident_threads;
+    p.bytes_in_flight_per_sm = resident_threads * in_flight_per_thread;
     p.k = k;
     p.n = o.n;
     p.timing = timing_of(m.samples);
@@ -89,8 +124,8 @@ std::vector<Point> run_gpu(int device, Variant v, const Options& o, const Progre
     p.check = ref::compare(v, k, o.seed, idx, got);
     p.check.nonfinite = static_cast<std::int64_t>(bad);
     if (progress)
-      progress(fmt::format("{} {} k={}: {:.3f} ms, RMS {:.2f}%", p.device, vi.name, k, p.timing.mean_s * 1e3,
-                           p.timing.rms_pct));
+      progress(fmt::format("{} {} {} k={}: {:.3f} ms, RMS {:.2f}%", p.device, vi.name, info(kernel).name, k,
+                           p.timing.mean_s * 1e3, p.timing.rms_pct));
     out.push_back(std::move(p));
   }
   return out;
