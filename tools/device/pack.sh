@@ -12,11 +12,15 @@ mkdir -p "$stage/bin" "$stage/lib"
 for f in "$build"/bin/*; do [[ -f $f && -x $f ]] && cp "$f" "$stage/bin/"; done
 [[ -d $build/lib ]] && cp -r "$build"/lib/. "$stage/lib/" || true
 [[ -d $build/programs ]] && { mkdir -p "$stage/programs"; cp -r "$build"/programs/. "$stage/programs/"; }
+if [[ -d $build/tests/programs ]]; then  # test programs the device scripts run
+  mkdir -p "$stage/tests/programs"
+  find "$build/tests/programs" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/programs/" \;
+fi
 # Objects and archives the device scripts disassemble (cuobjdump is only there).
 (cd "$build" && find CMakeFiles/roofline_lib.dir/src/bench CMakeFiles/roofline_sm90a.dir tests -maxdepth 6 \
    \( -name '*.cu.o' -o -name '*.a' \) 2>/dev/null) | while read -r f; do
   mkdir -p "$stage/$(dirname "$f")"; cp "$build/$f" "$stage/$f"; done
-find "$stage/bin" "$stage/lib" -type f \( -perm -u+x -o -name '*.so' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
+find "$stage/bin" "$stage/lib" "$stage/tests/programs" -type f \( -perm -u+x -o -name '*.so' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
 tar -C "$stage" -cJf .carry/dist.tar.xz .
 rm -rf "$stage"
 du -sh .carry/dist.tar.xz .carry/fashion-mnist
