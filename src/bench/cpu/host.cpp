@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace roofline::bench::cpu {
 
 namespace {
@@ -67,5 +71,13 @@ std::uint64_t available_memory_bytes() {
 }
 
 int threads() { return std::max(1, omp_get_max_threads()); }
+
+#if defined(__x86_64__)
+FlushDenormals::FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }  // FTZ | DAZ
+FlushDenormals::~FlushDenormals() { _mm_setcsr(saved_); }
+#else
+FlushDenormals::FlushDenormals() = default;
+FlushDenormals::~FlushDenormals() = default;
+#endif
 
 }  // namespace roofline::bench::cpu
