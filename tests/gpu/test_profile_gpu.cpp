@@ -151,6 +151,20 @@ TEST(ProfileGpu, NvtxHooksInstallWithoutAGpu) {
   EXPECT_NE(none.find("range 0"), std::string::npos) << none;
 }
 
+TEST(ProfileGpu, NvtxRangeOpenedBeforeCudaStartsIsKept) {
+  // "app" is pushed before the program's first CUDA call, i.e. before the
+  // injection library (loaded by cuInit) has started CUPTI.
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] = profile_target(dir, {"--nvtx-early"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(instances(p, "add_kernel", "app/epoch/forward"), 50u) << r.out;
+  EXPECT_EQ(instances(p, "scale_kernel", "app"), 200u) << r.out;
+  ASSERT_TRUE(p.nvtx_ranges.count("app")) << r.out;
+  EXPECT_EQ(p.nvtx_ranges.at("app").kernels, 250u);
+  EXPECT_EQ(p.nvtx_ranges.at("app").cpu_ns.count(), 1u);
+}
+
 TEST(ProfileGpu, NonZeroExitIsPassedOnWithTheProfile) {
   ROOFLINE_REQUIRE_GPU();
   test::TempDir dir;
