@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roofline/profiler/aggregator.hpp"
@@ -36,7 +37,7 @@ struct CollectorOptions {
   bool nvtx = true;       // NVTX range callbacks
   std::string trace_dir;  // per-event trace into <dir>/trace-<pid>.jsonl ("" = none)
   std::uint64_t trace_limit = 1'000'000;
-  size_t buffer_bytes = size_t{8} << 20;
+  size_t buffer_bytes = size_t{16} << 20;  // per activity buffer (recycled, see buffer_requested)
   std::uint32_t flush_period_ms = 500;  // CUPTI's periodic flush of full, completed buffers (0 = none)
   std::string command;                  // for the trace file's header
 };
@@ -75,10 +76,23 @@ class CuptiCollector {
   // Called (on the creating thread, inside CUPTI's callback: do little) when
   // a CUDA context is created; enables the resource callback it needs.
   void set_context_hook(void (*hook)());
+  // Called (on the destroying thread, inside CUPTI's callback) when a CUDA
+  // context is about to be destroyed, after the collector flushed its
+  // buffers: whatever samples that context must stop first.
+  void set_context_destroy_hook(void (*hook)()) { context_destroy_hook_ = hook; }
   // The calling thread's NVTX range path ("" outside ranges).
   std::string current_nvtx_path() const { return nvtx_.path_name(nvtx_.current_path()); }
   // A warning to show in the profile.
   void add_warning(const std::string& text) { warn(text); }
+
+  // NVTX events, from CUPTI's NVTX callbacks (in-process) or from the
+  // injection library's own NVTX hooks (nvtx_hooks.cpp). Safe before start():
+  // ranges pushed before CUDA starts are kept, and launch callbacks are
+  // enabled once the subscriber exists.
+  void nvtx_push(std::string_view name);
+  void nvtx_pop();
+  void nvtx_start(std::uint64_t id, std::string_view name);
+  void nvtx_end(std::uint64_t id);
 
   // pthread_atfork handlers (the injection library registers them).
   void prepare_fork();
@@ -101,6 +115,7 @@ class CuptiCollector {
   CollectorOptions opt_;
   std::atomic<bool> running_{false};
   std::atomic<bool> launch_callbacks_{false};
+  std::atomic<bool> nvtx_pushed_{false};  // a range was pushed (launch callbacks wanted)
   void* subscriber_ = nullptr;
   std::uint64_t start_ns_ = 0;
   Aggregator aggregator_;
@@ -114,6 +129,7 @@ class CuptiCollector {
   Forward forward_ = nullptr;
   void* forward_user_ = nullptr;
   void (*context_hook_)() = nullptr;
+  void (*context_destroy_hook_)() = nullptr;
 };
 
 }  // namespace roofline::prof

@@ -14,17 +14,46 @@ namespace roofline::prof {
 
 namespace {
 
+// Activity buffers are recycled: a new one is requested on the application's
+// thread (inside a CUDA call), so it must cost nothing there. Fresh buffers
+// come from calloc (large blocks are fresh zero pages from the kernel), used
+// ones are zeroed on CUPTI's worker thread after their records are read, and
+// CUPTI is told the buffers arrive zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_
+// ACTIVITY_BUFFER), so it does not clear 16 MiB on the program's thread.
+std::mutex g_pool_mu;
+std::vector<std::uint8_t*>* g_pool = new std::vector<std::uint8_t*>();  // never freed: used during exit
+constexpr size_t kPoolKeep = 8;                                          // buffers kept for reuse
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   size_t bytes = CuptiCollector::instance().buffer_bytes();
-  // CUPTI wants 8-byte alignment; a failed allocation gives it no buffer and
-  // it counts the records it had to drop (reported as a warning).
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+  *buffer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!g_pool->empty()) {
+      *buffer = g_pool->back();
+      g_pool->pop_back();
+    }
+  }
+  // calloc aligns to 16 bytes (CUPTI wants 8); a failed allocation gives
+  // CUPTI no buffer and it counts the records it had to drop (a warning).
+  if (!*buffer) *buffer = static_cast<uint8_t*>(std::calloc(1, bytes));
   *size = *buffer ? bytes : 0;
   *max_records = 0;
 }
 
-void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t /*size*/, size_t valid) {
-  if (buffer) CuptiCollector::instance().on_buffer(buffer, valid, ctx, stream);
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  if (!buffer) return;
+  CuptiCollector::instance().on_buffer(buffer, valid, ctx, stream);
+  // Only buffers of the current size are reused (they all are, unless the
+  // size changed between in-process traces).
+  if (size == CuptiCollector::instance().buffer_bytes()) {
+    std::memset(buffer, 0, size);
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (g_pool->size() < kPoolKeep) {
+      g_pool->push_back(buffer);
+      return;
+    }
+  }
   std::free(buffer);
 }
 
@@ -155,6 +184,10 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, i, &n) == CUPTI_SUCCESS && n) driver_names_[i] = n;
   }
   cuptiGetLastError();  // unknown ids above leave an error behind
+  std::uint8_t zeroed = 1;
+  size_t zeroed_size = sizeof zeroed;
+  check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed),
+        "cuptiActivitySetAttribute(zeroed buffers)");
   if (!check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks")) {
     cuptiUnsubscribe(sub);
     subscriber_ = nullptr;
@@ -173,19 +206,40 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
     bool ok = check(cuptiActivityEnable(k), "cuptiActivityEnable");
     kernels |= ok && k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   }
-  if (opt_.api)
+  if (opt_.api) {
     for (CUpti_ActivityKind k : kApiKinds) check(cuptiActivityEnable(k), "cuptiActivityEnable");
+    // Name queries are not the program's work: CUPTI itself asks the driver
+    // for each launched kernel's name (one cuKernelGetName per launch was
+    // recorded), which filled the API table and the buffers. Not recorded.
+    for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, CUPTI_DRIVER_TRACE_CBID_cuFuncGetName})
+      check(cuptiActivityEnableDriverApi(id, 0), "cuptiActivityEnableDriverApi");
+  }
   if (!kernels) warn("kernel tracing could not be enabled: the kernel tables are empty");
   if (opt_.nvtx) check(cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_NVTX), "cuptiEnableDomain(NVTX)");
-  // Buffers of a context are lost when it is destroyed: flush first.
-  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020),
-        "cuptiEnableCallback(cudaDeviceReset)");
-  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2),
-        "cuptiEnableCallback(cuCtxDestroy)");
+  // Buffers of a context are lost when it is destroyed: flush first. The
+  // resource domain, not cudaDeviceReset/cuCtxDestroy API callbacks: no API
+  // callback is enabled at all until the program pushes an NVTX range, so
+  // CUPTI has no per-call callback work on the launch path.
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+        "cuptiEnableCallback(context destroy)");
   if (opt_.flush_period_ms > 0) check(cuptiActivityFlushPeriod(opt_.flush_period_ms), "cuptiActivityFlushPeriod");
   running_.store(true);
+  // Ranges pushed before CUDA started (NVTX hooks run without CUDA).
+  if (nvtx_pushed_.load()) enable_launch_callbacks();
   return true;
 }
+
+void CuptiCollector::nvtx_push(std::string_view name) {
+  nvtx_.push(name, now_ns());
+  nvtx_pushed_.store(true);
+  if (!launch_callbacks_.load(std::memory_order_relaxed) && running_.load()) enable_launch_callbacks();
+}
+
+void CuptiCollector::nvtx_pop() { nvtx_.pop(now_ns()); }
+
+void CuptiCollector::nvtx_start(std::uint64_t id, std::string_view name) { nvtx_.start_range(id, name, now_ns()); }
+
+void CuptiCollector::nvtx_end(std::uint64_t id) { nvtx_.end_range(id, now_ns()); }
 
 void CuptiCollector::enable_launch_callbacks() {
   if (launch_callbacks_.exchange(true)) return;
@@ -341,6 +395,12 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
   if (forward_) forward_(forward_user_, domain, cbid, data);
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && context_hook_) context_hook_();
+    // A context's buffers are lost when it is destroyed (cuCtxDestroy,
+    // cudaDeviceReset, the primary context's release): flush them first.
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+      check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+      if (context_destroy_hook_) context_destroy_hook_();
+    }
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
@@ -363,28 +423,22 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
           return {};
       }
     };
-    std::uint64_t now = now_ns();
-    bool pushed = false;
     switch (cbid) {
       case CUPTI_CBID_NVTX_nvtxRangePushA:
-        nvtx_.push(static_cast<const nvtxRangePushA_params*>(p)->message, now);
-        pushed = true;
+        nvtx_push(static_cast<const nvtxRangePushA_params*>(p)->message);
         break;
       case CUPTI_CBID_NVTX_nvtxRangePushW:
-        nvtx_.push(narrow(static_cast<const nvtxRangePushW_params*>(p)->message), now);
-        pushed = true;
+        nvtx_push(narrow(static_cast<const nvtxRangePushW_params*>(p)->message));
         break;
       case CUPTI_CBID_NVTX_nvtxRangePushEx:
-        nvtx_.push(attr_text(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib), now);
-        pushed = true;
+        nvtx_push(attr_text(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
         break;
       case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-        nvtx_.push(attr_text(static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib), now);
-        pushed = true;
+        nvtx_push(attr_text(static_cast<const nvtxDomainRangePushEx_params*>(p)->core.eventAttrib));
         break;
       case CUPTI_CBID_NVTX_nvtxRangePop:
       case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-        nvtx_.pop(now);
+        nvtx_pop();
         break;
       case CUPTI_CBID_NVTX_nvtxRangeStartA:
       case CUPTI_CBID_NVTX_nvtxRangeStartW:
@@ -401,14 +455,14 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
           name = attr_text(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib);
         else
           name = attr_text(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib);
-        nvtx_.start_range(id, name, now);
+        nvtx_start(id, name);
         break;
       }
       case CUPTI_CBID_NVTX_nvtxRangeEnd:
-        nvtx_.end_range(static_cast<const nvtxRangeEnd_params*>(p)->id, now);
+        nvtx_end(static_cast<const nvtxRangeEnd_params*>(p)->id);
         break;
       case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-        nvtx_.end_range(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id, now);
+        nvtx_end(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id);
         break;
       case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
         auto* r = static_cast<const nvtxDomainRegisterStringA_params*>(p);
@@ -422,17 +476,11 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
       default:
         break;
     }
-    if (pushed && !launch_callbacks_.load(std::memory_order_relaxed)) enable_launch_callbacks();
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (cb->callbackSite != CUPTI_API_ENTER) return;
-    if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
-        (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2)) {
-      check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
-      return;
-    }
     nvtx_.note_launch(cb->correlationId);
   }
 }

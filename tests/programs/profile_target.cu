@@ -1,12 +1,15 @@
 // profile_target: a CUDA program whose GPU work is known exactly, profiled by
 // the GPU tests (tests/gpu/test_profile_gpu.cpp) through `roofline profile`.
 //
-// Usage: profile_target [--fork] [--exit N] [--selfkill] [--cupti-first]
+// Usage: profile_target [--fork] [--exit N] [--selfkill] [--cupti-first] [--reset] [--nvtx-early]
 //   --fork         first fork a child (before this process touches CUDA) that
 //                  runs child_kernel 7 times in its own CUDA context
 //   --exit N       end with exit code N after the work
 //   --selfkill     after the work, wait 2 s (snapshots are written) and SIGKILL itself
 //   --cupti-first  subscribe to CUPTI before CUDA starts, as another profiler would
+//   --reset        end with cudaDeviceReset (destroys the context before exit)
+//   --nvtx-early   push an NVTX range "app" before CUDA starts and pop it at the
+//                  end: every kernel's path then begins with "app/"
 //
 // Work of the main process:
 //   scale_kernel x 200, grid (40,1,1) block (256,1,1)
@@ -74,7 +77,7 @@ int run_child() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool fork_child = false, selfkill = false, cupti_first = false;
+  bool fork_child = false, selfkill = false, cupti_first = false, reset = false, nvtx_early = false;
   int exit_code = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--fork"))
@@ -83,13 +86,18 @@ int main(int argc, char** argv) {
       selfkill = true;
     else if (!std::strcmp(argv[i], "--cupti-first"))
       cupti_first = true;
+    else if (!std::strcmp(argv[i], "--reset"))
+      reset = true;
+    else if (!std::strcmp(argv[i], "--nvtx-early"))
+      nvtx_early = true;
     else if (!std::strcmp(argv[i], "--exit") && i + 1 < argc)
       exit_code = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: profile_target [--fork] [--exit N] [--selfkill] [--cupti-first]\n");
+      std::fprintf(stderr, "usage: profile_target [--fork] [--exit N] [--selfkill] [--cupti-first] [--reset] [--nvtx-early]\n");
       return 64;
     }
   }
+  if (nvtx_early) nvtxRangePushA("app");  // before any CUDA call: the profiler is not started yet
   CUpti_SubscriberHandle sub = nullptr;
   if (cupti_first) {
     CUptiResult r = cuptiSubscribe(&sub, reinterpret_cast<CUpti_CallbackFunc>(ignore), nullptr);
@@ -149,6 +157,8 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(big));
   CHECK(cudaFree(y));
   CHECK(cudaFree(x));
+  if (nvtx_early) nvtxRangePop();
+  if (reset) CHECK(cudaDeviceReset());
   if (sub) cuptiUnsubscribe(sub);
   return exit_code;
 }

@@ -10,6 +10,9 @@
 #      300 steps): the summary, a Chrome trace, and its overhead
 #   4. programs that fork, exit non-zero, are killed, or meet another CUPTI
 #      subscriber
+#   5. NVTX ranges, PM sampling (with a device reset before exit, and at a
+#      1 us interval on the small-kernel workload) and per-kernel counters in
+#      injected programs
 # Expects the build at ./build (cmake --build build --target roofline
 # roofline_tests roofline_gpu_tests); writes everything under $OUT/profiler.
 set -uo pipefail
@@ -106,5 +109,18 @@ for args in "--fork" "--exit 3" "--selfkill" "--cupti-first"; do
   "$R" --db "$DB" profile -- "$T/profile_target" $args > "$D/target_$name.txt" 2>&1
   echo "profile_target $args: rc=$?" | tee -a "$D/summary.txt"
 done
+
+log "5. NVTX, PM sampling and counters in an injected program"
+"$R" --db "$DB" profile -- "$T/profile_target" > "$D/target_nvtx.txt" 2>&1
+echo "profile_target (NVTX ranges): rc=$? $(grep -c 'epoch/forward' "$D/target_nvtx.txt") lines name epoch/forward" \
+  | tee -a "$D/summary.txt"
+"$R" --db "$DB" profile --pm-sampling -- "$T/profile_target" --reset > "$D/target_pm_reset.txt" 2>&1
+echo "profile_target --reset with --pm-sampling: rc=$?" | tee -a "$D/summary.txt"
+"$R" --db "$DB" profile --pm-sampling --pm-interval 1000 -- "$T/overhead_workload" small > "$D/pm_small.txt" 2>&1
+echo "overhead_workload small with --pm-sampling: rc=$?" | tee -a "$D/summary.txt"
+"$R" --db "$DB" profile --counters -- "$T/profile_target" > "$D/target_counters.txt" 2>&1
+echo "profile_target --counters: rc=$?" | tee -a "$D/summary.txt"
+grep -h "^warning" "$D/target_nvtx.txt" "$D/target_pm_reset.txt" "$D/pm_small.txt" "$D/target_counters.txt" \
+  | sort | uniq -c | tee -a "$D/summary.txt"
 
 log "done: $D"

@@ -1,6 +1,10 @@
 #include "counters_bridge.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,10 +36,18 @@ bool wanted(const char* name) { return env(name) == "1"; }
 
 namespace {
 
-std::unique_ptr<prof::RangeProfiler> g_rp;
-std::unique_ptr<prof::PmSampler> g_pm;
-prof::PmSeries* g_series = nullptr;  // never freed: used until the process ends
-bool g_pm_wanted = false, g_pm_tried = false;
+// Never freed: no destructor may run into CUPTI during the process's exit
+// (static destructors run after the CUDA runtime and CUPTI began tearing down).
+prof::RangeProfiler* g_rp = nullptr;
+prof::PmSampler* g_pm = nullptr;
+prof::PmSeries* g_series = nullptr;
+// g_pm is started on the writer thread and stopped at exit or when a context
+// is destroyed (on the program's thread): one at a time.
+std::mutex g_pm_mu;
+bool g_pm_wanted = false, g_pm_tried = false, g_pm_done = false;
+std::atomic<bool> g_rp_pending{false};  // attach at the first context
+void (*g_wake_for_pm)() = nullptr;
+bool g_child = false;  // a forked child: g_pm_mu may have been held by the parent's writer at the fork
 
 void forward(void* user, int domain, std::uint32_t cbid, const void* data) {
   static_cast<prof::RangeProfiler*>(user)->handle_callback(domain, cbid, data);
@@ -53,6 +65,40 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// Inside CUPTI's context-created callback, on the creating thread, before
+// the context's first launch. The range profiler is attached here rather
+// than in InitializeInjection: cuptiProfilerInitialize fails (CUPTI error
+// 999) while the driver is still inside cuInit, which is where
+// InitializeInjection runs.
+void on_context_created() {
+  if (g_rp && g_rp_pending.exchange(false)) {
+    CuptiCollector& c = CuptiCollector::instance();
+    prof::CounterStatus s = g_rp->attach(c.subscriber());
+    if (!s.ok()) c.add_warning("per-kernel counters: " + s.message());
+  }
+  if (g_pm_wanted && g_wake_for_pm) g_wake_for_pm();
+}
+
+// Stops PM sampling (its decode thread, the hardware, CUPTI's PM object)
+// while CUDA is still whole: before a context is destroyed, and at exit
+// before the CUDA runtime's own exit handlers. The samples are kept for the
+// final profile. Waits at most ~2 s for a start in progress on the writer
+// thread (which could itself be waiting on CUPTI inside this callback).
+void stop_pm(const char* when) {
+  if (g_child) return;
+  std::unique_lock<std::mutex> lock(g_pm_mu, std::defer_lock);
+  for (int i = 0; i < 200 && !lock.try_lock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!lock.owns_lock()) return;
+  g_pm_done = true;  // no (re)start after this
+  if (!g_pm || !g_pm->running()) return;
+  prof::CounterStatus s = g_pm->try_stop();
+  if (!s.ok()) CuptiCollector::instance().add_warning(std::string("PM sampling (stopped ") + when + "): " + s.message());
+}
+
+void on_context_destroy() { stop_pm("as a CUDA context was destroyed"); }
+
+void stop_pm_at_exit() { stop_pm("at exit"); }
+
 }  // namespace
 
 void counters_init(void (*wake_for_pm)()) {
@@ -62,6 +108,7 @@ void counters_init(void (*wake_for_pm)()) {
     c.add_warning("hardware counters were not read: CUPTI is not available in this process (see the other warning)");
     return;
   }
+  if (!counters && !pm) return;
   int device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
   if (counters) {
     prof::RangeProfilerOptions o;
@@ -70,40 +117,49 @@ void counters_init(void (*wake_for_pm)()) {
         static_cast<std::uint32_t>(std::strtoul(env("ROOFLINE_COUNTERS_LIMIT", "1").c_str(), nullptr, 10));
     o.metrics = split_commas(env("ROOFLINE_METRICS"));
     o.nvtx_path = [] { return CuptiCollector::instance().current_nvtx_path(); };
-    g_rp = std::make_unique<prof::RangeProfiler>(o);
-    c.set_forward(forward, g_rp.get());
-    prof::CounterStatus s = g_rp->attach(c.subscriber());
-    if (!s.ok()) {
-      c.add_warning("per-kernel counters: " + s.message());
-      c.set_forward(nullptr, nullptr);
-      g_rp.reset();
-    }
+    g_rp = new prof::RangeProfiler(o);
+    // The forward is set once, before any callback it needs is enabled; the
+    // range profiler ignores callbacks until it is attached.
+    c.set_forward(forward, g_rp);
+    g_rp_pending.store(true);
   }
   if (pm) {
     // PM sampling needs an initialised driver and a context: it starts on the
     // writer thread once the program has created one.
     g_pm_wanted = true;
+    g_wake_for_pm = wake_for_pm;
     g_series = new prof::PmSeries();
-    c.set_context_hook(wake_for_pm);
   }
+  c.set_context_destroy_hook(on_context_destroy);
+  c.set_context_hook(on_context_created);
 }
 
 void counters_start_pm() {
-  if (!g_pm_wanted || g_pm_tried) return;
+  std::lock_guard<std::mutex> lock(g_pm_mu);
+  if (!g_pm_wanted || g_pm_tried || g_pm_done) return;
   g_pm_tried = true;
   prof::PmSamplerOptions o;
   o.device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
   o.interval_ns = std::strtoull(env("ROOFLINE_PM_INTERVAL_NS", "100000").c_str(), nullptr, 10);
-  g_pm = std::make_unique<prof::PmSampler>(o);
-  prof::CounterStatus s = g_pm->try_start();
+  auto* pm = new prof::PmSampler(o);
+  prof::CounterStatus s = pm->try_start();
   if (!s.ok()) {
-    CuptiCollector::instance().add_warning("PM sampling: " + s.message());
-    g_pm.reset();
+    CuptiCollector::instance().add_warning("PM sampling did not start (tracing goes on without it): " + s.message());
+    return;  // pm is leaked: its destructor would call into CUPTI
   }
+  g_pm = pm;
+  // Registered now, after CUPTI and the CUDA runtime registered theirs, so it
+  // runs before them at exit (atexit runs in reverse order) and before the
+  // library's own exit handler: the decode thread is never left running into
+  // a CUDA or CUPTI that is being torn down.
+  std::atexit(stop_pm_at_exit);
 }
 
 void counters_fill(prof::ProfileData& p) {
-  if (g_pm && g_series) g_series->add(g_pm->take_samples(), g_pm->interval_ns());
+  if (!g_child) {
+    std::lock_guard<std::mutex> lock(g_pm_mu);
+    if (g_pm && g_series) g_series->add(g_pm->take_samples(), g_pm->interval_ns());
+  }
   if (g_series) {
     p.pm_samples = g_series->points();
     p.pm_interval_ns = g_series->step_ns();
@@ -113,17 +169,23 @@ void counters_fill(prof::ProfileData& p) {
 
 void counters_finish() {
   CuptiCollector& c = CuptiCollector::instance();
-  if (g_pm) {
-    prof::CounterStatus s = g_pm->try_stop();
-    if (!s.ok()) c.add_warning("PM sampling: " + s.message());
-    if (!g_pm->status().ok()) c.add_warning("PM sampling: " + g_pm->status().message());
-    if (g_pm->stats().hw_overflow || g_pm->stats().dropped_samples > 0)
-      c.add_warning("PM sampling lost " + std::to_string(g_pm->stats().dropped_samples) +
-                    " samples (buffer full): use a longer --pm-interval");
-  } else if (g_pm_wanted && !g_pm_tried) {
-    c.add_warning("PM sampling never started: the program created no CUDA context");
+  stop_pm("at exit");
+  {
+    std::lock_guard<std::mutex> lock(g_pm_mu);
+    if (g_pm) {
+      if (!g_pm->status().ok()) c.add_warning("PM sampling: " + g_pm->status().message());
+      if (g_pm->stats().hw_overflow || g_pm->stats().dropped_samples > 0)
+        c.add_warning("PM sampling lost " + std::to_string(g_pm->stats().dropped_samples) +
+                      " samples (buffer full): use a longer --pm-interval");
+    } else if (g_pm_wanted && !g_pm_tried) {
+      c.add_warning("PM sampling never started: the program created no CUDA context");
+    }
   }
   if (g_rp) {
+    if (g_rp_pending.load()) {
+      c.add_warning("per-kernel counters: none read, the program created no CUDA context");
+      return;
+    }
     prof::CounterStatus s = g_rp->detach();
     if (!s.ok()) c.add_warning("per-kernel counters: " + s.message());
     if (!g_rp->status().ok()) c.add_warning("per-kernel counters: " + g_rp->status().message());
@@ -132,6 +194,18 @@ void counters_finish() {
       c.add_warning("per-kernel counters: kernels in CUDA graphs or stream capture were not measured (" +
                     std::to_string(st.skipped_graphs + st.skipped_capture) + " launches)");
   }
+}
+
+void counters_child_after_fork() {
+  // The parent's sampler thread and counters are not the child's: the child
+  // reports neither (no CUPTI call is made in it).
+  g_child = true;
+  g_pm = nullptr;
+  g_series = nullptr;
+  g_rp = nullptr;
+  g_pm_wanted = false;
+  g_pm_done = true;
+  g_rp_pending.store(false);
 }
 
 #else
@@ -144,6 +218,7 @@ void counters_init(void (*)()) {
 void counters_start_pm() {}
 void counters_fill(prof::ProfileData&) {}
 void counters_finish() {}
+void counters_child_after_fork() {}
 
 #endif
 

@@ -15,8 +15,10 @@
 
 namespace roofline::inject {
 
-// At InitializeInjection, after the collector started. `wake_for_pm` is
-// called (inside a CUPTI callback) when a CUDA context appears.
+// At InitializeInjection, after the collector started. When a CUDA context
+// appears (inside CUPTI's callback) the range profiler is attached and
+// `wake_for_pm` is called; PM sampling is stopped before a context is
+// destroyed and, through its own atexit handler, before CUDA's exit handlers.
 void counters_init(void (*wake_for_pm)());
 // On the writer thread, once a context exists: starts PM sampling if asked.
 void counters_start_pm();
@@ -24,5 +26,7 @@ void counters_start_pm();
 void counters_fill(prof::ProfileData& p);
 // At exit, before the final profile: stops sampling and detaches the range profiler.
 void counters_finish();
+// In a forked child (pthread_atfork): forget the parent's sampler and counters.
+void counters_child_after_fork();
 
 }  // namespace roofline::inject

@@ -24,7 +24,6 @@
 // Nothing here throws across the C boundary: failures become warnings in the
 // profile, or a line on stderr when even the profile cannot be written.
 #include <cupti.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -233,6 +232,7 @@ void parent_after_fork() {
 
 void child_after_fork() {
   CuptiCollector::instance().child_after_fork();
+  roofline::inject::counters_child_after_fork();
   g->write_mu.unlock();
   g->child = true;
   g->writer = nullptr;  // that thread lives in the parent only
@@ -290,18 +290,5 @@ ROOFLINE_EXPORT int InitializeInjection(void) {
   return 1;
 }
 
-// NVTX finds its tool through NVTX_INJECTION64_PATH, which `roofline profile`
-// points at this library; CUPTI implements the NVTX side, so the call is
-// handed to libcupti's own InitializeInjectionNvtx2 (looked up in libcupti
-// itself: a plain call would bind to this very function).
-using NvtxGetExportTable = const void* (*)(std::uint32_t);
-ROOFLINE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTable get_export_table) {
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &info) || !info.dli_fname) return 0;
-  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) return 0;
-  using Init = int (*)(NvtxGetExportTable);
-  auto fn = reinterpret_cast<Init>(dlsym(lib, "InitializeInjectionNvtx2"));
-  if (!fn || fn == &InitializeInjectionNvtx2) return 0;
-  return fn(get_export_table);
-}
+// InitializeInjectionNvtx2 (NVTX's entry point into this library) is in
+// nvtx_hooks.cpp.
