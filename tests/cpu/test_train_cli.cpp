@@ -114,6 +114,14 @@ TEST(BenchCli, ANonFiniteLossExitsNumericAndKeepsEarlierResults) {
   EXPECT_GT(layers.i64(0), 0);
 }
 
+TEST(BenchCli, ProfileWithoutAGpuTrainingRunIsAUsageError) {
+  BenchDir b;
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--profile", "--data", b.data()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--profile traces GPU training runs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--device gpu"), std::string::npos) << r.err;
+}
+
 TEST(BenchCli, AGpuAskedForWithoutOneIsADeviceError) {
   if (roofline::cuda::gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   BenchDir b;

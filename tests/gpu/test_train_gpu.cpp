@@ -11,6 +11,7 @@
 #include "cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/trainer.hpp"
+#include "roofline/store/db.hpp"
 #include "support/gpu.hpp"
 
 using namespace roofline;
@@ -149,4 +150,38 @@ TEST(TrainGpu, BenchCommandFillsTheGpuColumnsAndStoresTheRuns) {
         EXPECT_NEAR(row["gpu_acc"].get<double>(), row["cpu_acc"].get<double>(), 3.0) << row;
       }
   EXPECT_TRUE(found) << r.out;
+}
+
+// bench --profile: the in-process tracer keeps each GPU training run's profile,
+// and with --no-graphs every layer's passes appear as NVTX ranges with their
+// kernels; the profile is stored with the run.
+TEST(TrainGpu, BenchProfileMapsKernelsToLayersAndPassesAndStoresTheProfile) {
+  ROOFLINE_REQUIRE_GPU();
+  roofline::test::TempDir tmp;
+  roofline::test::write_synthetic_mnist(tmp.path(), 512, 128);
+  auto r = roofline::test::run_cli({"--db", tmp.file("r.db"), "--json", "bench", "simple-mlp", "--device", "gpu",
+                                    "--mode", "train", "--batch", "32", "--epochs", "1", "--data", tmp.path(),
+                                    "--no-graphs", "--profile"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::int64_t kernel_rows = 0, forward = 0, weight_grad = 0, optimizer = 0;
+  for (const auto& t : j["tables"]) {
+    if (t["id"] == "kernels") kernel_rows += static_cast<std::int64_t>(t["rows"].size());
+    if (t["id"] == "nvtx")
+      for (const auto& row : t["rows"]) {
+        std::string path = row["path"].get<std::string>();
+        if (path.rfind("simple-mlp/", 0) != 0 || row["kernels"].get<std::int64_t>() <= 0) continue;
+        forward += path.find("/forward") != std::string::npos;
+        weight_grad += path.find("/weight-grad") != std::string::npos;
+        optimizer += path.find("/optimizer") != std::string::npos;
+      }
+  }
+  EXPECT_GT(kernel_rows, 0) << r.out.substr(0, 4000);
+  EXPECT_GE(forward, 3) << "one forward range per Linear layer with kernels";
+  EXPECT_GE(weight_grad, 3);
+  EXPECT_GE(optimizer, 1);
+  roofline::store::Db db(tmp.file("r.db"));
+  auto st = db.prepare("SELECT COUNT(*) FROM profiles WHERE label LIKE 'simple-mlp gpu batch 32%'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 1);
 }

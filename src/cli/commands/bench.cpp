@@ -8,7 +8,11 @@
 #include <chrono>
 #include <iostream>
 
+#include "bench_profile.hpp"
 #include "command.hpp"
+#include "roofline/profiler/diagnosis.hpp"
+#include "roofline/profiler/profile_store.hpp"
+#include "roofline/profiler/summary.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -85,6 +89,10 @@ class BenchCommand : public Command {
     sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
         ->capture_default_str();
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
+    sub.add_flag("--profile", profile_,
+                 "GPU: trace each training run in-process (kernel, API and launch summaries, kernels by layer "
+                 "and pass from the engine's NVTX ranges, diagnoses), print and store it; add --no-graphs to map "
+                 "every kernel to its layer");
   }
 
   Report run(Context& ctx) override {
@@ -124,12 +132,21 @@ class BenchCommand : public Command {
     if (o_.epochs < 0)
       throw_usage(fmt::format("{} epochs: the count cannot be negative", o_.epochs), "use --epochs 0 or more");
     o_.use_graphs = !no_graphs_;
+    cfg_epochs_ = o_.epochs;
     cfg.train_options = o_;
     cfg.data_dir = data_;
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
       throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
+
+    if (profile_) {
+      if (!cfg.gpu || !cfg.train)
+        throw_usage("--profile traces GPU training runs, and none was asked for",
+                    "add --device gpu and --mode train (or drop --profile)");
+      bench_profile::enable();
+    }
+    std::vector<Report> profiles;  // one per profiled GPU training run, printed after the tables
 
     ProgressBar bar(ctx.interactive() && ::isatty(2));
     auto progress = [&](const std::string& what, int e, int epochs, std::int64_t s, std::int64_t n) {
@@ -142,6 +159,7 @@ class BenchCommand : public Command {
           : r.device == "cpu" && r.source == "roofline" ? std::optional(ctx.cpu_device_id())
                                                         : std::nullopt;
       engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
+      if (profile_ && r.source == "roofline") take_profiles(ctx, r, profiles);
       ctx.status(fmt::format("{} {} {} batch {}: {} s training, {:.2f}% test accuracy, {} per inference", r.source,
                              r.model, r.device, r.batch, format_sig(r.train_seconds), r.test_accuracy * 100,
                              format_seconds(r.infer_median_s)));
@@ -173,6 +191,7 @@ class BenchCommand : public Command {
     report.add(engine::details_table(all));
     if (costs_)
       for (const auto& m : cfg.models) report.add(engine::cost_table(m, cfg.batches.back()));
+    for (const auto& p : profiles) report.append(p);
     if (peer_error) {
       // The results are stored and worth showing; the run still fails, since the peer was asked for.
       render(report, ctx.options().format(), std::cout);
@@ -182,11 +201,39 @@ class BenchCommand : public Command {
   }
 
  private:
+  // The profile of the GPU training run that produced `r` (if it was traced):
+  // diagnosed, stored with this run, and its tables kept for the report.
+  void take_profiles(Context& ctx, const engine::BenchRecord& r, std::vector<Report>& out) {
+    const std::string label = fmt::format("{} gpu batch {} train", r.model, r.batch);
+    for (const auto& why : bench_profile::take_failures())
+      out.emplace_back("bench").warn(fmt::format("{}: not profiled: {}", label, why));
+    for (auto& p : bench_profile::take()) {
+      p.command = fmt::format("roofline bench {} --device gpu --batch {} (training, {} epochs)", r.model, r.batch,
+                              cfg_epochs_);
+      p.exit_status = "in-process";
+      p.complete = true;
+      p.diagnoses = prof::diagnose(p);
+      std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, label);
+      Report rep("bench");
+      prof::SummaryOptions opt;
+      opt.label = label;
+      opt.top = 15;
+      prof::add_profile_tables(rep, p, opt);
+      if (!no_graphs_)
+        rep.info(label +
+                 ": kernels replayed from CUDA graphs carry no NVTX range; add --no-graphs to map each kernel to "
+                 "its layer and pass");
+      rep.info(fmt::format("{}: stored as profile {} (roofline profile --show {})", label, id, id));
+      out.push_back(std::move(rep));
+    }
+  }
+
   std::vector<std::string> models_;
   std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
   CLI::Option* device_opt_ = nullptr;
   engine::TrainOptions o_;
-  bool no_graphs_ = false, costs_ = false;
+  bool no_graphs_ = false, costs_ = false, profile_ = false;
+  int cfg_epochs_ = 0;
 };
 
 ROOFLINE_COMMAND(BenchCommand)
