@@ -7,6 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <cwchar>
+#include <chrono>
+#include <cstdio>
+#include <string_view>
+#include <sys/syscall.h>
 
 #include "cupti_collector.hpp"
 
@@ -36,17 +40,33 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   }
   // calloc aligns to 16 bytes (CUPTI wants 8); a failed allocation gives
   // CUPTI no buffer and it counts the records it had to drop (a warning).
-  if (!*buffer) *buffer = static_cast<uint8_t*>(std::calloc(1, bytes));
+  if (!*buffer)
+    *buffer = CuptiCollector::instance().recycle_buffers() ? static_cast<uint8_t*>(std::calloc(1, bytes))
+                                                           : static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
   *size = *buffer ? bytes : 0;
   *max_records = 0;
 }
 
+// ROOFLINE_CUPTI_DEBUG=1: one stderr line per completed buffer (bytes, time
+// spent folding its records, and whether that ran on the program's main
+// thread), to see where the tracing overhead goes.
+const bool g_debug_buffers = [] {
+  const char* v = std::getenv("ROOFLINE_CUPTI_DEBUG");
+  return v && std::string_view(v) == "1";
+}();
+
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   if (!buffer) return;
+  auto t0 = std::chrono::steady_clock::now();
   CuptiCollector::instance().on_buffer(buffer, valid, ctx, stream);
+  if (g_debug_buffers) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "roofline-cupti: buffer %zu of %zu bytes folded in %.3f ms on the %s thread\n", valid, size,
+                 ms, static_cast<pid_t>(syscall(SYS_gettid)) == getpid() ? "main" : "a CUPTI");
+  }
   // Only buffers of the current size are reused (they all are, unless the
   // size changed between in-process traces).
-  if (size == CuptiCollector::instance().buffer_bytes()) {
+  if (CuptiCollector::instance().recycle_buffers() && size == CuptiCollector::instance().buffer_bytes()) {
     std::memset(buffer, 0, size);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (g_pool->size() < kPoolKeep) {
@@ -184,7 +204,7 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, i, &n) == CUPTI_SUCCESS && n) driver_names_[i] = n;
   }
   cuptiGetLastError();  // unknown ids above leave an error behind
-  std::uint8_t zeroed = 1;
+  std::uint8_t zeroed = opt_.recycle_buffers ? 1 : 0;
   size_t zeroed_size = sizeof zeroed;
   check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed),
         "cuptiActivitySetAttribute(zeroed buffers)");

@@ -251,6 +251,11 @@ void start() {
   roofline::prof::CollectorOptions opt;
   opt.api = env("ROOFLINE_API", "1") != "0";
   opt.nvtx = env("ROOFLINE_NVTX", "1") != "0";
+  // Activity-buffer experiments (docs/profiler.md, overhead): size in MiB and
+  // whether buffers are recycled.
+  if (auto mb = std::strtoull(env("ROOFLINE_CUPTI_BUFFER_MB", "0").c_str(), nullptr, 10); mb > 0 && mb <= 256)
+    opt.buffer_bytes = static_cast<size_t>(mb) << 20;
+  opt.recycle_buffers = env("ROOFLINE_CUPTI_POOL", "1") != "0";
   opt.command = g->command;
   if (env("ROOFLINE_TRACE") == "1") {
     opt.trace_dir = g->out_dir;
