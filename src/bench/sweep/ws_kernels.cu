@@ -64,19 +64,31 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t byt
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
-// Spins until the phase of parity `parity` has completed (try_wait suspends
-// the thread for a while in hardware, so the spin costs few issue slots).
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
-  do {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-        "selp.u32 %0, 1, 0, p;\n\t}"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+__device__ __forceinline__ uint64_t globaltimer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// Spins until the phase of parity `parity` has completed (try_wait suspends
+// the thread for a while in hardware, so the spin costs few issue slots). A
+// wait longer than `limit_ns` can only be a bug (a lost arrival or copy): the
+// kernel traps, and the launch fails with an error instead of hanging the GPU.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, uint64_t limit_ns) {
+  if (mbar_try_wait(bar, parity)) return;
+  const uint64_t t0 = globaltimer_ns();
+  while (!mbar_try_wait(bar, parity))
+    if (globaltimer_ns() - t0 > limit_ns) __trap();
 }
 // Bulk copy global -> shared through the TMA engine; completes `bytes` of the
 // barrier's transfer count when the data has landed. 16-byte aligned, size a
@@ -112,6 +124,9 @@ __device__ __forceinline__ void ws_body(const uint4* __restrict__ a, uint4* __re
   const uint32_t step = gridDim.x;
   const uint32_t ring0 = smem_addr(ring);
   const uint32_t full0 = smem_addr(&full[0]), empty0 = smem_addr(&empty[0]);
+  // No wait lasts longer than a chunk's arithmetic (about 75 ns per term on
+  // the H100) plus a DRAM latency: 1 s + 1 us per term is a bug, not a wait.
+  const uint64_t limit_ns = 1000000000ull + 1000ull * static_cast<uint64_t>(k);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full0 + 8 * s, 1);                  // the producer's arrive.expect_tx
@@ -127,7 +142,7 @@ __device__ __forceinline__ void ws_body(const uint4* __restrict__ a, uint4* __re
     uint32_t s = 0, phase = 0, i = 0;
     for (uint32_t c = blockIdx.x; c < chunks; c += step, ++i) {
       // Stage s was last filled kStages chunks ago: wait until every consumer warp has read it.
-      if (i >= static_cast<uint32_t>(kStages)) mbar_wait(empty0 + 8 * s, phase ^ 1);
+      if (i >= static_cast<uint32_t>(kStages)) mbar_wait(empty0 + 8 * s, phase ^ 1, limit_ns);
       const size_t first = static_cast<size_t>(c) * kPerChunk;
       const auto bytes = static_cast<uint32_t>(std::min<size_t>(kPerChunk, nvec - first) * 16);
       mbar_arrive_expect_tx(full0 + 8 * s, bytes);
@@ -141,7 +156,7 @@ __device__ __forceinline__ void ws_body(const uint4* __restrict__ a, uint4* __re
   const int t = static_cast<int>(threadIdx.x) - 32;
   uint32_t s = 0, phase = 0;
   for (uint32_t c = blockIdx.x; c < chunks; c += step) {
-    mbar_wait(full0 + 8 * s, phase);  // this chunk has landed
+    mbar_wait(full0 + 8 * s, phase, limit_ns);  // this chunk has landed
     const uint32_t base = ring0 + s * kStageBytes + static_cast<uint32_t>(t) * 16;
     const size_t first = static_cast<size_t>(c) * kPerChunk + static_cast<size_t>(t);
     T x[E];
