@@ -9,7 +9,7 @@
 # what the seed's kernel reached and why (no-overlap model, Little's law;
 # "SKIP": not judged), then the totals per kernel. About 60 s on the H100.
 #   usage: OUT=/some/dir tools/device/sweep.sh      (expects the build in ./build)
-#   the lead's call: tools/device/run.sh sweep:240
+#   the lead's call: tools/device/pack.sh here, then on the device tools/device/run.sh sweep:200
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
