@@ -446,6 +446,34 @@ TEST(SweepKernels, ParseNamesAndFigureNames) {
   for (const auto& vi : sw::variants()) EXPECT_NE(std::string(vi.mix_ceiling).find(vi.precision), std::string::npos);
 }
 
+TEST(SweepKernels, WsKernelIsNamedAndStored) {
+  auto ks = sw::parse_kernels("seed,WS, overlap");
+  ASSERT_EQ(ks.size(), 3u);
+  EXPECT_EQ(ks[1], sw::Kernel::Ws);
+  EXPECT_STREQ(sw::info(sw::Kernel::Ws).name, "ws");
+  for (const auto& vi : sw::variants()) {
+    const std::string ws = vi.gpu_kernel(sw::Kernel::Ws), ov = vi.gpu_kernel(sw::Kernel::Overlap);
+    EXPECT_EQ(ws.substr(0, 3), "ws_") << ws;
+    EXPECT_EQ(ws.substr(3), ov.substr(8)) << "ws and overlap kernels of a variant differ only in the prefix";
+  }
+  sw::Point p;
+  p.variant = sw::Variant::Bf16;
+  p.kernel = sw::Kernel::Ws;
+  p.k = 50;
+  p.device = "gpu:0";
+  p.clock_mhz = 1755;
+  auto f = sw::to_figure(p, sw::Roof());
+  EXPECT_EQ(f.name, "sweep.bf16.ws.k=50");
+  EXPECT_EQ(f.params["kernel"], "ws");
+  EXPECT_EQ(f.params["clock_mhz"], 1755);
+  try {
+    sw::parse_kernels("seed,tma");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.hint().find("ws"), std::string::npos) << e.hint();
+  }
+}
+
 // What the first H100 run's SASS showed for the half-precision seed loop: the
 // compiler issues some adds (R * 1 + R) and multiplies (R * R - 0) as
 // HFMA2.MMA, the second pipe's form. Counted within HFMA2 and on their own.

@@ -53,6 +53,7 @@ TEST(SweepCli, BadNBlockAndVariantAreUsageErrors) {
   auto kern = sweep(d, {"--device", "cpu", "--kernel", "fastest"});
   EXPECT_EQ(kern.exit_code, 2);
   EXPECT_NE(kern.err.find("unknown sweep kernel 'fastest'"), std::string::npos) << kern.err;
+  EXPECT_NE(kern.err.find("ws"), std::string::npos) << "the hint names every kernel: " << kern.err;
 }
 
 TEST(SweepCli, SmallCpuSweepWritesTheSeedsCsvAndStoresPoints) {
@@ -67,6 +68,7 @@ TEST(SweepCli, SmallCpuSweepWritesTheSeedsCsvAndStoresPoints) {
   EXPECT_NE(csv.find("\n16,4.000000,"), std::string::npos) << csv;
   EXPECT_NE(r.out.find("fp32 sweep, cpu kernel, on"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ok ("), std::string::npos);  // outputs checked
+  EXPECT_NE(r.out.find("SM clock"), std::string::npos) << r.out;  // the clock column, per point
   auto runs = run_cli({"--db", d.file("r.db"), "--json", "runs"});
   EXPECT_NE(runs.out.find("\"sweep\""), std::string::npos);
 }

@@ -25,5 +25,5 @@ for spec in "$@"; do
   timeout --signal=TERM --kill-after=10 "$limit" bash "tools/device/$part.sh" "${argv[@]}" > "$OUT/$part.log" 2>&1
   rc=$?
   awk -v p="$part" -v r="$rc" -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "=== %s rc=%d %.1fs\n", p, r, e-s}'
-  grep -E "PASS|MISS|FAIL|SKIP|OVERHEAD|error|Error|\[  FAILED|\[  PASSED" "$OUT/$part.log" | tail -40
+  grep -E "PASS|MISS|FAIL|SKIP|RIDGE|OVERHEAD|error|Error|\[  FAILED|\[  PASSED" "$OUT/$part.log" | tail -40
 done

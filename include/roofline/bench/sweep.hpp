@@ -22,8 +22,11 @@ enum class Variant { Fp32, Fma, Fp64, Fp16, Bf16 };
 // (one element per thread). Overlap: the same function, FLOPs and bytes per
 // element, in a persistent kernel that keeps copies in flight while it
 // computes (cp.async pipeline, 16-byte accesses, several elements per
-// thread). Cpu: the CPU's OpenMP + SIMD loop.
-enum class Kernel { Seed, Overlap, Cpu };
+// thread). Cpu: the CPU's OpenMP + SIMD loop. Ws: warp-specialized, the same
+// function again, with one producer warp per block streaming the input into a
+// shared-memory ring by bulk copies (TMA, mbarriers) while the other warps
+// compute and store (sm_90 and newer).
+enum class Kernel { Seed, Overlap, Cpu, Ws };
 
 struct KernelInfo {
   Kernel kernel;
@@ -41,6 +44,7 @@ struct VariantInfo {
   const char* precision;  // precision of the compute ceiling it is held against
   const char* kernel;     // the seed GPU kernel's (extern "C") name, as SASS shows it
   const char* overlap_kernel;  // the overlap GPU kernel's name
+  const char* ws_kernel;       // the warp-specialized GPU kernel's name
   const char* mix_ceiling;     // the measured ceiling of its instruction mix: "fp32.cuda.addmul", "fp32.cuda" (FMA)
   int element_bytes;      // one element; each element is read once and written once
   bool fused;             // true: one FMA per term (Horner); false: an add and a multiply per term
@@ -49,8 +53,10 @@ struct VariantInfo {
   const char* mix;        // the instruction mix the source asks for, e.g. "FADD + FMUL"
 
   double bytes_per_element() const { return 2.0 * element_bytes; }
-  // The GPU kernel's name for `k` (seed or overlap).
-  const char* gpu_kernel(Kernel k) const { return k == Kernel::Overlap ? overlap_kernel : kernel; }
+  // The GPU kernel's name for `k` (seed, overlap or ws).
+  const char* gpu_kernel(Kernel k) const {
+    return k == Kernel::Overlap ? overlap_kernel : k == Kernel::Ws ? ws_kernel : kernel;
+  }
   // Every variant does 2 FLOPs per term: an add and a multiply, or one FMA.
   static double flops_per_element(std::int64_t k) { return 2.0 * static_cast<double>(k); }
   double ai(std::int64_t k) const { return flops_per_element(k) / bytes_per_element(); }
@@ -163,7 +169,7 @@ std::vector<Point> run_cpu(Variant v, const Options& o, const Progress& progress
 // the packed types, n beyond the GPU's free memory or the seed's int index),
 // before anything is measured. Unsupported in a CPU-only build.
 void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o);
-// Runs one variant with one kernel (Seed or Overlap) on a GPU. Throws
+// Runs one variant with one kernel (Seed, Overlap or Ws) on a GPU. Throws
 // Unsupported in a CPU-only build.
 std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const Progress& progress);
 // The seed's kernel.

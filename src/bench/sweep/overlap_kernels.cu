@@ -28,6 +28,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
 #include "src/bench/sweep/kernels.hpp"
+#include "src/bench/sweep/poly_device.cuh"
 
 namespace roofline::bench::sweep::gpu {
 
@@ -46,18 +47,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
-template <class T, int L>
-__device__ __forceinline__ void unpack(const uint4& v, T* x) {
-  static_assert(sizeof(T) * L == sizeof(uint4), "a vector holds L values");
-  memcpy(x, &v, sizeof v);
-}
-template <class T, int L>
-__device__ __forceinline__ uint4 pack(const T* x) {
-  uint4 v;
-  memcpy(&v, x, sizeof v);
-  return v;
 }
 
 __device__ __forceinline__ uint4 lds16(uint32_t addr) {
@@ -83,30 +72,6 @@ __device__ __forceinline__ void issue_chunk(const uint4* pa, bool whole, const u
       if (first + static_cast<size_t>(j) * kThreads < nvec) cp_async16(slot + j * kThreads * 16, pa + j * kThreads);
   }
   cp_async_commit();  // always: one group per chunk (an empty group completes at once)
-}
-
-// The polynomial on a thread's chunk, T = float, double, __half2 or
-// __nv_bfloat162; k >= 1. The first term is written out (r = 0 + x, p = x * x;
-// Horner: r = 1 * x + 1), which is exactly the seed's first trip and saves
-// the register copies a loop entry would need.
-template <class T, bool Horner, int E>
-__device__ __forceinline__ void poly(const T (&x)[E], T (&r)[E], int k) {
-  using Op = kernels::PolyOp<T>;
-  if constexpr (Horner) {
-    const T one = Op::from_float(1.0f);
-#pragma unroll
-    for (int e = 0; e < E; ++e) r[e] = Op::fma(one, x[e], one);
-    kernels::horner_steps<T, E>(r, x, one, k - 1);
-  } else {
-    const T zero = Op::from_float(0.0f);
-    T p[E];
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-      r[e] = Op::add(zero, x[e]);
-      p[e] = Op::mul(x[e], x[e]);
-    }
-    kernels::addmul_steps<T, E>(r, p, x, k - 1);
-  }
 }
 
 template <class T, bool Horner>
@@ -154,36 +119,6 @@ __device__ __forceinline__ void overlap_body(const uint4* __restrict__ a, uint4*
     slot = slot + kSlotBytes == slot0 + kStages * kSlotBytes ? slot0 : slot + kSlotBytes;
   }
   cp_async_wait<0>();  // no copy may outlive the block's shared memory
-}
-
-// The last n mod (values per vector) elements, one thread each (block 0).
-template <class T, bool Horner>
-__device__ __forceinline__ T poly_one(T x, int k) {
-  T xs[1] = {x}, r[1];
-  poly<T, Horner, 1>(xs, r, k);
-  return r[0];
-}
-__device__ __forceinline__ void tail_one(const float* a, float* b, int64_t i, int k, bool horner) {
-  b[i] = horner ? poly_one<float, true>(a[i], k) : poly_one<float, false>(a[i], k);
-}
-__device__ __forceinline__ void tail_one(const double* a, double* b, int64_t i, int k, bool) {
-  b[i] = poly_one<double, false>(a[i], k);
-}
-// Half and bfloat16 singles go through the packed kernels' own arithmetic,
-// both lanes holding the element.
-__device__ __forceinline__ void tail_one(const __half* a, __half* b, int64_t i, int k, bool) {
-  b[i] = __low2half(poly_one<__half2, false>(__half2half2(a[i]), k));
-}
-__device__ __forceinline__ void tail_one(const __nv_bfloat16* a, __nv_bfloat16* b, int64_t i, int k, bool) {
-  b[i] = __low2bfloat16(poly_one<__nv_bfloat162, false>(__bfloat162bfloat162(a[i]), k));
-}
-
-template <class S>
-__device__ __forceinline__ void tail(const void* a, void* b, int64_t n, int k, bool horner) {
-  constexpr int64_t P = static_cast<int64_t>(sizeof(uint4) / sizeof(S));
-  const int64_t first = n / P * P;
-  const int64_t i = first + threadIdx.x;
-  if (blockIdx.x == 0 && i < n) tail_one(static_cast<const S*>(a), static_cast<S*>(b), i, k, horner);
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ std::string function_list() {
   for (const auto& v : variants()) {
     names.push_back(v.kernel);
     names.push_back(v.overlap_kernel);
+    names.push_back(v.ws_kernel);
   }
   return join(names, ",");
 }

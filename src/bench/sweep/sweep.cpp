@@ -14,15 +14,20 @@ namespace roofline::bench::sweep {
 
 const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> v = {
-      {Variant::Fp32, "fp32", "fp32", "compute_k_terms", "overlap_k_terms", "fp32.cuda.addmul", 4, false, 1,
+      {Variant::Fp32, "fp32", "fp32", "compute_k_terms", "overlap_k_terms", "ws_k_terms",
+       "fp32.cuda.addmul", 4, false, 1,
        "b[i] = a[i] + a[i]^2 + ... + a[i]^k (the seed's loop: result += power; power *= x)", "FADD + FMUL"},
-      {Variant::Fma, "fma", "fp32", "compute_k_terms_fma", "overlap_k_terms_fma", "fp32.cuda", 4, true, 1,
+      {Variant::Fma, "fma", "fp32", "compute_k_terms_fma", "overlap_k_terms_fma", "ws_k_terms_fma",
+       "fp32.cuda", 4, true, 1,
        "b[i] = 1 + a[i] + ... + a[i]^k by Horner's rule (r = fmaf(r, x, 1) k times)", "FFMA"},
-      {Variant::Fp64, "fp64", "fp64", "compute_k_terms_fp64", "overlap_k_terms_fp64", "fp64.cuda.addmul", 8, false, 1,
+      {Variant::Fp64, "fp64", "fp64", "compute_k_terms_fp64", "overlap_k_terms_fp64", "ws_k_terms_fp64",
+       "fp64.cuda.addmul", 8, false, 1,
        "the seed's loop in double", "DADD + DMUL"},
-      {Variant::Fp16, "fp16", "fp16", "compute_k_terms_fp16", "overlap_k_terms_fp16", "fp16.cuda.addmul", 2, false, 2,
+      {Variant::Fp16, "fp16", "fp16", "compute_k_terms_fp16", "overlap_k_terms_fp16", "ws_k_terms_fp16",
+       "fp16.cuda.addmul", 2, false, 2,
        "the seed's loop in half, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2 + HMUL2"},
-      {Variant::Bf16, "bf16", "bf16", "compute_k_terms_bf16", "overlap_k_terms_bf16", "bf16.cuda.addmul", 2, false, 2,
+      {Variant::Bf16, "bf16", "bf16", "compute_k_terms_bf16", "overlap_k_terms_bf16", "ws_k_terms_bf16",
+       "bf16.cuda.addmul", 2, false, 2,
        "the seed's loop in bfloat16, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2.BF16 + HMUL2.BF16"},
   };
   return v;
@@ -36,6 +41,9 @@ const std::vector<KernelInfo>& kernel_infos() {
        "persistent grid, each thread 48 bytes (three 16-byte vectors) per chunk, cp.async copies 4 chunks ahead of "
        "the arithmetic, unrolled k loop"},
       {Kernel::Cpu, "cpu", "OpenMP over all cores, each core's range through the widest SIMD kernel present"},
+      {Kernel::Ws, "ws",
+       "warp-specialized persistent grid: per block one producer warp bulk-copies (TMA) 12 KiB chunks into a 6-stage "
+       "shared-memory ring (mbarriers), 8 consumer warps compute 48 bytes per thread per chunk and store"},
   };
   return k;
 }
@@ -48,12 +56,13 @@ const KernelInfo& info(Kernel k) {
 
 std::vector<Kernel> parse_kernels(const std::string& list) {
   std::vector<Kernel> out;
-  const char* hint = "use --kernel with seed, overlap or seed,overlap";
+  const char* hint = "use --kernel with any of seed, overlap, ws (e.g. seed,overlap,ws)";
   for (const auto& raw : split(list, ',')) {
     std::string p = to_lower(trim(raw));
     Kernel k;
     if (p == "seed") k = Kernel::Seed;
     else if (p == "overlap") k = Kernel::Overlap;
+    else if (p == "ws") k = Kernel::Ws;
     else throw_usage(fmt::format("unknown sweep kernel '{}'", trim(raw)), hint);
     if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
   }
@@ -194,6 +203,7 @@ Figure to_figure(const Point& p, const Roof& roof) {
               {"predicted_gflops", p.predicted_gflops},
               {"ratio_to_predicted", p.ratio},
               {"mean_s", p.timing.mean_s},
+              {"clock_mhz", p.clock_mhz},
               {"median_s", p.timing.median_s},
               {"rms_pct", p.timing.rms_pct},
               {"runs", p.timing.samples_s.size()},

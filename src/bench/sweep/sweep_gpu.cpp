@@ -1,4 +1,4 @@
-// The sweep on a GPU, with the seed's kernel or the overlap kernel: the seed's
+// The sweep on a GPU, with the seed's kernel, the overlap or the ws kernel: the seed's
 // discipline (3 warm-ups, 10 runs each timed with CUDA events, mean and RMS),
 // inputs generated on the device, outputs poisoned before every k, all of them
 // scanned for inf/NaN and a sample compared with the host's emulation.
@@ -44,6 +44,11 @@ void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o) {
                             format_bytes(double(total_b))),
                 fmt::format("use a smaller --n, at most about {}",
                             static_cast<std::int64_t>((double(free_b) - margin) / vi.bytes_per_element())));
+  if (kernel == Kernel::Ws && gpu.cc_major < 9)
+    throw_unsupported(fmt::format("the ws sweep kernel needs bulk copies (TMA) and mbarrier transaction counts, "
+                                  "from compute capability 9.0 on; {} is {}.{}",
+                                  gpu.name, gpu.cc_major, gpu.cc_minor),
+                      "use --kernel seed,overlap on this GPU");
   if (kernel == Kernel::Seed && o.n > kMaxGpuElements)
     throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
                 "use a smaller --n, e.g. --n 64M (the seed's 2^26), or --kernel overlap");
@@ -63,6 +68,18 @@ std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& 
   if (kernel == Kernel::Seed) {
     resident_threads = gpu::seed_blocks_per_sm(v, o.block) * o.block;
     in_flight_per_thread = static_cast<double>(vi.element_bytes) * vi.elements_per_thread;  // its one load
+  } else if (kernel == Kernel::Ws) {
+    const gpu::WsConfig cfg = gpu::ws_config(v, device);
+    if (cfg.local_bytes > 0 && progress)
+      progress(fmt::format("warning: the {} ws kernel uses {} bytes of local memory per thread (registers "
+                           "spilled): it will be slower than designed",
+                           vi.name, cfg.local_bytes));
+    // Every thread of the block counts as resident, and the ring's bytes are
+    // spread over them, so resident threads x bytes each = the rings of the
+    // SM's blocks (all stages can be in flight at once).
+    resident_threads = cfg.blocks_per_sm * cfg.threads;
+    in_flight_per_thread = cfg.bytes_in_flight_per_block / cfg.threads;
+    grid = cfg.grid;
   } else {
     const gpu::OverlapConfig cfg = gpu::overlap_config(v, device);
     if (cfg.local_bytes > 0 && progress)
@@ -91,6 +108,7 @@ std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& 
     Measurement m = timer.measure(
         [&](cudaStream_t st) {
           if (kernel == Kernel::Seed) gpu::launch_sweep(v, a.get(), b.get(), o.n, static_cast<int>(k), o.block, st);
+          else if (kernel == Kernel::Ws) gpu::launch_ws(v, a.get(), b.get(), o.n, static_cast<int>(k), grid, st);
           else gpu::launch_overlap(v, a.get(), b.get(), o.n, static_cast<int>(k), grid, st);
         },
         mo);

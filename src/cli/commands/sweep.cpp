@@ -103,8 +103,9 @@ class SweepCommand : public Command {
     sub.add_option("--block", block_, "GPU threads per block (a multiple of 32, at most 1024)")->default_val(block_);
     sub.add_option("--variants", variants_, "fp32 (the seed's kernel), fma, fp64, fp16, bf16")->default_val(variants_);
     sub.add_option("--kernel", kernels_,
-                   "GPU kernels: seed (seed 004's, one element per thread), overlap (memory and arithmetic at once), "
-                   "or both")
+                   "GPU kernels, comma-separated: seed (seed 004's, one element per thread), overlap (memory and "
+                   "arithmetic at once), ws (warp-specialized: a producer warp bulk-copies, the others compute; "
+                   "sm_90 and newer)")
         ->default_val(kernels_);
     sub.add_option("--runs", runs_, "timed runs per k")->default_val(runs_);
     sub.add_option("--warmup", warmup_, "untimed runs per k")->default_val(warmup_);
@@ -263,7 +264,7 @@ class SweepCommand : public Command {
                      const GpuFacts& facts, std::vector<Series>& all) {
     const auto& vi = sw::info(v);
     const auto& ki = sw::info(kernel);
-    const bool overlap = kernel == sw::Kernel::Overlap;
+    const bool overlap = kernel == sw::Kernel::Overlap || kernel == sw::Kernel::Ws;
     Table& t = r.add(Table(fmt::format("sweep.{}.{}.{}", device, vi.name, ki.name),
                            fmt::format("{} sweep, {} kernel, on {} ({}), n = {}", vi.name, ki.name, device_name, device,
                                        o.n)));
@@ -280,6 +281,7 @@ class SweepCommand : public Command {
         .col("mean_ms", "Mean", "ms", 4)
         .col("median_ms", "Median", "ms", 4)
         .col("rms_pct", "RMS", "%", 2)
+        .col("clock", "SM clock", "MHz", 0)
         .col("check", "Check")
         .col("flag", "Flag");
     std::vector<std::string> low;
@@ -300,7 +302,7 @@ class SweepCommand : public Command {
       }
       t.row({p.k, p.ai, p.gflops, p.bandwidth, p.percent_peak, p.predicted_gflops, p.ratio, p.t_mem_s * 1e6,
              p.t_comp_s * 1e6, p.no_overlap_gflops, p.timing.mean_s * 1e3, p.timing.median_s * 1e3, p.timing.rms_pct,
-             check, join(flags, "; ")});
+             p.clock_mhz, check, join(flags, "; ")});
       bench::store_figure(ctx.db(), ctx.run_id(), dev_id, "sweep", sw::to_figure(p, roof));
     }
     t.note(vi.formula);
@@ -328,7 +330,7 @@ class SweepCommand : public Command {
     } else if (overlap && !pts.empty() && facts.sms > 0) {
       const sw::Point& lo = pts.front();
       const double reads = lo.timing.mean_s > 0 ? lo.n * vi.element_bytes / lo.timing.mean_s : 0;
-      t.note(sw::in_flight("overlap kernel", lo.bytes_in_flight_per_sm, lo.resident_threads_per_sm, facts.sms,
+      t.note(sw::in_flight(fmt::format("{} kernel", ki.name), lo.bytes_in_flight_per_sm, lo.resident_threads_per_sm, facts.sms,
                            facts.bytes_in_flight, facts.latency_s, reads, lo.k)
                  .text);
     }
