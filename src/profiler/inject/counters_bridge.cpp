@@ -65,6 +65,8 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+void stop_pm_at_exit();
+
 // Inside CUPTI's context-created callback, on the creating thread, before
 // the context's first launch. The range profiler is attached here rather
 // than in InitializeInjection: cuptiProfilerInitialize fails (CUPTI error
@@ -76,7 +78,16 @@ void on_context_created() {
     prof::CounterStatus s = g_rp->attach(c.subscriber());
     if (!s.ok()) c.add_warning("per-kernel counters: " + s.message());
   }
-  if (g_pm_wanted && g_wake_for_pm) g_wake_for_pm();
+  if (g_pm_wanted && g_wake_for_pm) {
+    // The exit handler is registered here, on the program's thread, before the
+    // writer thread starts the sampler: a program that exits while the start
+    // is still in progress (profile_target ran 0.4 s and crashed with SIGSEGV
+    // on the H100, 2026-11-22) then still runs stop_pm() before the CUDA
+    // runtime's exit handlers, and stop_pm() waits for the start to finish.
+    static std::once_flag registered;
+    std::call_once(registered, [] { std::atexit(stop_pm_at_exit); });
+    g_wake_for_pm();
+  }
 }
 
 // Stops PM sampling (its decode thread, the hardware, CUPTI's PM object)
@@ -148,11 +159,10 @@ void counters_start_pm() {
     return;  // pm is leaked: its destructor would call into CUPTI
   }
   g_pm = pm;
-  // Registered now, after CUPTI and the CUDA runtime registered theirs, so it
-  // runs before them at exit (atexit runs in reverse order) and before the
-  // library's own exit handler: the decode thread is never left running into
-  // a CUDA or CUPTI that is being torn down.
-  std::atexit(stop_pm_at_exit);
+  // stop_pm_at_exit was registered in on_context_created, after CUPTI and the
+  // CUDA runtime registered theirs, so it runs before them at exit (atexit
+  // runs in reverse order): the decode thread is never left running into a
+  // CUDA or CUPTI that is being torn down.
 }
 
 void counters_fill(prof::ProfileData& p) {
