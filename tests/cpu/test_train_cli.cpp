@@ -114,6 +114,49 @@ TEST(BenchCli, ANonFiniteLossExitsNumericAndKeepsEarlierResults) {
   EXPECT_GT(layers.i64(0), 0);
 }
 
+TEST(BenchCli, KeepGoingRecordsEveryDivergedRunAndStillFailsAtTheEnd) {
+  // lr 1e30 overflows every model at its second step; without --keep-going the
+  // first run stops the benchmark, with it every configuration runs.
+  BenchDir b;
+  std::vector<std::string> args = {"simple-mlp,simple-cnn", "--device", "cpu", "--batch", "8,16", "--epochs", "2",
+                                   "--lr", "1e30", "--momentum", "0", "--data", b.data(), "--infer-reps", "2"};
+  auto stop = b.bench(args);
+  EXPECT_EQ(stop.exit_code, 7) << stop.err;
+  {
+    roofline::store::Db db(b.db());
+    auto st = db.prepare("SELECT COUNT(*) FROM bench_results");
+    ASSERT_TRUE(st.step());
+    EXPECT_EQ(st.i64(0), 0) << "the default stops at the first non-finite loss";
+  }
+  args.push_back("--keep-going");
+  auto r = b.bench(args);
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  for (const char* run : {"simple-mlp cpu batch 8 at step 2 of epoch 1", "simple-mlp cpu batch 16 at step 2 of epoch 1",
+                          "simple-cnn cpu batch 8 at step 2 of epoch 1", "simple-cnn cpu batch 16 at step 2 of epoch 1"})
+    EXPECT_NE(r.err.find(run), std::string::npos) << run << " missing from: " << r.err;
+  EXPECT_NE(r.err.find("--lr"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("diverged at step 2 of epoch 1"), std::string::npos) << r.out;  // the table's status column
+  roofline::store::Db db(b.db());
+  auto st = db.prepare(
+      "SELECT COUNT(*), COUNT(test_accuracy), SUM(json_extract(params, '$.diverged') = 'step 2 of epoch 1') "
+      "FROM bench_results WHERE run_id = (SELECT MAX(id) FROM runs)");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 8);  // 2 models x 2 batches x (train, infer), each marked diverged
+  EXPECT_EQ(st.i64(1), 0);  // nothing measured is stored for a diverged run
+  EXPECT_EQ(st.i64(2), 8);
+}
+
+TEST(BenchCli, KeepGoingReachesThePeer) {
+  if (std::system("python3 -c 'import torch' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with PyTorch is not installed (apt-get install python3-torch)";
+  BenchDir b;
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--batch", "8", "--epochs", "1", "--lr", "1e30", "--momentum",
+                    "0", "--data", b.data(), "--infer-reps", "2", "--peer", "pytorch", "--keep-going"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find("roofline simple-mlp cpu batch 8 at step 2 of epoch 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pytorch simple-mlp cpu batch 8 at epoch 1"), std::string::npos) << r.err;
+}
+
 TEST(BenchCli, AGpuAskedForWithoutOneIsADeviceError) {
   if (roofline::cuda::gpu_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   BenchDir b;

@@ -65,8 +65,21 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
           o.progress = [&, what, epochs = o.epochs](int e, std::int64_t s, std::int64_t n) {
             progress(what, e, epochs, s, n);
           };
-        TrainResult tr = train_and_evaluate(*ctx, *model, data, o);
+        TrainResult tr;
+        std::string diverged;
+        try {
+          tr = train_and_evaluate(*ctx, *model, data, o);
+        } catch (const NonFiniteLoss& e) {
+          if (!cfg.keep_going) throw;
+          diverged = e.step_in_epoch > 0 ? fmt::format("step {} of epoch {}", e.step_in_epoch, e.epoch)
+                                         : fmt::format("epoch {}", e.epoch);
+          tr.model = model->name();
+          tr.batch = batch;
+          tr.params = model->param_count();
+          tr.step_cost = model->cost(batch);
+        }
         BenchRecord r;
+        r.diverged = diverged;
         r.device = dev;
         r.source = "roofline";
         r.model = model->name();
@@ -97,10 +110,21 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"train_losses", nlohmann::json::array()},
                     {"first_losses", tr.first_losses}};
         for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);
+        if (!diverged.empty()) r.params["diverged"] = diverged;
         out.push_back(r);
         if (sink) sink(r);
       }
   return out;
+}
+
+std::string describe_diverged(const std::vector<BenchRecord>& records) {
+  std::vector<std::string> parts;
+  for (const auto& r : records)
+    if (!r.diverged.empty())
+      parts.push_back(fmt::format("{} {} {} batch {} at {}", r.source, r.model, r.device, r.batch, r.diverged));
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
+  return s;
 }
 
 }  // namespace roofline::engine

@@ -290,12 +290,11 @@ class Trainer {
   }
 
   [[noreturn]] void fail_non_finite(int e, std::int32_t step) {
-    throw Error(ErrorKind::Numeric,
-                fmt::format("the training loss of {} is not finite (NaN or Inf) at step {} of epoch {} (step {} of the "
-                            "run, batch {}, lr {})",
-                            model_.name(), step + 1, e + 1, static_cast<std::int64_t>(e) * steps_ + step + 1, o_.batch,
-                            o_.sgd.lr),
-                "lower --lr or --momentum; results stored before this run are kept");
+    const std::int64_t of_run = static_cast<std::int64_t>(e) * steps_ + step + 1;
+    throw NonFiniteLoss(fmt::format("the training loss of {} is not finite (NaN or Inf) at step {} of epoch {} (step {} "
+                                    "of the run, batch {}, lr {})",
+                                    model_.name(), step + 1, e + 1, of_run, o_.batch, o_.sgd.lr),
+                        "lower --lr or --momentum; results stored before this run are kept", e + 1, step + 1, of_run);
   }
 
  public:
