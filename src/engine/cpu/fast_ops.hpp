@@ -1,7 +1,8 @@
-// The fast CPU path: OpenBLAS sgemm for Linear, direct OpenMP convolution
-// with vectorised row loops (target_clones picks AVX2/AVX-512 at run time,
-// so the binary stays portable), fused bias + activation epilogues, and
-// OpenMP loops elsewhere. Same shapes and conventions as ops.hpp.
+// The fast CPU path: register-blocked GEMM and convolution kernels compiled
+// for AVX-512, AVX2 and SSE2 and picked at run time (kernels.hpp; the binary
+// stays portable), bias and ReLU fused into the forward passes, OpenMP
+// threads sized by each op's work (parallel.hpp), and results that do not
+// depend on the thread count. Same shapes and conventions as ops.hpp.
 #pragma once
 #include <cstdint>
 
