@@ -18,6 +18,13 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w);
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in);
 
+// The general direct convolution (any stride and padding); conv2d_* above use
+// it for shapes the flattened-plane kernels do not take.
+void conv2d_forward_direct(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
+void conv2d_backward_input_direct(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w);
+void conv2d_backward_weight_direct(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
+                                   const float* in);
+
 void maxpool2d_forward(const ops::Pool2dShape& s, float* out, std::int32_t* argmax, const float* in);
 void maxpool2d_backward(const ops::Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax);
 
