@@ -16,7 +16,9 @@
 //   shifted input, per fixed chunk of 4 images and block of output planes;
 //   the chunks' partial sums are added in chunk order.
 // Scratch buffers are per thread and only grow, so after the first step no
-// pass allocates. Results do not depend on the thread count.
+// pass allocates. Buffers the whole team shares belong to the calling thread
+// and reach the team as pointers (inside the parallel region the name of a
+// thread_local is each thread's own). Results do not depend on the thread count.
 #include <algorithm>
 #include <vector>
 
