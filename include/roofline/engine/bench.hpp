@@ -49,6 +49,7 @@ struct BenchRecord {
   // Set when the training loss became NaN or Inf (with --keep-going): where,
   // e.g. "step 41 of epoch 1"; nothing after that point was measured.
   std::string diverged;
+  std::vector<std::int64_t> test_predictions;  // test images predicted as each class
   double seconds_per_step() const { return steps > 0 ? train_seconds / static_cast<double>(steps) : 0; }
 };
 
@@ -86,6 +87,9 @@ void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& mo
 // "roofline simple-cnn cpu batch 1 at step 41 of epoch 1; ..." for every
 // diverged record, or "" when none diverged.
 std::string describe_diverged(const std::vector<BenchRecord>& records);
+// One warning per trained record whose model never predicts some class on the
+// test set (a dead output unit), naming the classes; empty when none.
+std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& records);
 
 // Seed 000's Table 4 (Batch | CPU Train (s) | CPU Infer (µs) | GPU Train (s) |
 // GPU Infer (µs) | Model) with GPU speedups, for one source of records.

@@ -67,6 +67,10 @@ struct TrainResult {
   std::optional<double> busy_fraction;  // kernel time / wall time while training (GPU)
   std::string busy_note;                // why it is missing
   std::vector<float> first_losses;      // per-step batch losses of epoch 1
+  // Test images predicted as each class (argmax of the logits; ties go to the
+  // lowest class). A class never predicted is a dead output (e.g. a logit the
+  // final ReLU keeps at 0), which explains an accuracy ~10 points low.
+  std::vector<std::int64_t> test_predictions;
   Normalization norm;
   PassCosts step_cost;  // one full-batch step (layers; loss and optimiser not included)
 };
@@ -91,6 +95,7 @@ TrainResult train_and_evaluate(Context& ctx, const Model& model, const DataSplit
 // Evaluates on a set (in order): mean loss and accuracy.
 struct EvalResult {
   double loss = 0, accuracy = 0;
+  std::vector<std::int64_t> predictions;  // per class
 };
 
 }  // namespace roofline::engine

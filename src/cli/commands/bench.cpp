@@ -179,6 +179,7 @@ class BenchCommand : public Command {
     std::vector<engine::BenchRecord> all = ours;
     all.insert(all.end(), peer.begin(), peer.end());
     report.add(engine::details_table(all));
+    for (const auto& w : engine::dead_class_warnings(all)) report.warn(w);
     if (costs_)
       for (const auto& m : cfg.models) report.add(engine::cost_table(m, cfg.batches.back()));
     if (peer_error) {

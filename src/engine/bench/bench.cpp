@@ -7,6 +7,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/engine/context.hpp"
+#include "src/engine/cpu/cpu_isa.hpp"
 
 namespace roofline::engine {
 
@@ -96,6 +97,7 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
         r.busy_fraction = tr.busy_fraction;
         r.busy_note = tr.busy_note;
         r.first_losses = tr.first_losses;
+        r.test_predictions = tr.test_predictions;
         r.params = {{"lr", o.sgd.lr},
                     {"momentum", o.sgd.momentum},
                     {"weight_decay", o.sgd.weight_decay},
@@ -111,9 +113,30 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"first_losses", tr.first_losses}};
         for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);
         if (!diverged.empty()) r.params["diverged"] = diverged;
+        if (cfg.train && diverged.empty()) r.params["test_predictions"] = tr.test_predictions;
+        if (!ctx->is_cuda()) r.params["cpu_isa"] = fast::isa_name(fast::active_isa());
         out.push_back(r);
         if (sink) sink(r);
       }
+  return out;
+}
+
+std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) {
+    if (!r.trained || !r.diverged.empty() || r.test_predictions.empty()) continue;
+    std::vector<std::string> dead;
+    for (size_t c = 0; c < r.test_predictions.size(); ++c)
+      if (r.test_predictions[c] == 0) dead.push_back(std::to_string(c));
+    if (dead.empty()) continue;
+    std::string list;
+    for (size_t i = 0; i < dead.size(); ++i) list += (i ? ", " : "") + dead[i];
+    out.push_back(fmt::format(
+        "{} {} {} batch {}: no test image is predicted as class {} — a dead output (a logit stuck at or below the "
+        "others, e.g. at 0 after simple-mlp's final ReLU), which costs ~10 points of accuracy per class; whether "
+        "training revives it depends on rounding, so runs that differ only in summation order can land on either side",
+        r.source, r.model, r.device, r.batch, list));
+  }
   return out;
 }
 
