@@ -190,11 +190,13 @@ def run(model_name, dev, batch, a, data, norm):
             raise SystemExit(f"pytorch_bench: the loss is not finite in epoch {e + 1}")
     model.eval()
     loss_sum, correct = 0.0, 0
+    predicted = torch.zeros(10, dtype=torch.int64)  # test images predicted as each class (0: a dead output)
     with torch.no_grad():
         for i in range(0, xte.shape[0], 500):
             out = model(xte[i:i + 500])
             loss_sum += F.cross_entropy(out, yte[i:i + 500], reduction="sum").item()
             correct += (out.argmax(1) == yte[i:i + 500]).sum().item()
+            predicted += torch.bincount(out.argmax(1), minlength=10).cpu()
         xb = xte[:batch]
         for _ in range(10):
             F.softmax(model(xb), dim=1)
@@ -212,6 +214,7 @@ def run(model_name, dev, batch, a, data, norm):
         "epoch_seconds": epoch_s, "test_loss": loss_sum / xte.shape[0], "test_accuracy": correct / xte.shape[0],
         "infer_median_s": statistics.median(samples), "infer_iqr_s": q[2] - q[0],
         "first_losses": losses(first),
+        "test_predictions": predicted.tolist() if train else [],
         "params": {"threads": torch.get_num_threads(), "tf32": False, "lr": a.lr, "momentum": a.momentum,
                    "weight_decay": a.weight_decay, "seed": a.seed, "max_steps": a.max_steps},
     }

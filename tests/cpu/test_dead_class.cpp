@@ -91,8 +91,14 @@ TEST(DeadClass, WarningsOnlyForTrainedHealthyRunsWithAZeroClass) {
   BenchRecord infer_only = trained({});
   infer_only.trained = false;
   EXPECT_TRUE(dead_class_warnings({infer_only}).empty());
+  BenchRecord timing_run = trained({0, 0, 0, 0, 0, 0, 0, 0, 0, 50});
+  timing_run.params = {{"max_steps", 5}};
+  EXPECT_TRUE(dead_class_warnings({timing_run}).empty()) << "a --max-steps run is undertrained by design";
+  timing_run.params = {{"max_steps", 0}};
+  EXPECT_EQ(dead_class_warnings({timing_run}).size(), 1u);
   const auto w = dead_class_warnings({trained({1913, 989, 1032, 940, 1167, 1002, 761, 1182, 1014, 0})});
   ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("ReLU after fc3"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("class 9 "), std::string::npos) << w[0];
 }
 
@@ -142,4 +148,16 @@ TEST(DeadClass, DISABLED_RealDataBatch128FastAndReferenceBackends) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   }
+}
+
+TEST(DeadClass, ThePeersPredictionsAreReadAndWarnedToo) {
+  const auto j = nlohmann::json::parse(R"({"results": [{"device": "cpu", "model": "simple-mlp", "batch": 128,
+      "test_predictions": [1900, 1000, 1000, 1000, 1100, 1000, 800, 1200, 1000, 0]}]})");
+  const auto recs = parse_peer_json(j, "pytorch");
+  ASSERT_EQ(recs.size(), 1u);
+  ASSERT_EQ(recs[0].test_predictions.size(), 10u);
+  EXPECT_EQ(recs[0].test_predictions[0], 1900);
+  const auto w = dead_class_warnings(recs);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].rfind("pytorch simple-mlp cpu batch 128", 0), 0u) << w[0];
 }

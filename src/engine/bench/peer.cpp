@@ -81,6 +81,7 @@ std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::str
       for (const auto& v : x["first_losses"])  // null: a non-finite loss (JSON has no NaN)
         r.first_losses.push_back(v.is_number() ? v.get<float>() : std::numeric_limits<float>::quiet_NaN());
     r.diverged = x.value("diverged", std::string());
+    r.test_predictions = x.value("test_predictions", std::vector<std::int64_t>{});
     r.busy_note = "not measured for the peer";
     r.params = x.value("params", nlohmann::json::object());
     if (j.contains("torch")) r.params["torch"] = j["torch"];

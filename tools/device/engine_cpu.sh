@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The engine's CPU speed against PyTorch CPU on the GPU machine's host (the
+# target: roofline at least 3x faster per training step and per inference).
+# `roofline bench MODEL --device cpu --mode train,infer` for simple-mlp,
+# simple-cnn and ece408 at batch 1, 64 and 128, with the PyTorch peer in the
+# same call, both sides on the same thread count (OMP_NUM_THREADS = all cores
+# unless set; PyTorch reads it too). Prints one PASS/MISS line per model,
+# batch and mode with the ratio (PyTorch time / roofline time).
+# Run through tools/device/run.sh:   tools/device/run.sh engine_cpu:300
+# Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/device/engine_cpu.sh
+# Budget: ~120 s expected, 250 s at most (every step has its own limit). Timing runs are
+# short (one epoch capped at 2000 steps at batch 1, 300 at 64/128); speedups are per step
+# and per single-batch inference, so nothing is extrapolated. Accuracy is not judged here.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export ROOFLINE_DATA=${ROOFLINE_DATA:-$PWD/.carry/fashion-mnist}
+export ROOFLINE_DB=${ROOFLINE_DB:-$OUT/roofline.db}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+R=./build/bin/roofline
+declare -a SUMMARY
+
+step() {  # step NAME SECONDS CMD...: time limit; stdout to $OUT/NAME.out, stderr to $OUT/NAME.log
+  local name=$1 limit=$2
+  shift 2
+  local t0=$(date +%s)
+  timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$OUT/$name.out" 2> "$OUT/$name.log"
+  local rc=$?
+  SUMMARY+=("$(printf '%-16s rc=%-3d %4ds' "$name" "$rc" "$(( $(date +%s) - t0 ))")")
+  return $rc
+}
+
+echo "host: $(nproc) CPUs, OMP_NUM_THREADS=$OMP_NUM_THREADS, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+python3 -c 'import torch; print("torch", torch.__version__, "threads", torch.get_num_threads(),
+      "interop", torch.get_num_interop_threads())' || true
+M=simple-mlp,simple-cnn,ece408
+# Batch 1 first (the worst ratio before this branch), then 64 and 128.
+step cpu_b1 110 "$R" --json bench $M --device cpu --mode train,infer --batch 1 --epochs 1 --max-steps 2000 \
+  --peer pytorch --keep-going
+step cpu_b64_128 130 "$R" --json bench $M --device cpu --mode train,infer --batch 64,128 --epochs 1 \
+  --max-steps 300 --peer pytorch --keep-going
+
+for f in cpu_b1 cpu_b64_128; do
+  if [[ ! -s $OUT/$f.out ]]; then
+    echo "--- $f: no results; the end of its log:"
+    tail -5 "$OUT/$f.log"
+    continue
+  fi
+  python3 - "$OUT/$f.out" <<'PY' || true
+import json, sys
+j = json.load(open(sys.argv[1]))
+target = 3.0
+for t in j["tables"]:
+    if t["id"] == "bench.details":
+        for r in t["rows"]:
+            print("   ", {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()})
+    if t["id"] != "bench.peer":
+        continue
+    for r in t["rows"]:
+        for mode, key, ours, peer in (("train", "train_speedup", "ours_step_us", "peer_step_us"),
+                                      ("infer", "infer_speedup", "ours_infer_us", "peer_infer_us")):
+            x = r.get(key)
+            if not isinstance(x, (int, float)):
+                print(f"MISS {r['model']:<10} batch {r['batch']:>3} {mode}: no ratio ({r.get(ours)} / {r.get(peer)})")
+                continue
+            verdict = "PASS" if x >= target else "MISS"
+            print(f"{verdict} {r['model']:<10} batch {r['batch']:>3} {mode}: {x:6.2f}x  "
+                  f"(roofline {r[ours]:.1f} µs, PyTorch {r[peer]:.1f} µs)")
+for w in j.get("warnings", []):
+    print("warning:", w)
+PY
+done
+
+echo "=== engine_cpu.sh summary (target: >= 3x PyTorch CPU; both on $OMP_NUM_THREADS threads)"
+printf '%s\n' "${SUMMARY[@]}"
