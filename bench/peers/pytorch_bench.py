@@ -130,6 +130,15 @@ def prepare(x_u8, size, mean, std, dev):
     return x.contiguous()
 
 
+def losses(values):
+    """Step losses for JSON: NaN and Inf are not JSON, so they become null."""
+    out = []
+    for v in values:
+        f = float(v)
+        out.append(f if f == f and abs(f) != float("inf") else None)
+    return out
+
+
 def sync(dev):
     if dev.type == "cuda":
         torch.cuda.synchronize()
@@ -173,14 +182,21 @@ def run(model_name, dev, batch, a, data, norm):
         log(f"pytorch {model_name} {dev.type} batch {batch}: epoch {e + 1}/{epochs} {epoch_s[-1]:.3f} s, "
             f"train loss {total.item() / seen:.4f}")
         if not torch.isfinite(total):
+            if a.keep_going:  # recorded as diverged; the next configuration still runs
+                log(f"pytorch {model_name} {dev.type} batch {batch}: the loss is not finite in epoch {e + 1}")
+                return {"model": model_name, "device": "gpu" if dev.type == "cuda" else "cpu", "batch": batch,
+                        "trained": train, "epochs": epochs, "steps": 0, "diverged": f"epoch {e + 1}",
+                        "first_losses": losses(first)}
             raise SystemExit(f"pytorch_bench: the loss is not finite in epoch {e + 1}")
     model.eval()
     loss_sum, correct = 0.0, 0
+    predicted = torch.zeros(10, dtype=torch.int64)  # test images predicted as each class (0: a dead output)
     with torch.no_grad():
         for i in range(0, xte.shape[0], 500):
             out = model(xte[i:i + 500])
             loss_sum += F.cross_entropy(out, yte[i:i + 500], reduction="sum").item()
             correct += (out.argmax(1) == yte[i:i + 500]).sum().item()
+            predicted += torch.bincount(out.argmax(1), minlength=10).cpu()
         xb = xte[:batch]
         for _ in range(10):
             F.softmax(model(xb), dim=1)
@@ -197,7 +213,8 @@ def run(model_name, dev, batch, a, data, norm):
         "trained": train, "epochs": epochs, "steps": steps * epochs, "train_seconds": sum(epoch_s),
         "epoch_seconds": epoch_s, "test_loss": loss_sum / xte.shape[0], "test_accuracy": correct / xte.shape[0],
         "infer_median_s": statistics.median(samples), "infer_iqr_s": q[2] - q[0],
-        "first_losses": [float(v) for v in first],
+        "first_losses": losses(first),
+        "test_predictions": predicted.tolist() if train else [],
         "params": {"threads": torch.get_num_threads(), "tf32": False, "lr": a.lr, "momentum": a.momentum,
                    "weight_decay": a.weight_decay, "seed": a.seed, "max_steps": a.max_steps},
     }
@@ -217,6 +234,8 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--infer-reps", type=int, default=200)
+    p.add_argument("--keep-going", action="store_true",
+                   help="record a configuration whose loss becomes NaN/Inf as diverged and run the others")
     a = p.parse_args()
     a.modes = a.modes.split(",")
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -242,7 +261,8 @@ def main():
                 results.append(run(m, dev, b, a, data, norm))
     json.dump({"peer": "pytorch", "torch": torch.__version__,
                "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "",
-               "threads": torch.get_num_threads(), "normalization": norm, "results": results}, sys.stdout)
+               "threads": torch.get_num_threads(), "normalization": norm, "results": results}, sys.stdout,
+              allow_nan=False)
     print()
 
 

@@ -16,15 +16,15 @@ struct BenchDir {
   TempDir dir;
   std::string data() const { return dir.path() + "/data"; }
   std::string db() const { return dir.file("r.db"); }
-  BenchDir() {
+  explicit BenchDir(std::uint32_t n_train = 64, std::uint32_t n_test = 16) {
     std::string cmd = "mkdir -p " + data();
     EXPECT_EQ(std::system(cmd.c_str()), 0);
-    roofline::test::write_synthetic_mnist(data(), 64, 16);
+    roofline::test::write_synthetic_mnist(data(), n_train, n_test);
   }
-  roofline::test::CliResult bench(std::vector<std::string> extra) const {
+  roofline::test::CliResult bench(std::vector<std::string> extra, const std::vector<std::string>& env = {}) const {
     std::vector<std::string> args = {"--db", db(), "bench"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return run_cli(args);
+    return run_cli(args, env);
   }
 };
 
@@ -120,6 +120,75 @@ TEST(BenchCli, ProfileWithoutAGpuTrainingRunIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--profile traces GPU training runs"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--device gpu"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, KeepGoingRecordsEveryDivergedRunAndStillFailsAtTheEnd) {
+  // lr 1e30 overflows every model at its second step; without --keep-going the
+  // first run stops the benchmark, with it every configuration runs.
+  BenchDir b;
+  std::vector<std::string> args = {"simple-mlp,simple-cnn", "--device", "cpu", "--batch", "8,16", "--epochs", "2",
+                                   "--lr", "1e30", "--momentum", "0", "--data", b.data(), "--infer-reps", "2"};
+  auto stop = b.bench(args);
+  EXPECT_EQ(stop.exit_code, 7) << stop.err;
+  {
+    roofline::store::Db db(b.db());
+    auto st = db.prepare("SELECT COUNT(*) FROM bench_results");
+    ASSERT_TRUE(st.step());
+    EXPECT_EQ(st.i64(0), 0) << "the default stops at the first non-finite loss";
+  }
+  args.push_back("--keep-going");
+  auto r = b.bench(args);
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  for (const char* run : {"simple-mlp cpu batch 8 at step 2 of epoch 1", "simple-mlp cpu batch 16 at step 2 of epoch 1",
+                          "simple-cnn cpu batch 8 at step 2 of epoch 1", "simple-cnn cpu batch 16 at step 2 of epoch 1"})
+    EXPECT_NE(r.err.find(run), std::string::npos) << run << " missing from: " << r.err;
+  EXPECT_NE(r.err.find("--lr"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("diverged at step 2 of epoch 1"), std::string::npos) << r.out;  // the table's status column
+  roofline::store::Db db(b.db());
+  auto st = db.prepare(
+      "SELECT COUNT(*), COUNT(test_accuracy), SUM(json_extract(params, '$.diverged') = 'step 2 of epoch 1') "
+      "FROM bench_results WHERE run_id = (SELECT MAX(id) FROM runs)");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 8);  // 2 models x 2 batches x (train, infer), each marked diverged
+  EXPECT_EQ(st.i64(1), 0);  // nothing measured is stored for a diverged run
+  EXPECT_EQ(st.i64(2), 8);
+}
+
+TEST(BenchCli, KeepGoingReachesThePeer) {
+  if (std::system("python3 -c 'import torch' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with PyTorch is not installed (apt-get install python3-torch)";
+  BenchDir b;
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--batch", "8", "--epochs", "1", "--lr", "1e30", "--momentum",
+                    "0", "--data", b.data(), "--infer-reps", "2", "--peer", "pytorch", "--keep-going"});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find("roofline simple-mlp cpu batch 8 at step 2 of epoch 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pytorch simple-mlp cpu batch 8 at epoch 1"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, OmpNumThreads16StoresTheSameLossesAsOne) {
+  // The whole command in a child process, as on the GPU machine's 16-core host.
+  BenchDir b(640, 100);
+  std::vector<std::string> args = {"simple-mlp,simple-cnn", "--device", "cpu", "--batch", "128", "--epochs", "2",
+                                   "--data", b.data(), "--infer-reps", "2", "--mode", "train"};
+  for (const char* threads : {"OMP_NUM_THREADS=1", "OMP_NUM_THREADS=16"}) {
+    auto r = b.bench(args, {threads});
+    ASSERT_EQ(r.exit_code, 0) << threads << ": " << r.err;
+  }
+  roofline::store::Db db(b.db());
+  auto st = db.prepare(
+      "SELECT model, json_extract(params, '$.cpu_threads'), json_extract(params, '$.first_losses'), "
+      "json_extract(params, '$.train_losses'), test_loss FROM bench_results WHERE mode = 'train' "
+      "ORDER BY model, run_id");
+  std::vector<std::vector<std::string>> rows;
+  while (st.step()) rows.push_back({st.text(0), st.text(1), st.text(2), st.text(3), st.text(4)});
+  ASSERT_EQ(rows.size(), 4u);
+  for (size_t i = 0; i < rows.size(); i += 2) {
+    EXPECT_EQ(rows[i][1], "1");
+    EXPECT_EQ(rows[i + 1][1], "16");
+    EXPECT_EQ(rows[i][2], rows[i + 1][2]) << rows[i][0] << ": per-step losses differ between 1 and 16 threads";
+    EXPECT_EQ(rows[i][3], rows[i + 1][3]) << rows[i][0] << ": per-epoch losses differ";
+    EXPECT_EQ(rows[i][4], rows[i + 1][4]) << rows[i][0] << ": test losses differ";
+  }
 }
 
 TEST(BenchCli, AGpuAskedForWithoutOneIsADeviceError) {

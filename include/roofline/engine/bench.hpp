@@ -26,6 +26,7 @@ struct BenchConfig {
   TrainOptions train_options;  // epochs, max_steps, seed, sgd, graphs (batch is set per run)
   std::string peer;            // "" or "pytorch"
   std::string peer_script;     // empty: found next to the binary or in ./bench/peers
+  bool keep_going = false;     // a diverged run is recorded as such and the others still run
 };
 
 // One model × device × batch run (training and/or inference).
@@ -45,6 +46,10 @@ struct BenchRecord {
   std::string busy_note;
   std::vector<float> first_losses;
   nlohmann::json params = nlohmann::json::object();
+  // Set when the training loss became NaN or Inf (with --keep-going): where,
+  // e.g. "step 41 of epoch 1"; nothing after that point was measured.
+  std::string diverged;
+  std::vector<std::int64_t> test_predictions;  // test images predicted as each class
   double seconds_per_step() const { return steps > 0 ? train_seconds / static_cast<double>(steps) : 0; }
 };
 
@@ -62,7 +67,8 @@ using BenchSink = std::function<void(const BenchRecord&)>;
 
 // Runs the roofline side of the benchmark. Throws on bad configuration,
 // missing data, a GPU asked for but absent, or a non-finite loss (after the
-// records already passed to `sink`).
+// records already passed to `sink`); with cfg.keep_going a non-finite loss
+// gives a record with `diverged` set and the next run starts.
 std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress);
 
 // Runs the peer script and parses its records. Throws Error(Unsupported)
@@ -77,6 +83,13 @@ std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::str
 void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
                         const BenchConfig& cfg);
 void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& model, std::int64_t batch);
+
+// "roofline simple-cnn cpu batch 1 at step 41 of epoch 1; ..." for every
+// diverged record, or "" when none diverged.
+std::string describe_diverged(const std::vector<BenchRecord>& records);
+// One warning per trained record whose model never predicts some class on the
+// test set (a dead output unit), naming the classes; empty when none.
+std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& records);
 
 // Seed 000's Table 4 (Batch | CPU Train (s) | CPU Infer (µs) | GPU Train (s) |
 // GPU Infer (µs) | Model) with GPU speedups, for one source of records.

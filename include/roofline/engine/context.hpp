@@ -1,7 +1,7 @@
 // Where ops run. One narrow interface, three backends:
 //   CpuRef  plain loops, obviously correct: the reference every other path is
 //           checked against (and, templated on double, the gradient checks);
-//   Cpu     the fast CPU path (OpenBLAS sgemm, OpenMP loops, fused epilogues);
+//   Cpu     the fast CPU path (own SIMD kernels per ISA, OpenMP, fused epilogues);
 //   Cuda    cuBLASLt and our own kernels on one stream of one GPU.
 // A Context owns what its backend needs: for Cuda the stream, the cuBLASLt
 // handle and workspace and a cache of matmul plans (opaque here so that this

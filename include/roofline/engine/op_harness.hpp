@@ -36,6 +36,8 @@ struct CheckResult {
 
 // Runs `cases` random shapes of `op` on `ctx` and checks every output of every pass.
 std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases);
+// The same checks at the shapes the models use (those perf_op times) at `batch`.
+std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch);
 
 struct GradCheckResult {
   std::string op, shape, wrt;  // the input the gradient is taken with respect to

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
 #include "roofline/engine/data.hpp"
 #include "roofline/engine/model.hpp"
@@ -66,18 +67,35 @@ struct TrainResult {
   std::optional<double> busy_fraction;  // kernel time / wall time while training (GPU)
   std::string busy_note;                // why it is missing
   std::vector<float> first_losses;      // per-step batch losses of epoch 1
+  // Test images predicted as each class (argmax of the logits; ties go to the
+  // lowest class). A class never predicted is a dead output (e.g. a logit the
+  // final ReLU keeps at 0), which explains an accuracy ~10 points low.
+  std::vector<std::int64_t> test_predictions;
   Normalization norm;
   PassCosts step_cost;  // one full-batch step (layers; loss and optimiser not included)
 };
 
+// The training loss became NaN or Inf: an Error(Numeric) that also says where,
+// so `roofline bench --keep-going` can record the run as diverged and go on.
+class NonFiniteLoss : public Error {
+ public:
+  NonFiniteLoss(const std::string& what, const std::string& hint, int epoch, std::int64_t step_in_epoch,
+                std::int64_t step_of_run)
+      : Error(ErrorKind::Numeric, what, hint), epoch(epoch), step_in_epoch(step_in_epoch), step_of_run(step_of_run) {}
+  int epoch;                   // 1-based
+  std::int64_t step_in_epoch;  // 1-based; 0 when only the epoch's mean was found non-finite
+  std::int64_t step_of_run;    // 1-based, counting every epoch's steps
+};
+
 // Throws Error(Usage) for a batch of 0 or above the training-set size and
-// negative epochs, Error(Numeric) naming the step when the loss is not
-// finite, Error(Device) when the GPU runs out of memory.
+// negative epochs, NonFiniteLoss (an Error(Numeric)) naming the step when the
+// loss is not finite, Error(Device) when the GPU runs out of memory.
 TrainResult train_and_evaluate(Context& ctx, const Model& model, const DataSplit& data, const TrainOptions& opts);
 
 // Evaluates on a set (in order): mean loss and accuracy.
 struct EvalResult {
   double loss = 0, accuracy = 0;
+  std::vector<std::int64_t> predictions;  // per class
 };
 
 }  // namespace roofline::engine

@@ -86,6 +86,9 @@ class BenchCommand : public Command {
         ->capture_default_str();
     sub.add_flag("--check-every-step", o_.check_every_step,
                  "stop at the first non-finite loss (synchronises every step)");
+    sub.add_flag("--keep-going", keep_going_,
+                 "record a run whose loss becomes NaN/Inf as diverged and run the others (exit status 7 at the end, "
+                 "naming every diverged run); without it the first non-finite loss stops the benchmark");
     sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
         ->capture_default_str();
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
@@ -137,6 +140,7 @@ class BenchCommand : public Command {
     cfg.data_dir = data_;
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
+    cfg.keep_going = keep_going_;
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
       throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
 
@@ -160,9 +164,13 @@ class BenchCommand : public Command {
                                                         : std::nullopt;
       engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
       if (profile_ && r.source == "roofline") take_profiles(ctx, r, profiles);
-      ctx.status(fmt::format("{} {} {} batch {}: {} s training, {:.2f}% test accuracy, {} per inference", r.source,
-                             r.model, r.device, r.batch, format_sig(r.train_seconds), r.test_accuracy * 100,
-                             format_seconds(r.infer_median_s)));
+      if (!r.diverged.empty())
+        ctx.status(fmt::format("{} {} {} batch {}: diverged (non-finite loss) at {}", r.source, r.model, r.device,
+                               r.batch, r.diverged));
+      else
+        ctx.status(fmt::format("{} {} {} batch {}: {} s training, {:.2f}% test accuracy, {} per inference", r.source,
+                               r.model, r.device, r.batch, format_sig(r.train_seconds), r.test_accuracy * 100,
+                               format_seconds(r.infer_median_s)));
     };
     for (const auto& m : cfg.models)
       for (auto b : cfg.batches)
@@ -189,6 +197,7 @@ class BenchCommand : public Command {
     std::vector<engine::BenchRecord> all = ours;
     all.insert(all.end(), peer.begin(), peer.end());
     report.add(engine::details_table(all));
+    for (const auto& w : engine::dead_class_warnings(all)) report.warn(w);
     if (costs_)
       for (const auto& m : cfg.models) report.add(engine::cost_table(m, cfg.batches.back()));
     for (const auto& p : profiles) report.append(p);
@@ -196,6 +205,12 @@ class BenchCommand : public Command {
       // The results are stored and worth showing; the run still fails, since the peer was asked for.
       render(report, ctx.options().format(), std::cout);
       throw *peer_error;
+    }
+    if (const std::string d = engine::describe_diverged(all); !d.empty()) {
+      // --keep-going: everything else ran and is shown; the exit status still says a run diverged.
+      render(report, ctx.options().format(), std::cout);
+      throw Error(ErrorKind::Numeric, "the training loss became NaN or Inf (diverged) in: " + d,
+                  "lower --lr or --momentum for these runs; the other runs' results are above and stored");
     }
     return report;
   }
@@ -232,7 +247,7 @@ class BenchCommand : public Command {
   std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
   CLI::Option* device_opt_ = nullptr;
   engine::TrainOptions o_;
-  bool no_graphs_ = false, costs_ = false, profile_ = false;
+  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false;
   int cfg_epochs_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/engine/context.hpp"
+#include "src/engine/cpu/cpu_isa.hpp"
 
 namespace roofline::engine {
 
@@ -65,8 +66,21 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
           o.progress = [&, what, epochs = o.epochs](int e, std::int64_t s, std::int64_t n) {
             progress(what, e, epochs, s, n);
           };
-        TrainResult tr = train_and_evaluate(*ctx, *model, data, o);
+        TrainResult tr;
+        std::string diverged;
+        try {
+          tr = train_and_evaluate(*ctx, *model, data, o);
+        } catch (const NonFiniteLoss& e) {
+          if (!cfg.keep_going) throw;
+          diverged = e.step_in_epoch > 0 ? fmt::format("step {} of epoch {}", e.step_in_epoch, e.epoch)
+                                         : fmt::format("epoch {}", e.epoch);
+          tr.model = model->name();
+          tr.batch = batch;
+          tr.params = model->param_count();
+          tr.step_cost = model->cost(batch);
+        }
         BenchRecord r;
+        r.diverged = diverged;
         r.device = dev;
         r.source = "roofline";
         r.model = model->name();
@@ -83,6 +97,7 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
         r.busy_fraction = tr.busy_fraction;
         r.busy_note = tr.busy_note;
         r.first_losses = tr.first_losses;
+        r.test_predictions = tr.test_predictions;
         r.params = {{"lr", o.sgd.lr},
                     {"momentum", o.sgd.momentum},
                     {"weight_decay", o.sgd.weight_decay},
@@ -97,10 +112,48 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"train_losses", nlohmann::json::array()},
                     {"first_losses", tr.first_losses}};
         for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);
+        if (!diverged.empty()) r.params["diverged"] = diverged;
+        if (cfg.train && diverged.empty()) r.params["test_predictions"] = tr.test_predictions;
+        if (!ctx->is_cuda()) r.params["cpu_isa"] = fast::isa_name(fast::active_isa());
         out.push_back(r);
         if (sink) sink(r);
       }
   return out;
+}
+
+std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) {
+    if (!r.trained || !r.diverged.empty() || r.test_predictions.empty()) continue;
+    // A run capped by --max-steps is a timing run: an undertrained model that
+    // has not separated every class yet is expected, not an anomaly.
+    if (r.params.is_object() && r.params.value("max_steps", std::int64_t{0}) > 0) continue;
+    std::vector<std::string> dead;
+    for (size_t c = 0; c < r.test_predictions.size(); ++c)
+      if (r.test_predictions[c] == 0) dead.push_back(std::to_string(c));
+    if (dead.empty()) continue;
+    std::string list;
+    for (size_t i = 0; i < dead.size(); ++i) list += (i ? ", " : "") + dead[i];
+    const bool mlp = r.model == "simple-mlp";
+    out.push_back(fmt::format(
+        "{} {} {} batch {}: no test image is predicted as class {} — a dead output (its logit {}), which costs ~10 "
+        "points of accuracy per class; whether training revives it depends on rounding, so runs that differ only in "
+        "summation order (CPU vs GPU, another thread count on the peer) can land on either side{}",
+        r.source, r.model, r.device, r.batch, list,
+        mlp ? "is held at 0 by the seed's ReLU after fc3 while the others win" : "never wins the argmax",
+        mlp ? "; see docs/engine.md, \"simple-mlp at 78%\"" : ""));
+  }
+  return out;
+}
+
+std::string describe_diverged(const std::vector<BenchRecord>& records) {
+  std::vector<std::string> parts;
+  for (const auto& r : records)
+    if (!r.diverged.empty())
+      parts.push_back(fmt::format("{} {} {} batch {} at {}", r.source, r.model, r.device, r.batch, r.diverged));
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
+  return s;
 }
 
 }  // namespace roofline::engine

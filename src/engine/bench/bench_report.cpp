@@ -19,8 +19,13 @@ Cell ratio(const BenchRecord* a, const BenchRecord* b, double (*f)(const BenchRe
   if (!a || !b || f(*b) <= 0 || f(*a) <= 0) return {};
   return f(*a) / f(*b);
 }
-double train_s(const BenchRecord& r) { return r.trained ? r.train_seconds : 0; }
-double infer_s(const BenchRecord& r) { return r.infer_median_s; }
+double train_s(const BenchRecord& r) { return r.trained && r.diverged.empty() ? r.train_seconds : 0; }
+double infer_s(const BenchRecord& r) { return r.diverged.empty() ? r.infer_median_s : 0; }
+// A diverged run measured nothing: its cells say so instead of showing zeros.
+Cell measured(const BenchRecord* r, bool ok, double v) {
+  if (r && !r->diverged.empty()) return std::string("diverged");
+  return ok ? Cell(v) : Cell();
+}
 }  // namespace
 
 Table table4(const std::vector<BenchRecord>& records, const std::string& source) {
@@ -45,10 +50,12 @@ Table table4(const std::vector<BenchRecord>& records, const std::string& source)
   for (const auto& [model, batch] : keys) {
     const BenchRecord* c = find(records, source, "cpu", model, batch);
     const BenchRecord* g = find(records, source, "gpu", model, batch);
-    t.row({batch, c && c->trained ? Cell(c->train_seconds) : Cell(), c ? Cell(c->infer_median_s * 1e6) : Cell(),
-           g && g->trained ? Cell(g->train_seconds) : Cell(), g ? Cell(g->infer_median_s * 1e6) : Cell(), model,
-           ratio(c, g, train_s), ratio(c, g, infer_s), opt(c && c->trained, c ? c->test_accuracy * 100 : 0),
-           opt(g && g->trained, g ? g->test_accuracy * 100 : 0)});
+    t.row({batch, measured(c, c && c->trained, c ? c->train_seconds : 0),
+           measured(c, c != nullptr, c ? c->infer_median_s * 1e6 : 0),
+           measured(g, g && g->trained, g ? g->train_seconds : 0),
+           measured(g, g != nullptr, g ? g->infer_median_s * 1e6 : 0), model, ratio(c, g, train_s),
+           ratio(c, g, infer_s), opt(c && c->trained && c->diverged.empty(), c ? c->test_accuracy * 100 : 0),
+           opt(g && g->trained && g->diverged.empty(), g ? g->test_accuracy * 100 : 0)});
   }
   t.note(
       "Train: wall time of all epochs (data on the device, shuffled every epoch); Infer: median of synchronised "
@@ -71,15 +78,18 @@ Table details_table(const std::vector<BenchRecord>& records) {
       .col("test_acc", "Test acc.", "%", 2)
       .col("infer_us", "Infer median", "µs")
       .col("infer_iqr_us", "Infer IQR", "µs")
-      .col("busy", "GPU busy", "%", 1);
+      .col("busy", "GPU busy", "%", 1)
+      .col("status", "Status");
   for (const auto& r : records) {
     std::vector<std::string> es;
     for (double s : r.epoch_seconds) es.push_back(format_sig(s, 3));
+    const bool ok = r.diverged.empty();
     t.row({r.source, r.device, r.model, r.batch, static_cast<std::int64_t>(r.epochs), r.steps,
-           r.trained ? Cell(r.train_seconds) : Cell(), join(es, " "),
-           r.steps > 0 ? Cell(r.seconds_per_step() * 1e6) : Cell(), r.trained ? Cell(r.test_loss) : Cell(),
-           r.trained ? Cell(r.test_accuracy * 100) : Cell(), r.infer_median_s * 1e6, r.infer_iqr_s * 1e6,
-           r.busy_fraction ? Cell(*r.busy_fraction * 100) : Cell()});
+           r.trained && ok ? Cell(r.train_seconds) : Cell(), join(es, " "),
+           r.steps > 0 && ok ? Cell(r.seconds_per_step() * 1e6) : Cell(), r.trained && ok ? Cell(r.test_loss) : Cell(),
+           r.trained && ok ? Cell(r.test_accuracy * 100) : Cell(), ok ? Cell(r.infer_median_s * 1e6) : Cell(),
+           ok ? Cell(r.infer_iqr_s * 1e6) : Cell(), r.busy_fraction ? Cell(*r.busy_fraction * 100) : Cell(),
+           ok ? std::string("ok") : "diverged at " + r.diverged});
   }
   for (const auto& r : records)
     if (r.device == "gpu" && r.source == "roofline" && !r.busy_fraction) {
@@ -110,12 +120,14 @@ Table peer_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRe
     for (const auto& q : peer)
       if (q.device == r.device && q.model == r.model && q.batch == r.batch) p = &q;
     if (!p) continue;
-    auto step = [](const BenchRecord& x) { return x.seconds_per_step(); };
+    auto step = [](const BenchRecord& x) { return x.diverged.empty() ? x.seconds_per_step() : 0.0; };
     Cell ts = step(r) > 0 && step(*p) > 0 ? Cell(step(*p) / step(r)) : Cell();
-    Cell is = r.infer_median_s > 0 && p->infer_median_s > 0 ? Cell(p->infer_median_s / r.infer_median_s) : Cell();
-    t.row({r.device, r.model, r.batch, step(r) > 0 ? Cell(step(r) * 1e6) : Cell(),
-           step(*p) > 0 ? Cell(step(*p) * 1e6) : Cell(), ts, r.infer_median_s * 1e6, p->infer_median_s * 1e6, is,
-           r.trained ? Cell(r.test_accuracy * 100) : Cell(), p->trained ? Cell(p->test_accuracy * 100) : Cell()});
+    Cell is =
+        infer_s(r) > 0 && infer_s(*p) > 0 ? Cell(p->infer_median_s / r.infer_median_s) : Cell();
+    auto acc = [](const BenchRecord& x) { return x.trained && x.diverged.empty() ? Cell(x.test_accuracy * 100) : Cell(); };
+    t.row({r.device, r.model, r.batch, measured(&r, step(r) > 0, step(r) * 1e6),
+           measured(p, step(*p) > 0, step(*p) * 1e6), ts, measured(&r, true, r.infer_median_s * 1e6),
+           measured(p, true, p->infer_median_s * 1e6), is, acc(r), acc(*p)});
   }
   t.note(
       "Speedup = PyTorch time / roofline time, per training step (the same number of steps on both sides) and per "
@@ -157,6 +169,7 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
   nlohmann::json epochs = r.epoch_seconds;
   nlohmann::json params = r.params;
   params["source"] = r.source;
+  if (!r.diverged.empty()) params["diverged"] = r.diverged;
   auto insert = [&](const char* mode) {
     auto st = db.prepare(
         "INSERT INTO bench_results (run_id, device_id, device, model, mode, batch, epochs, steps, train_seconds, "
@@ -171,7 +184,9 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
         .bind(6, r.batch)
         .bind(7, r.epochs)
         .bind(8, r.steps);
-    if (train) {
+    if (!r.diverged.empty()) {  // nothing was measured: every figure NULL, params.diverged says where
+      for (int i = 9; i <= 14; ++i) st.bind(i, std::nullopt);
+    } else if (train) {
       st.bind(9, r.train_seconds).bind(10, epochs.dump()).bind(11, r.test_loss).bind(12, r.test_accuracy);
       st.bind(13, std::nullopt).bind(14, std::nullopt);
     } else {

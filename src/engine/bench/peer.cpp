@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -76,7 +77,11 @@ std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::str
     r.test_accuracy = x.value("test_accuracy", 0.0);
     r.infer_median_s = x.value("infer_median_s", 0.0);
     r.infer_iqr_s = x.value("infer_iqr_s", 0.0);
-    r.first_losses = x.value("first_losses", std::vector<float>{});
+    if (x.contains("first_losses") && x["first_losses"].is_array())
+      for (const auto& v : x["first_losses"])  // null: a non-finite loss (JSON has no NaN)
+        r.first_losses.push_back(v.is_number() ? v.get<float>() : std::numeric_limits<float>::quiet_NaN());
+    r.diverged = x.value("diverged", std::string());
+    r.test_predictions = x.value("test_predictions", std::vector<std::int64_t>{});
     r.busy_note = "not measured for the peer";
     r.params = x.value("params", nlohmann::json::object());
     if (j.contains("torch")) r.params["torch"] = j["torch"];
@@ -98,9 +103,10 @@ std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& dat
   const TrainOptions& o = cfg.train_options;
   std::string cmd = fmt::format(
       "python3 {} --models {} --devices {} --modes {} --batches {} --epochs {} --max-steps {} --data {} --lr {} "
-      "--momentum {} --weight-decay {} --seed {} --infer-reps {}",
+      "--momentum {} --weight-decay {} --seed {} --infer-reps {}{}",
       quote(script), quote(join(cfg.models, ",")), join(devices, ","), join(modes, ","), list(cfg.batches), o.epochs,
-      o.max_steps, quote(data_dir), o.sgd.lr, o.sgd.momentum, o.sgd.weight_decay, o.seed, o.infer_reps);
+      o.max_steps, quote(data_dir), o.sgd.lr, o.sgd.momentum, o.sgd.weight_decay, o.seed, o.infer_reps,
+      cfg.keep_going ? " --keep-going" : "");
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) throw_unsupported("cannot start python3 for the PyTorch peer", "install python3 with PyTorch");
   std::string text;

@@ -1,260 +1,186 @@
-// Direct convolution on the CPU. The models here have 1-16 channels and
-// 5×5/7×7 kernels, where im2col + GEMM spends more time building the column
-// matrix than multiplying: loops over (c, r, s) with a vectorised row update
-// per output row do the same work in place. Each function below handles a
-// whole plane (so the row loops inline into it and the per-CPU clone —
-// AVX-512, AVX2 or baseline, picked at load time — covers them); OpenMP runs
-// planes in parallel when there is enough work to pay for the threads. The
-// weight gradient keeps one partial sum per thread, reduced in thread order
-// so the result does not depend on scheduling.
-#include <omp.h>
-
+// Convolution on the CPU. Stride-1 unpadded convolutions (all the models'
+// convolutions: simple-cnn's 1→1 5×5, ece408's 1→4 and 4→16 7×7) run on the
+// flattened-plane kernels of kernels.hpp: an output plane is computed as if
+// it were as wide as the input (position p = y·W + x), so each tap (c, r, q)
+// is one long contiguous multiply-add over p with the input shifted by
+// c·H·W + r·W + q — no im2col matrix, no per-row loop overhead, and only the
+// OW..W−1 columns of each row wasted (86 → 80, 40 → 34, 28 → 24 wide). Other
+// shapes take the direct path (fast_conv_direct.cpp).
+//
+// - forward: per (image, block of 4 output planes), into a flattened scratch
+//   plane, then copied row by row with bias and ReLU;
+// - input gradient: the same kernel over the output gradient padded by R−1,
+//   S−1 on every side, with the weights flipped and transposed (a full
+//   correlation), per image;
+// - weight gradient: dot products of the flattened output gradient with the
+//   shifted input, per fixed chunk of 4 images and block of output planes;
+//   the chunks' partial sums are added in chunk order.
+// Scratch buffers are per thread and only grow, so after the first step no
+// pass allocates. Buffers the whole team shares belong to the calling thread
+// and reach the team as pointers (inside the parallel region the name of a
+// thread_local is each thread's own). Results do not depend on the thread count.
 #include <algorithm>
 #include <vector>
 
 #include "src/engine/cpu/fast_ops.hpp"
+#include "src/engine/cpu/kernels.hpp"
+#include "src/engine/cpu/parallel.hpp"
 
 namespace roofline::engine::fast {
-
-#define ROOFLINE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#define ROOFLINE_INLINE inline __attribute__((always_inline))
 
 using std::int64_t;
 
 namespace {
 
-// Multiply-adds below which one thread does the whole op: a parallel region
-// costs microseconds, and far more when the machine is oversubscribed.
-constexpr int64_t kParallelMacs = int64_t(1) << 21;
-constexpr int64_t kLanes = 256;  // widest output row the weight gradient keeps per-column sums for
+bool flattened(const ops::Conv2dShape& s) { return s.stride == 1 && s.pad == 0; }
 
-// The output columns x whose input column x·stride − pad + q lies in [0, w).
-struct XRange {
-  int64_t begin, end;
-};
-ROOFLINE_INLINE XRange x_range(int64_t ow, int64_t w, int64_t stride, int64_t pad, int64_t q) {
-  const int64_t lo = pad - q <= 0 ? 0 : (pad - q + stride - 1) / stride;
-  const int64_t hi_num = w - 1 + pad - q;
-  const int64_t hi = hi_num < 0 ? -1 : hi_num / stride;
-  const int64_t b = std::min(lo, ow);
-  return {b, std::max(std::min(hi + 1, ow), b)};
+double conv_flops(const ops::Conv2dShape& s) {
+  return 2.0 * double(s.n) * double(s.k) * double(s.oh() * s.ow()) * double(s.c * s.r * s.s);
 }
 
-// Output planes k0 .. k0+KB−1 of image n: each input row loaded feeds KB
-// output rows (KB multiply-adds per load instead of one).
-template <int KB>
-ROOFLINE_INLINE void forward_block_impl(const ops::Conv2dShape& s, int64_t n, int64_t k0, float* __restrict out,
-                                        const float* __restrict in, const float* __restrict w,
-                                        const float* __restrict b) {
-  const int64_t OH = s.oh(), OW = s.ow(), plane = OH * OW;
-  float* o[KB];
-  for (int kk = 0; kk < KB; ++kk) {
-    o[kk] = out + (n * s.k + k0 + kk) * plane;
-    const float bias = (s.bias && b) ? b[k0 + kk] : 0.f;
-    for (int64_t i = 0; i < plane; ++i) o[kk][i] = bias;
-  }
-  for (int64_t c = 0; c < s.c; ++c) {
-    const float* ip = in + (n * s.c + c) * s.h * s.w;  // (h, w)
-    for (int64_t r = 0; r < s.r; ++r)
-      for (int64_t q = 0; q < s.s; ++q) {
-        float wv[KB];
-        for (int kk = 0; kk < KB; ++kk) wv[kk] = w[(((k0 + kk) * s.c + c) * s.r + r) * s.s + q];
-        const XRange xr = x_range(OW, s.w, s.stride, s.pad, q);
-        const int64_t len = xr.end - xr.begin;
-        if (len <= 0) continue;
-        for (int64_t y = 0; y < OH; ++y) {
-          const int64_t iy = y * s.stride - s.pad + r;
-          if (iy < 0 || iy >= s.h) continue;
-          const float* __restrict src = ip + iy * s.w + xr.begin * s.stride - s.pad + q;
-          const int64_t off = y * OW + xr.begin;
-          if (s.stride == 1) {
+// A per-thread buffer that only grows.
+float* scratch(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
+}
+
+// Rows of a flattened plane (row stride `from_w`) into a dense (rows, cols)
+// plane, adding `bias` and applying ReLU (keeping NaN).
+void copy_rows(float* __restrict dst, const float* __restrict src, int64_t rows, int64_t cols, int64_t from_w,
+               float bias, bool relu) {
+  for (int64_t y = 0; y < rows; ++y) {
+    const float* a = src + y * from_w;
+    float* d = dst + y * cols;
+    if (relu) {
 #pragma omp simd
-            for (int64_t x = 0; x < len; ++x) {
-              const float v = src[x];
-              for (int kk = 0; kk < KB; ++kk) o[kk][off + x] += wv[kk] * v;
-            }
-          } else {
-            for (int64_t x = 0; x < len; ++x) {
-              const float v = src[x * s.stride];
-              for (int kk = 0; kk < KB; ++kk) o[kk][off + x] += wv[kk] * v;
-            }
-          }
-        }
+      for (int64_t x = 0; x < cols; ++x) {
+        const float v = a[x] + bias;
+        d[x] = v <= 0.f ? 0.f : v;
       }
-  }
-  if (s.act == ops::Activation::ReLU)
-    for (int kk = 0; kk < KB; ++kk)
-      for (int64_t i = 0; i < plane; ++i) o[kk][i] = o[kk][i] <= 0.f ? 0.f : o[kk][i];  // keeps NaN, as torch.relu
-}
-
-ROOFLINE_CLONES void forward_block(const ops::Conv2dShape& s, int64_t n, int64_t k0, int64_t kb, float* out,
-                                   const float* in, const float* w, const float* b) {
-  switch (kb) {
-    case 4:
-      return forward_block_impl<4>(s, n, k0, out, in, w, b);
-    case 3:
-      return forward_block_impl<3>(s, n, k0, out, in, w, b);
-    case 2:
-      return forward_block_impl<2>(s, n, k0, out, in, w, b);
-    default:
-      return forward_block_impl<1>(s, n, k0, out, in, w, b);
-  }
-}
-
-// Input-gradient planes c0 .. c0+CB−1 of image n: each output-gradient row
-// loaded feeds CB input rows.
-template <int CB>
-ROOFLINE_INLINE void input_grad_block_impl(const ops::Conv2dShape& s, int64_t n, int64_t c0, float* __restrict din,
-                                           const float* __restrict dpre, const float* __restrict w) {
-  const int64_t OH = s.oh(), OW = s.ow();
-  float* d[CB];
-  for (int cc = 0; cc < CB; ++cc) {
-    d[cc] = din + (n * s.c + c0 + cc) * s.h * s.w;  // (h, w)
-    for (int64_t i = 0; i < s.h * s.w; ++i) d[cc][i] = 0.f;
-  }
-  for (int64_t k = 0; k < s.k; ++k) {
-    const float* g = dpre + (n * s.k + k) * OH * OW;  // (oh, ow)
-    for (int64_t r = 0; r < s.r; ++r)
-      for (int64_t q = 0; q < s.s; ++q) {
-        float wv[CB];
-        for (int cc = 0; cc < CB; ++cc) wv[cc] = w[((k * s.c + c0 + cc) * s.r + r) * s.s + q];
-        const XRange xr = x_range(OW, s.w, s.stride, s.pad, q);
-        const int64_t len = xr.end - xr.begin;
-        if (len <= 0) continue;
-        for (int64_t y = 0; y < OH; ++y) {
-          const int64_t iy = y * s.stride - s.pad + r;
-          if (iy < 0 || iy >= s.h) continue;
-          const int64_t off = iy * s.w + xr.begin * s.stride - s.pad + q;
-          const float* __restrict src = g + y * OW + xr.begin;
-          if (s.stride == 1) {
+    } else {
 #pragma omp simd
-            for (int64_t x = 0; x < len; ++x) {
-              const float v = src[x];
-              for (int cc = 0; cc < CB; ++cc) d[cc][off + x] += wv[cc] * v;
-            }
-          } else {
-            for (int64_t x = 0; x < len; ++x) {
-              const float v = src[x];
-              for (int cc = 0; cc < CB; ++cc) d[cc][off + x * s.stride] += wv[cc] * v;
-            }
-          }
-        }
-      }
-  }
-}
-
-ROOFLINE_CLONES void input_grad_block(const ops::Conv2dShape& s, int64_t n, int64_t c0, int64_t cb, float* din,
-                                      const float* dpre, const float* w) {
-  switch (cb) {
-    case 4:
-      return input_grad_block_impl<4>(s, n, c0, din, dpre, w);
-    case 3:
-      return input_grad_block_impl<3>(s, n, c0, din, dpre, w);
-    case 2:
-      return input_grad_block_impl<2>(s, n, c0, din, dpre, w);
-    default:
-      return input_grad_block_impl<1>(s, n, c0, din, dpre, w);
-  }
-}
-
-// Adds image n's contribution to the weight (k, c, r, s) and bias (k) gradients.
-ROOFLINE_CLONES void weight_grad_image(const ops::Conv2dShape& s, int64_t n, double* __restrict pw,
-                                       double* __restrict pb, const float* __restrict dpre,
-                                       const float* __restrict in) {
-  const int64_t OH = s.oh(), OW = s.ow(), plane = OH * OW;
-  for (int64_t k = 0; k < s.k; ++k) {
-    const float* g = dpre + (n * s.k + k) * plane;
-    for (int64_t c = 0; c < s.c; ++c) {
-      const float* ip = in + (n * s.c + c) * s.h * s.w;
-      for (int64_t r = 0; r < s.r; ++r)
-        for (int64_t q = 0; q < s.s; ++q) {
-          const XRange xr = x_range(OW, s.w, s.stride, s.pad, q);
-          const int64_t len = xr.end - xr.begin;
-          if (len <= 0) continue;
-          float acc = 0.f;
-          if (s.stride == 1 && len <= kLanes) {
-            // Per-column partial sums across rows, reduced once at the end: no
-            // horizontal reduction per row (rows are only 24-80 wide here).
-            float lane[kLanes];
-            for (int64_t x = 0; x < len; ++x) lane[x] = 0.f;
-            for (int64_t y = 0; y < OH; ++y) {
-              const int64_t iy = y - s.pad + r;
-              if (iy < 0 || iy >= s.h) continue;
-              const float* __restrict a = g + y * OW + xr.begin;
-              const float* __restrict b = ip + iy * s.w + xr.begin - s.pad + q;
-#pragma omp simd
-              for (int64_t x = 0; x < len; ++x) lane[x] += a[x] * b[x];
-            }
-            for (int64_t x = 0; x < len; ++x) acc += lane[x];
-          } else {
-            for (int64_t y = 0; y < OH; ++y) {
-              const int64_t iy = y * s.stride - s.pad + r;
-              if (iy < 0 || iy >= s.h) continue;
-              const float* __restrict a = g + y * OW + xr.begin;
-              const float* __restrict b = ip + iy * s.w + xr.begin * s.stride - s.pad + q;
-              if (s.stride == 1) {
-#pragma omp simd reduction(+ : acc)
-                for (int64_t x = 0; x < len; ++x) acc += a[x] * b[x];
-              } else {
-                for (int64_t x = 0; x < len; ++x) acc += a[x] * b[x * s.stride];
-              }
-            }
-          }
-          pw[((k * s.c + c) * s.r + r) * s.s + q] += acc;
-        }
-    }
-    if (pb) {
-      float acc = 0.f;
-#pragma omp simd reduction(+ : acc)
-      for (int64_t i = 0; i < plane; ++i) acc += g[i];
-      pb[k] += acc;
+      for (int64_t x = 0; x < cols; ++x) d[x] = a[x] + bias;
     }
   }
 }
-
-int64_t macs(const ops::Conv2dShape& s) { return s.n * s.k * s.oh() * s.ow() * s.c * s.r * s.s; }
 
 }  // namespace
 
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
-  constexpr int64_t kBlock = 4;
-  const int64_t blocks = (s.k + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs)
-  for (int64_t nb = 0; nb < s.n * blocks; ++nb) {
-    const int64_t k0 = (nb % blocks) * kBlock;
-    forward_block(s, nb / blocks, k0, std::min(kBlock, s.k - k0), out, in, w, b);
-  }
+  if (!flattened(s)) return conv2d_forward_direct(s, out, in, w, b);
+  const KernelSet& ks = kernels();
+  const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, blocks = (s.k + kConvBlock - 1) / kConvBlock;
+  const int64_t ostride = (P + 15) / 16 * 16;
+  const int threads = threads_for(conv_flops(s), kFlopsPerThread, s.n * blocks);
+  parallel_for(s.n * blocks, threads, [&](int64_t t) {
+    thread_local std::vector<float> buf;
+    const int64_t n = t / blocks, k0 = (t % blocks) * kConvBlock;
+    const int kb = static_cast<int>(std::min<int64_t>(kConvBlock, s.k - k0));
+    float* flat = scratch(buf, kb * ostride);  // (kb, ostride) flattened planes
+    ConvPlane c{in + n * s.c * s.h * s.w, s.c, s.h, s.w, s.r, s.s, P, w + k0 * s.c * s.r * s.s, s.c * s.r * s.s,
+                flat, ostride, kb};
+    ks.conv_plane(c);
+    for (int kk = 0; kk < kb; ++kk)
+      copy_rows(out + ((n * s.k) + k0 + kk) * OH * OW, flat + kk * ostride, OH, OW, s.w,
+                (s.bias && b) ? b[k0 + kk] : 0.f, s.act == ops::Activation::ReLU);
+  });
 }
 
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w) {
-  constexpr int64_t kBlock = 4;
-  const int64_t blocks = (s.c + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs)
-  for (int64_t nb = 0; nb < s.n * blocks; ++nb) {
-    const int64_t c0 = (nb % blocks) * kBlock;
-    input_grad_block(s, nb / blocks, c0, std::min(kBlock, s.c - c0), din, dpre, w);
-  }
+  if (!flattened(s)) return conv2d_backward_input_direct(s, din, dpre, w);
+  const KernelSet& ks = kernels();
+  const int64_t OH = s.oh(), OW = s.ow();
+  // The output gradient padded by R−1 rows and S−1 columns on each side: a
+  // full correlation with the flipped kernel becomes a valid one.
+  const int64_t HP = OH + 2 * (s.r - 1), WP = OW + 2 * (s.s - 1);  // = H + R − 1, W + S − 1
+  const int64_t P = (s.h - 1) * WP + s.w, ostride = (P + 15) / 16 * 16, taps = s.r * s.s;
+  // wf (c, k, r, s) = w (k, c, R−1−r, S−1−q): the caller's thread owns it; the team only reads it.
+  thread_local std::vector<float> wflip_buf;
+  float* wf = scratch(wflip_buf, s.c * s.k * taps);
+  for (int64_t c = 0; c < s.c; ++c)
+    for (int64_t k = 0; k < s.k; ++k)
+      for (int64_t r = 0; r < s.r; ++r)
+        for (int64_t q = 0; q < s.s; ++q)
+          wf[((c * s.k + k) * s.r + r) * s.s + q] = w[((k * s.c + c) * s.r + (s.r - 1 - r)) * s.s + (s.s - 1 - q)];
+  const int threads = threads_for(conv_flops(s), kFlopsPerThread, s.n);
+  parallel_for(s.n, threads, [&](int64_t n) {
+    thread_local std::vector<float> pad_buf, out_buf;
+    float* pad = scratch(pad_buf, s.k * HP * WP);  // (k, HP, WP)
+    std::fill(pad, pad + s.k * HP * WP, 0.f);
+    for (int64_t k = 0; k < s.k; ++k)
+      for (int64_t y = 0; y < OH; ++y)
+        std::copy_n(dpre + ((n * s.k + k) * OH + y) * OW, OW, pad + (k * HP + y + s.r - 1) * WP + s.s - 1);
+    float* flat = scratch(out_buf, kConvBlock * ostride);
+    for (int64_t c0 = 0; c0 < s.c; c0 += kConvBlock) {
+      const int cb = static_cast<int>(std::min<int64_t>(kConvBlock, s.c - c0));
+      ConvPlane c{pad, s.k, HP, WP, s.r, s.s, P, wf + c0 * s.k * taps, s.k * taps, flat, ostride, cb};
+      ks.conv_plane(c);
+      for (int cc = 0; cc < cb; ++cc)
+        copy_rows(din + (n * s.c + c0 + cc) * s.h * s.w, flat + cc * ostride, s.h, s.w, WP, 0.f, false);
+    }
+  });
 }
 
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in) {
-  const int64_t nw = s.k * s.c * s.r * s.s, nb = s.k, stride = nw + nb;
-  const int threads = macs(s) > kParallelMacs ? std::max(1, std::min<int>(omp_get_max_threads(), int(s.n))) : 1;
-  std::vector<double> partial(static_cast<size_t>(threads * stride), 0.0);
-#pragma omp parallel num_threads(threads)
-  {
-    double* pw = partial.data() + static_cast<size_t>(omp_get_thread_num() * stride);
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < s.n; ++n) weight_grad_image(s, n, pw, db ? pw + nw : nullptr, dpre, in);
-  }
+  if (!flattened(s)) return conv2d_backward_weight_direct(s, dw, db, dpre, in);
+  const KernelSet& ks = kernels();
+  const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, gstride = (P + 15) / 16 * 16;
+  const int64_t taps = s.c * s.r * s.s, nw = s.k * taps, blocks = (s.k + kConvBlock - 1) / kConvBlock;
+  constexpr int64_t kChunk = 4;  // images per partial sum: fixed, so the order of the sums is too
+  const int64_t chunks = (s.n + kChunk - 1) / kChunk, stride = nw + s.k;
+  thread_local std::vector<float> partial_buf;
+  thread_local std::vector<int64_t> offsets;
+  float* partial = scratch(partial_buf, chunks * stride);  // (chunks, nw + k): weights, then biases
+  offsets.resize(static_cast<size_t>(taps));
+  for (int64_t c = 0; c < s.c; ++c)
+    for (int64_t r = 0; r < s.r; ++r)
+      for (int64_t q = 0; q < s.s; ++q) offsets[static_cast<size_t>((c * s.r + r) * s.s + q)] = c * s.h * s.w + r * s.w + q;
+  const int64_t* tap_off = offsets.data();
+  const int threads = threads_for(conv_flops(s), kFlopsPerThread, chunks * blocks);
+  parallel_for(chunks * blocks, threads, [&](int64_t t) {
+    thread_local std::vector<float> g_buf;
+    const int64_t ch = t / blocks, k0 = (t % blocks) * kConvBlock;
+    const int kb = static_cast<int>(std::min<int64_t>(kConvBlock, s.k - k0));
+    float* pw = partial + ch * stride;
+    for (int kk = 0; kk < kb; ++kk) {
+      std::fill_n(pw + (k0 + kk) * taps, taps, 0.f);
+      pw[nw + k0 + kk] = 0.f;
+    }
+    float* g = scratch(g_buf, kb * gstride);  // (kb, gstride): the output gradient flattened to width W
+    for (int64_t n = ch * kChunk; n < std::min(s.n, (ch + 1) * kChunk); ++n) {
+      for (int kk = 0; kk < kb; ++kk) {
+        const float* src = dpre + (n * s.k + k0 + kk) * OH * OW;
+        float* gk = g + kk * gstride;
+        // The bias gradient on the way: rows summed in float (vectorised),
+        // the rows' sums in double (a sum of signed values that may cancel).
+        double bsum = 0;
+        for (int64_t y = 0; y < OH; ++y) {
+          const float* row = src + y * OW;
+          std::copy_n(row, OW, gk + y * s.w);
+          if (y + 1 < OH) std::fill_n(gk + y * s.w + OW, s.w - OW, 0.f);
+          float rs = 0.f;
+#pragma omp simd reduction(+ : rs)
+          for (int64_t x = 0; x < OW; ++x) rs += row[x];
+          bsum += rs;
+        }
+        pw[nw + k0 + kk] += static_cast<float>(bsum);
+      }
+      for (int64_t t0 = 0; t0 < taps; t0 += kWgradTaps) {
+        const int nt = static_cast<int>(std::min<int64_t>(kWgradTaps, taps - t0));
+        ConvWgrad c{g, gstride, in + n * s.c * s.h * s.w, P, tap_off + t0, kb, nt, pw + k0 * taps + t0, taps};
+        ks.conv_wgrad(c);
+      }
+    }
+  });
   for (int64_t i = 0; i < nw; ++i) {
     double acc = 0;
-    for (int t = 0; t < threads; ++t) acc += partial[static_cast<size_t>(t * stride + i)];
+    for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[ch * stride + i];
     dw[i] = static_cast<float>(acc);
   }
   if (db)
-    for (int64_t k = 0; k < nb; ++k) {
+    for (int64_t k = 0; k < s.k; ++k) {
       double acc = 0;
-      for (int t = 0; t < threads; ++t) acc += partial[static_cast<size_t>(t * stride + nw + k)];
+      for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[ch * stride + nw + k];
       db[k] = static_cast<float>(acc);
     }
 }

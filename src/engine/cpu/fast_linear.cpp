@@ -1,104 +1,80 @@
-// Linear on the CPU: OpenBLAS sgemm (row-major) plus one fused pass for bias
-// and activation. All threading is OpenMP: OpenBLAS runs single-threaded and
-// each OpenMP thread multiplies a slice of the output. Two thread pools (the
-// pthreads OpenBLAS's and OpenMP's) would each spin after their work and
-// compete for the same cores — measured here, that made a batch-128
-// simple-mlp step 3-8x slower.
-#include <cblas.h>
-#include <omp.h>
-
+// Linear on the CPU: our own register-blocked GEMM kernels (kernels.hpp), with
+// bias and ReLU fused into the forward GEMM's epilogue, tiles split between
+// OpenMP threads.
+//
+// Why not a BLAS: OpenBLAS called from several OpenMP threads at once is
+// correct in some builds and not in others (its buffer allocation has had
+// races: OpenMathLib/OpenBLAS issues 1755, 2126, 3057, 4345), and which build
+// a host's libopenblas.so.0 is (pthreads or OpenMP, which version) is outside
+// our control; a pthreads OpenBLAS also keeps a second thread pool beside
+// OpenMP's. Our kernels compute every output element in one fixed order, so
+// the results are the same for any thread count.
 #include <algorithm>
 
 #include "src/engine/cpu/fast_ops.hpp"
+#include "src/engine/cpu/kernels.hpp"
+#include "src/engine/cpu/parallel.hpp"
 
 namespace roofline::engine::fast {
 
-#define ROOFLINE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
 namespace {
 
-void blas_single_threaded() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
+// Threads for an (M×K)·(K×N) product: by FLOPs, and by the bytes of the
+// operands when they are large but the FLOPs few (batch 1: a matrix-vector
+// product streams the whole weight matrix).
+int gemm_threads(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t tasks) {
+  const double flops = 2.0 * double(M) * double(N) * double(K);
+  const double bytes = 4.0 * (double(M) * double(K) + double(K) * double(N) + double(M) * double(N));
+  return std::max(threads_for(flops, kFlopsPerThread, tasks), threads_for(bytes, 4 * kBytesPerThread, tasks));
 }
 
-// C (m×n) = op(A) · op(B), row-major, split over the larger of m and n into
-// one slice per OpenMP thread (each at least 16 wide, each ~4 MFLOP or more).
-void gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* A, std::int64_t lda,
-          const float* B, std::int64_t ldb, float* C, std::int64_t ldc) {
-  blas_single_threaded();
-  const double flops = 2.0 * double(m) * double(n) * double(k);
-  const bool split_n = n >= m;
-  const std::int64_t extent = split_n ? n : m;
-  int threads = static_cast<int>(std::min<double>(omp_get_max_threads(), std::max(1.0, flops / 4e6)));
-  threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, extent / 16)));
-  const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans, opb = tb ? CblasTrans : CblasNoTrans;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int t = 0; t < threads; ++t) {
-    // Slices rounded to 16 elements so each starts on a 64-byte boundary of C's row.
-    const std::int64_t per = (extent / threads + 15) / 16 * 16;
-    const std::int64_t lo = std::min(extent, per * t), hi = std::min(extent, lo + per);
-    if (t == threads - 1 && hi < extent) continue;  // cannot happen: per·threads >= extent
-    if (hi <= lo) continue;
-    const std::int64_t len = hi - lo;
-    if (split_n) {
-      const float* b = tb ? B + lo * ldb : B + lo;  // B is k×n (N) or n×k (T)
-      cblas_sgemm(CblasRowMajor, opa, opb, int(m), int(len), int(k), 1.0f, A, int(lda), b, int(ldb), 0.0f, C + lo,
-                  int(ldc));
-    } else {
-      const float* a = ta ? A + lo : A + lo * lda;  // A is m×k (N) or k×m (T)
-      cblas_sgemm(CblasRowMajor, opa, opb, int(len), int(n), int(k), 1.0f, a, int(lda), B, int(ldb), 0.0f, C + lo * ldc,
-                  int(ldc));
+
+// db[j] = Σ_i x[i][j] over rows in order (the reference's order), columns in
+// blocks of 64 split between threads.
+void column_sums(std::int64_t n, std::int64_t m, float* sums, const float* x) {
+  constexpr std::int64_t kBlock = 64;
+  const std::int64_t blocks = (m + kBlock - 1) / kBlock;
+  const int threads = threads_for(4.0 * double(n) * double(m), kBytesPerThread, blocks);
+  parallel_for(blocks, threads, [&](std::int64_t b) {
+    const std::int64_t j0 = b * kBlock, j1 = std::min(m, j0 + kBlock);
+    for (std::int64_t j = j0; j < j1; ++j) sums[j] = 0.f;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* row = x + i * m;
+#pragma omp simd
+      for (std::int64_t j = j0; j < j1; ++j) sums[j] += row[j];
     }
-  }
+  });
 }
 
-ROOFLINE_CLONES void bias_act_rows(std::int64_t n, std::int64_t m, float* out, const float* b, bool relu) {
-#pragma omp parallel for schedule(static) if (n * m > (1 << 18))
-  for (std::int64_t i = 0; i < n; ++i) {
-    float* row = out + i * m;
-    if (b && relu) {
-#pragma omp simd
-      for (std::int64_t j = 0; j < m; ++j) row[j] = row[j] + b[j] <= 0.f ? 0.f : row[j] + b[j];  // keeps NaN
-    } else if (b) {
-#pragma omp simd
-      for (std::int64_t j = 0; j < m; ++j) row[j] += b[j];
-    } else if (relu) {
-#pragma omp simd
-      for (std::int64_t j = 0; j < m; ++j) row[j] = row[j] <= 0.f ? 0.f : row[j];
-    }
-  }
-}
-
-ROOFLINE_CLONES void column_sums(std::int64_t n, std::int64_t m, float* sums, const float* x) {
-  // Rows outer, columns inner: contiguous, vectorised, and the same summation
-  // order as the reference for each column.
-  for (std::int64_t j = 0; j < m; ++j) sums[j] = 0.f;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float* row = x + i * m;
-#pragma omp simd
-    for (std::int64_t j = 0; j < m; ++j) sums[j] += row[j];
-  }
-}
 }  // namespace
 
 void linear_forward(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b) {
-  // out (n, out) = in (n, in) · wᵀ
-  gemm(false, true, s.n, s.out, s.in, in, s.in, w, s.in, out, s.out);
-  bias_act_rows(s.n, s.out, out, s.bias ? b : nullptr, s.act == ops::Activation::ReLU);
+  // out (n, out) = in (n, in) · wᵀ + b, then ReLU: all in the GEMM's epilogue.
+  const KernelSet& k = kernels();
+  const GemmNt g{s.in, in, s.in, w, s.in, out, s.out, s.bias ? b : nullptr, s.act == ops::Activation::ReLU};
+  const std::int64_t tasks = ((s.n + k.nt_mr - 1) / k.nt_mr) * ((s.out + k.nt_nr - 1) / k.nt_nr);
+  parallel_tiles(s.n, s.out, k.nt_mr, k.nt_nr, gemm_threads(s.n, s.out, s.in, tasks),
+                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_nt(g, i0, i1, j0, j1); });
 }
 
 void linear_backward_input(const ops::LinearShape& s, float* din, const float* dpre, const float* w) {
   // din (n, in) = dpre (n, out) · w (out, in)
-  gemm(false, false, s.n, s.in, s.out, dpre, s.out, w, s.in, din, s.in);
+  const KernelSet& k = kernels();
+  const GemmBc g{s.out, dpre, s.out, 1, w, s.in, din, s.in};
+  const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
+  const std::int64_t tasks = ((s.n + k.bc_mr - 1) / k.bc_mr) * ((s.in + cols - 1) / cols);
+  parallel_tiles(s.n, s.in, k.bc_mr, cols, gemm_threads(s.n, s.in, s.out, tasks),
+                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_bc(g, i0, i1, j0, j1); });
 }
 
 void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, const float* dpre, const float* in) {
-  // dw (out, in) = dpreᵀ (out, n) · in (n, in)
-  gemm(true, false, s.out, s.in, s.n, dpre, s.out, in, s.in, dw, s.in);
+  // dw (out, in) = dpreᵀ (out, n) · in (n, in): each element sums over the batch in order.
+  const KernelSet& k = kernels();
+  const GemmBc g{s.n, dpre, 1, s.out, in, s.in, dw, s.in};
+  const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
+  const std::int64_t tasks = ((s.out + k.bc_mr - 1) / k.bc_mr) * ((s.in + cols - 1) / cols);
+  parallel_tiles(s.out, s.in, k.bc_mr, cols, gemm_threads(s.out, s.in, s.n, tasks),
+                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_bc(g, i0, i1, j0, j1); });
   if (db) column_sums(s.n, s.out, db, dpre);
 }
 

@@ -1,7 +1,8 @@
-// The fast CPU path: OpenBLAS sgemm for Linear, direct OpenMP convolution
-// with vectorised row loops (target_clones picks AVX2/AVX-512 at run time,
-// so the binary stays portable), fused bias + activation epilogues, and
-// OpenMP loops elsewhere. Same shapes and conventions as ops.hpp.
+// The fast CPU path: register-blocked GEMM and convolution kernels compiled
+// for AVX-512, AVX2 and SSE2 and picked at run time (kernels.hpp; the binary
+// stays portable), bias and ReLU fused into the forward passes, OpenMP
+// threads sized by each op's work (parallel.hpp), and results that do not
+// depend on the thread count. Same shapes and conventions as ops.hpp.
 #pragma once
 #include <cstdint>
 
@@ -16,6 +17,13 @@ void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, con
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w);
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in);
+
+// The general direct convolution (any stride and padding); conv2d_* above use
+// it for shapes the flattened-plane kernels do not take.
+void conv2d_forward_direct(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
+void conv2d_backward_input_direct(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w);
+void conv2d_backward_weight_direct(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
+                                   const float* in);
 
 void maxpool2d_forward(const ops::Pool2dShape& s, float* out, std::int32_t* argmax, const float* in);
 void maxpool2d_backward(const ops::Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax);

@@ -194,10 +194,9 @@ std::string GradCheckResult::describe() const {
                      rel_error, bound);
 }
 
-std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases) {
-  std::vector<CheckResult> results;
-  for (int k = 0; k < cases; ++k) {
-    OpCase c = make_case(op, rng);
+namespace {
+void check_case(OpCase& c, Context& ctx, Rng& rng, std::vector<CheckResult>& results) {
+  {
     HostBufs h(c.bufs.size());
     c.fill(rng, h);
     fill_defaults(c, h);
@@ -250,6 +249,21 @@ std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng,
       }
     }
   }
+}
+}  // namespace
+
+std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases) {
+  std::vector<CheckResult> results;
+  for (int k = 0; k < cases; ++k) {
+    OpCase c = make_case(op, rng);
+    check_case(c, ctx, rng, results);
+  }
+  return results;
+}
+
+std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch) {
+  std::vector<CheckResult> results;
+  for (OpCase& c : perf_cases(op, batch)) check_case(c, ctx, rng, results);
   return results;
 }
 

@@ -634,14 +634,14 @@ ops::Conv2dShape random_conv(Rng& r, Activation act) {
   for (;;) {
     ops::Conv2dShape s;
     s.n = pick(r, 1, 3);
-    s.c = pick(r, 1, 4);
-    s.k = pick(r, 1, 5);
+    s.c = pick(r, 1, 6);  // channel and plane counts past the CPU kernels' blocks of 4
+    s.k = pick(r, 1, 9);
     s.r = pick(r, 1, 7);
     s.s = r.below(3) == 0 ? pick(r, 1, 7) : s.r;
     s.stride = r.below(3) == 0 ? pick(r, 2, 3) : 1;
     s.pad = r.below(2) == 0 ? pick(r, 0, std::min(s.r, s.s) - 1) : 0;
-    s.h = pick(r, 1, 20);
-    s.w = pick(r, 1, 20);
+    s.h = pick(r, 1, 24);  // rows wider than 16 lanes
+    s.w = pick(r, 1, 24);
     s.bias = r.below(5) != 0;
     s.act = act;
     if (s.valid()) return s;
@@ -682,7 +682,7 @@ OpCase make_case(const std::string& op, Rng& r) {
   }
   if (op == "gather_batch") {
     ops::BatchShape s;
-    s.batch = pick(r, 1, 20);
+    s.batch = r.below(4) == 0 ? pick(r, 40, 80) : pick(r, 1, 20);  // large enough for threads one time in four
     s.in_h = pick(r, 1, 30);
     s.in_w = pick(r, 1, 30);
     const bool resize = r.below(2) == 0;
@@ -720,15 +720,18 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
   };
   if (op == "linear" || op == "linear+relu") {
     const Activation a = op == "linear" ? Activation::None : Activation::ReLU;
-    for (auto [in, out] : {std::pair<int64_t, int64_t>{784, 256}, {256, 128}, {128, 10}, {1024, 32}})
+    for (auto [in, out] : {std::pair<int64_t, int64_t>{784, 256}, {256, 128}, {128, 10}, {16, 100}, {100, 10},
+                           {1024, 32}, {32, 10}})
       v.push_back(linear_case({B, in, out, true, a}));
   } else if (op == "conv2d" || op == "conv2d+relu") {
     const Activation a = op == "conv2d" ? Activation::None : Activation::ReLU;
     v.push_back(conv_case(conv(1, 28, 1, 5, a)));   // simple-cnn conv1
+    v.push_back(conv_case(conv(1, 12, 1, 5, a)));   // simple-cnn conv2
     v.push_back(conv_case(conv(1, 86, 4, 7, a)));   // ece408 conv1
     v.push_back(conv_case(conv(4, 40, 16, 7, a)));  // ece408 conv2
   } else if (op == "maxpool2d") {
     v.push_back(pool_case(pool(1, 24, 2)));
+    v.push_back(pool_case(pool(1, 8, 2)));
     v.push_back(pool_case(pool(4, 80, 2)));
     v.push_back(pool_case(pool(16, 34, 4)));
   } else if (op == "relu") {

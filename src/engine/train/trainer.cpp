@@ -139,6 +139,7 @@ class Trainer {
     EvalResult ev = evaluate();
     r.test_loss = ev.loss;
     r.test_accuracy = ev.accuracy;
+    r.test_predictions = ev.predictions;
     r.infer_seconds = inference_latency();
     return r;
   }
@@ -290,12 +291,11 @@ class Trainer {
   }
 
   [[noreturn]] void fail_non_finite(int e, std::int32_t step) {
-    throw Error(ErrorKind::Numeric,
-                fmt::format("the training loss of {} is not finite (NaN or Inf) at step {} of epoch {} (step {} of the "
-                            "run, batch {}, lr {})",
-                            model_.name(), step + 1, e + 1, static_cast<std::int64_t>(e) * steps_ + step + 1, o_.batch,
-                            o_.sgd.lr),
-                "lower --lr or --momentum; results stored before this run are kept");
+    const std::int64_t of_run = static_cast<std::int64_t>(e) * steps_ + step + 1;
+    throw NonFiniteLoss(fmt::format("the training loss of {} is not finite (NaN or Inf) at step {} of epoch {} (step {} "
+                                    "of the run, batch {}, lr {})",
+                                    model_.name(), step + 1, e + 1, of_run, o_.batch, o_.sgd.lr),
+                        "lower --lr or --momentum; results stored before this run are kept", e + 1, step + 1, of_run);
   }
 
  public:
@@ -304,15 +304,28 @@ class Trainer {
     ops::LossStats st;
     st.loss_sum = loss_sum_ptr();
     st.correct = correct_ptr();
+    const std::int64_t C = model_.classes();
+    EvalResult ev;
+    ev.predictions.assign(static_cast<size_t>(C), 0);
+    std::vector<float> logits(static_cast<size_t>(eval_batch_ * C));
     for (std::int64_t first = 0; first < test_.n; first += eval_batch_) {
       const std::int64_t rows = std::min(eval_batch_, test_.n - first);
       ops::gather_batch(ctx_, batch_shape(rows, eval_batch_, test_), net_.input(), labels_.i32(), test_.images.u8(),
                         test_.labels.u8(), test_order_.i32(), first, nullptr);
       net_.forward(rows, false);
-      ops::cross_entropy(ctx_, {rows, model_.classes()}, nullptr, net_.logits(), labels_.i32(), 1.0f, st);
+      ops::cross_entropy(ctx_, {rows, C}, nullptr, net_.logits(), labels_.i32(), 1.0f, st);
+      // Which class each image is predicted as (untimed; one small copy per batch on a GPU).
+      ctx_.synchronize();
+      copy_bytes(logits.data(), Device::cpu(), net_.logits(), ctx_.device(), static_cast<size_t>(rows * C) * 4);
+      for (std::int64_t i = 0; i < rows; ++i) {
+        const float* x = logits.data() + i * C;
+        std::int64_t arg = 0;
+        for (std::int64_t j = 1; j < C; ++j)
+          if (x[j] > x[arg]) arg = j;
+        ++ev.predictions[static_cast<size_t>(arg)];
+      }
     }
     StatsBlock s = read_stats();
-    EvalResult ev;
     ev.loss = s.loss_sum / static_cast<double>(test_.n);
     ev.accuracy = static_cast<double>(s.correct) / static_cast<double>(test_.n);
     return ev;

@@ -1,0 +1,90 @@
+// How the fast CPU path splits work between OpenMP threads.
+//
+// Each op opens at most one parallel region, with as many threads as its work
+// pays for: a region costs ~1-2 µs on an idle 16-core host (far more when the
+// machine is oversubscribed and a thread of the team is descheduled), so a
+// thread should get several microseconds of work. Work is split into a fixed
+// set of tasks (tiles, images, column blocks) and each task is computed by
+// one thread in a fixed order, so results do not depend on the thread count.
+#pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace roofline::engine::fast {
+
+// Work below which a thread is not worth waking: ~2-4 µs of FMAs on one core.
+constexpr double kFlopsPerThread = 256e3;
+// Bytes per thread for memory-bound loops (~4 µs at L2/L3 speeds).
+constexpr double kBytesPerThread = 128e3;
+
+inline int max_threads() { return std::max(1, omp_get_max_threads()); }
+
+// Threads for `work` units when each thread should get at least `per_thread`,
+// and no more than `tasks` (the number of independent pieces).
+inline int threads_for(double work, double per_thread, std::int64_t tasks) {
+  const double t = std::min<double>(max_threads(), std::max(1.0, work / per_thread));
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(t), tasks)));
+}
+
+// Runs f(i) for i in [0, n) on `threads` threads (static schedule: thread t
+// always gets the same tasks, so data it touched last time is in its cache).
+template <class F>
+void parallel_for(std::int64_t n, int threads, F&& f) {
+  if (threads <= 1 || n <= 1) {
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  const int t = static_cast<int>(std::min<std::int64_t>(threads, n));
+#pragma omp parallel for schedule(static) num_threads(t)
+  for (std::int64_t i = 0; i < n; ++i) f(i);
+}
+
+// A grid of gm × gn tiles of tm × tn (multiples of the alignments) covering M × N.
+struct TileGrid {
+  std::int64_t gm = 1, gn = 1, tm = 0, tn = 0;
+  std::int64_t count() const { return gm * gn; }
+};
+
+// At least `tasks` tiles when the matrix allows, balancing each tile's
+// compute (tm·tn) against the operand rows it must read (tm + tn).
+inline TileGrid tile_grid(std::int64_t M, std::int64_t N, std::int64_t am, std::int64_t an, int tasks) {
+  auto round_up = [](std::int64_t v, std::int64_t a) { return (v + a - 1) / a * a; };
+  TileGrid best;
+  double best_cost = -1;
+  for (int gm = 1; gm <= tasks; ++gm) {
+    const int gn = (tasks + gm - 1) / gm;
+    TileGrid g;
+    g.tm = std::max<std::int64_t>(am, round_up((M + gm - 1) / gm, am));
+    g.tn = std::max<std::int64_t>(an, round_up((N + gn - 1) / gn, an));
+    g.gm = (M + g.tm - 1) / g.tm;
+    g.gn = (N + g.tn - 1) / g.tn;
+    // The slowest thread's time, in units of one multiply-add row pair: its
+    // tiles' area plus ~5 per operand row read (L2/L3 traffic vs FMAs).
+    const std::int64_t per_thread = (g.count() + tasks - 1) / tasks;
+    const double cost = static_cast<double>(per_thread) *
+                        (static_cast<double>(g.tm * g.tn) + 5.0 * static_cast<double>(g.tm + g.tn));
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = g;
+    }
+  }
+  return best;
+}
+
+// Runs f(i0, i1, j0, j1) over the tiles of an M × N output on up to `threads` threads.
+template <class F>
+void parallel_tiles(std::int64_t M, std::int64_t N, std::int64_t am, std::int64_t an, int threads, F&& f) {
+  if (threads <= 1) {
+    f(std::int64_t{0}, M, std::int64_t{0}, N);
+    return;
+  }
+  const TileGrid g = tile_grid(M, N, am, an, threads);
+  parallel_for(g.count(), threads, [&](std::int64_t t) {
+    const std::int64_t i0 = (t / g.gn) * g.tm, j0 = (t % g.gn) * g.tn;
+    f(i0, std::min(M, i0 + g.tm), j0, std::min(N, j0 + g.tn));
+  });
+}
+
+}  // namespace roofline::engine::fast
