@@ -3,7 +3,7 @@
 # already present. Runs apt-get as root (directly, or through sudo).
 #   --test   also what the test suite needs (headless Chromium for the chart test)
 set -euo pipefail
-pkgs=(cmake ninja-build g++ pkg-config ccache libsqlite3-dev zlib1g-dev libopenblas-dev
+pkgs=(cmake ninja-build g++ pkg-config ccache libsqlite3-dev zlib1g-dev
       nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev dataset-fashion-mnist)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(chromium sqlite3)
