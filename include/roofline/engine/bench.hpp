@@ -44,6 +44,7 @@ struct BenchRecord {
   std::optional<double> busy_fraction;
   std::string busy_note;
   std::vector<float> first_losses;
+  std::string gpu_path;  // roofline on the GPU: "fused-mlp", "fused-cnn" or "layers"
   nlohmann::json params = nlohmann::json::object();
   double seconds_per_step() const { return steps > 0 ? train_seconds / static_cast<double>(steps) : 0; }
 };
