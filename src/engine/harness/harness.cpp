@@ -194,10 +194,11 @@ std::string GradCheckResult::describe() const {
                      rel_error, bound);
 }
 
-std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases) {
-  std::vector<CheckResult> results;
-  for (int k = 0; k < cases; ++k) {
-    OpCase c = make_case(op, rng);
+namespace {
+
+// Every output of every pass of one case against its float64 reference.
+void check_case(OpCase& c, Context& ctx, Rng& rng, std::vector<CheckResult>& results) {
+  {
     HostBufs h(c.bufs.size());
     c.fill(rng, h);
     fill_defaults(c, h);
@@ -250,6 +251,30 @@ std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng,
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases) {
+  std::vector<CheckResult> results;
+  for (int k = 0; k < cases; ++k) {
+    OpCase c = make_case(op, rng);
+    check_case(c, ctx, rng, results);
+  }
+  return results;
+}
+
+std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, std::int64_t batch, Rng& rng) {
+  std::vector<CheckResult> results;
+  for (OpCase& c : perf_cases(op, batch)) check_case(c, ctx, rng, results);
+  return results;
+}
+
+std::vector<CheckResult> check_conv(const ops::Conv2dShape& s, Context& ctx, Rng& rng) {
+  if (!s.valid()) throw_usage("check_conv: invalid convolution shape", "sizes must be positive and the kernel fit");
+  std::vector<CheckResult> results;
+  OpCase c = conv_case(s);
+  check_case(c, ctx, rng, results);
   return results;
 }
 
