@@ -47,11 +47,17 @@ step bench_1 90 "$R" --json bench simple-mlp,simple-cnn,ece408 --device cpu,gpu 
 step ops_perf 45 "$R" --json ops --perf --device cpu,gpu --batch 128
 # 5. ece408 on the CPU at batch 64 (its accuracy target), the slowest part.
 step bench_ece408_cpu 120 "$R" --json bench ece408 --device cpu --batch 64 --epochs 5 --peer pytorch
-# 6. Out-of-bounds reads too (the harness's guards catch writes): memcheck on the op harness.
+# 6. Out-of-bounds reads too (the harness's guards catch writes): memcheck on the op harness and the
+#    tiled convolutions' edge shapes.
 if command -v compute-sanitizer > /dev/null || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  step memcheck 60 "$CS" --tool memcheck --error-exitcode 9 "$T" --gtest_filter='*OpsOnGpu*'
+  step memcheck 90 "$CS" --tool memcheck --error-exitcode 9 "$T" \
+    --gtest_filter='*OpsOnGpu*:OpsGpu.TiledConvolutionEdges*'
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.out" "$OUT/memcheck.log" | tail -3
+  # 7. Shared-memory races in the tiled convolutions (staging vs reading, the weight gradient's
+  #    reduction buffer reusing the staged output gradient).
+  step racecheck 60 "$CS" --tool racecheck --error-exitcode 9 "$T" --gtest_filter='OpsGpu.TiledConvolutionEdges*'
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|PASSED|FAILED" "$OUT/racecheck.out" "$OUT/racecheck.log" | tail -4
 fi
 
 for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_1; do
