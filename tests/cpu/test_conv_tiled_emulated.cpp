@@ -17,6 +17,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -40,6 +41,19 @@ thread_local uint3 threadIdx, blockIdx;
 thread_local dim3 gridDim, blockDim;
 std::barrier<>* block_barrier = nullptr;
 void __syncthreads() { block_barrier->arrive_and_wait(); }
+// __shfl_down_sync: the warp's 32 threads meet at their own barrier; every
+// lane of a warp calls it together (as the kernels require on the GPU).
+std::vector<std::unique_ptr<std::barrier<>>>* warp_barriers = nullptr;
+float shuffle_slots[1024];
+float __shfl_down_sync(unsigned, float v, int offset) {
+  const int t = static_cast<int>(threadIdx.x), lane = t & 31;
+  std::barrier<>& bar = *(*warp_barriers)[t / 32];
+  shuffle_slots[t] = v;
+  bar.arrive_and_wait();
+  const float r = lane + offset < 32 ? shuffle_slots[t + offset] : v;
+  bar.arrive_and_wait();
+  return r;
+}
 int min(int a, int b) { return a < b ? a : b; }
 }  // namespace
 
@@ -64,6 +78,9 @@ template <class F>
 void launch(dim3 grid, unsigned threads, F kernel) {
   std::barrier<> bar(threads);
   block_barrier = &bar;
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  for (unsigned w = 0; w < (threads + 31) / 32; ++w) warps.push_back(std::make_unique<std::barrier<>>(32));
+  warp_barriers = &warps;
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
@@ -81,6 +98,7 @@ void launch(dim3 grid, unsigned threads, F kernel) {
     });
   for (auto& t : pool) t.join();
   block_barrier = nullptr;
+  warp_barriers = nullptr;
 }
 
 struct Shape {
@@ -117,15 +135,16 @@ void run_tiled(int kb, const rk::TiledConvDims& d, float* out, const float* in, 
 }
 
 template <int KB>
-void run_wgrad(const rk::WgradDims& d, int parts, float* partial, const float* in, const float* dout) {
+void run_wgrad(const rk::WgradDims& d, int parts, int slices, float* partial, const float* in, const float* dout) {
   ASSERT_LE(rk::wgrad_smem_floats<KB>(d), int(sizeof(rk::conv_smem4) / 4));
-  const dim3 grid(parts, (d.k + KB - 1) / KB);
+  const dim3 grid(parts, (d.k + KB - 1) / KB, slices);
   launch(grid, kConvThreads, [&] { rk::conv2d_wgrad_partial<KB>(d, partial, in, dout); });
 }
 
-void check_shape(const Shape& s, int parts, std::mt19937& gen) {
+void check_shape(const Shape& s, int parts, int slices, std::mt19937& gen) {
   SCOPED_TRACE(::testing::Message() << "n=" << s.n << " c=" << s.c << " " << s.h << "x" << s.w << " k=" << s.k << " "
-                                    << s.r << "x" << s.s << " pad=" << s.pad << " parts=" << parts);
+                                    << s.r << "x" << s.s << " pad=" << s.pad << " parts=" << parts
+                                    << " slices=" << slices);
   std::normal_distribution<float> nd;
   const int oh = s.oh(), ow = s.ow();
   std::vector<float> in(size_t(s.n) * s.c * s.h * s.w), w(size_t(s.k) * s.c * s.r * s.s), b(s.k),
@@ -171,36 +190,39 @@ void check_shape(const Shape& s, int parts, std::mt19937& gen) {
     EXPECT_LE(rel_error(g, din), 1e-5) << "input gradient";
   }
 
-  // Weight and bias gradient, as wgrad_tiled launches it (with `parts` blocks).
+  // Weight and bias gradient, as wgrad_tiled launches it (with `parts` image
+  // blocks and about `slices` row slices).
   rk::WgradDims d{};
   d.n = s.n, d.c = s.c, d.h = s.h, d.w = s.w, d.k = s.k, d.oh = oh, d.ow = ow, d.r = s.r, d.s = s.s;
   d.ph = d.pw = s.pad;
   d.combos = s.c * s.r * s.s + 1;
   ASSERT_LE(d.combos, kConvThreads);
-  d.groups = std::max(1, std::min(kConvThreads / d.combos, d.oh));
+  d.rows = (oh + slices - 1) / slices;
+  slices = (oh + d.rows - 1) / d.rows;  // no empty slice
+  d.groups = std::max(1, std::min(kConvThreads / d.combos, d.rows));
   const int kb = channels_per_block(s.k), kgroups = (s.k + kb - 1) / kb;
-  std::vector<float> partial(size_t(parts) * kgroups * d.combos * kb, NAN), gw(w.size(), NAN), gb(s.k, NAN);
-  if (kb == 4) run_wgrad<4>(d, parts, partial.data(), in.data(), dout.data());
-  if (kb == 8) run_wgrad<8>(d, parts, partial.data(), in.data(), dout.data());
-  if (kb == 16) run_wgrad<16>(d, parts, partial.data(), in.data(), dout.data());
-  launch(dim3(3), 128, [&] { rk::conv2d_wgrad_reduce(d, parts, kb, gw.data(), gb.data(), partial.data()); });
+  std::vector<float> partial(size_t(parts) * slices * kgroups * d.combos * kb, NAN), gw(w.size(), NAN), gb(s.k, NAN);
+  if (kb == 4) run_wgrad<4>(d, parts, slices, partial.data(), in.data(), dout.data());
+  if (kb == 8) run_wgrad<8>(d, parts, slices, partial.data(), in.data(), dout.data());
+  if (kb == 16) run_wgrad<16>(d, parts, slices, partial.data(), in.data(), dout.data());
+  launch(dim3(2), 32, [&] { rk::conv2d_wgrad_reduce(d, parts * slices, kb, gw.data(), gb.data(), partial.data()); });
   EXPECT_LE(rel_error(gw, dw), 1e-5) << "weight gradient";
   EXPECT_LE(rel_error(gb, db), 1e-5) << "bias gradient";
 }
 
 TEST(ConvTiledEmulated, MatchesTheFloat64ReferenceAtTheKernelsEdges) {
   std::mt19937 gen(408);
-  // {n, c, h, w, k, r, s, pad}, weight-gradient blocks
-  check_shape({1, 4, 40, 40, 16, 7, 7, 0}, 1, gen);  // ece408 conv2: 16-channel forward, 5 pixel blocks
-  check_shape({2, 1, 30, 30, 4, 7, 7, 0}, 2, gen);   // ece408 conv1-like: 4 channels, row groups in wgrad
-  check_shape({5, 2, 6, 7, 3, 3, 3, 1}, 2, gen);     // more images than blocks, padding
-  check_shape({2, 16, 9, 9, 16, 3, 3, 1}, 2, gen);   // 16-channel input-gradient blocks
-  check_shape({3, 7, 9, 30, 12, 5, 2, 1}, 3, gen);   // 8-channel input gradient, 12 of 16, r != s
-  check_shape({2, 3, 12, 11, 33, 3, 3, 2}, 1, gen);  // 1-channel tail block of 33
-  check_shape({2, 20, 17, 17, 5, 1, 1, 0}, 2, gen);  // 1x1, second block from mid-row
-  check_shape({1, 2, 3, 300, 3, 2, 3, 0}, 1, gen);   // rows wider than a block
-  check_shape({2, 2, 1, 9, 3, 1, 3, 0}, 2, gen);     // one-row images
-  check_shape({2, 2, 5, 5, 3, 1, 1, 1}, 1, gen);     // pad > r - 1: the forward and weight gradient only
+  // {n, c, h, w, k, r, s, pad}, weight-gradient image blocks, row slices
+  check_shape({1, 4, 40, 40, 16, 7, 7, 0}, 1, 5, gen);  // ece408 conv2: 16-channel forward, 5 pixel blocks
+  check_shape({2, 1, 30, 30, 4, 7, 7, 0}, 2, 3, gen);   // ece408 conv1-like: 4 channels, row groups in wgrad
+  check_shape({5, 2, 6, 7, 3, 3, 3, 1}, 2, 4, gen);     // more images than blocks, padding
+  check_shape({2, 16, 9, 9, 16, 3, 3, 1}, 2, 1, gen);   // 16-channel input-gradient blocks
+  check_shape({3, 7, 9, 30, 12, 5, 2, 1}, 3, 2, gen);   // 8-channel input gradient, 12 of 16, r != s
+  check_shape({2, 3, 12, 11, 33, 3, 3, 2}, 1, 6, gen);  // 1-channel tail block of 33
+  check_shape({2, 20, 17, 17, 5, 1, 1, 0}, 2, 5, gen);  // 1x1, second block from mid-row
+  check_shape({1, 2, 3, 300, 3, 2, 3, 0}, 1, 2, gen);   // rows wider than a block
+  check_shape({2, 2, 1, 9, 3, 1, 3, 0}, 2, 1, gen);     // one-row images
+  check_shape({2, 2, 5, 5, 3, 1, 1, 1}, 1, 3, gen);     // pad > r - 1: the forward and weight gradient only
 }
 
 }  // namespace

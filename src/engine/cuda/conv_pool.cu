@@ -165,20 +165,27 @@ bool wgrad_tiled(const CudaState* st, const ops::Conv2dShape& s, float* dw, floa
   d.ph = d.pw = int(s.pad);
   d.combos = d.c * d.r * d.s + 1;
   if (d.combos > kernels::kConvThreads) return false;
-  d.groups = std::max(1, std::min(kernels::kConvThreads / d.combos, d.oh));
   const int kb = channels_per_block(s.k);
   const int kgroups = (d.k + kb - 1) / kb;
-  const std::int64_t floats = std::int64_t(d.c) * (d.h + 2 * d.ph) * (d.w + 2 * d.pw) + 3 +
-                              std::max(std::int64_t(d.oh) * d.ow, std::int64_t(d.groups) * d.combos) * kb;
-  if (floats * 4 > smem_limit(st) || wgrad_bytes(d, kb) > smem_limit(st) || kgroups > 65535) return false;
+  if (kgroups > 65535) return false;
+  // Blocks over images, and over slices of output rows when the images alone
+  // would leave SMs idle (ece408 at batch 64: 64 images × 5 slices).
+  const int img_blocks = static_cast<int>(std::min<std::int64_t>(d.n, 4LL * st->sm_count));
+  int slices = std::clamp((2 * st->sm_count + img_blocks - 1) / img_blocks, 1, d.oh);
+  d.rows = (d.oh + slices - 1) / slices;
+  slices = (d.oh + d.rows - 1) / d.rows;  // no empty slice
+  d.groups = std::max(1, std::min(kernels::kConvThreads / d.combos, d.rows));
+  const std::int64_t floats = std::int64_t(d.c) * (d.rows + d.r - 1) * (d.w + 2 * d.pw) + 3 +
+                              std::max(std::int64_t(d.rows) * d.ow, std::int64_t(d.groups) * d.combos) * kb;
+  if (floats * 4 > smem_limit(st) || wgrad_bytes(d, kb) > smem_limit(st) || slices > 65535) return false;
   // Per-block partials live in the context's cuBLASLt workspace: every op runs
   // in order on the context's one stream, so no GEMM is using it meanwhile.
-  const std::int64_t per_part = std::int64_t(kgroups) * d.combos * kb;
+  const std::int64_t per_part = std::int64_t(kgroups) * d.combos * kb * slices;
   const std::int64_t room = static_cast<std::int64_t>(st->workspace.bytes() / sizeof(float)) / per_part;
-  const int parts = static_cast<int>(std::min<std::int64_t>({std::int64_t(d.n), room, 4LL * st->sm_count}));
+  const int parts = static_cast<int>(std::min<std::int64_t>(img_blocks, room));
   if (parts < 1) return false;
   float* partial = reinterpret_cast<float*>(st->workspace.get());
-  const dim3 grid(static_cast<unsigned>(parts), static_cast<unsigned>(kgroups));
+  const dim3 grid(static_cast<unsigned>(parts), static_cast<unsigned>(kgroups), static_cast<unsigned>(slices));
   const int bytes = wgrad_bytes(d, kb);
   if (kb == 4) {
     allow_smem(kernels::conv2d_wgrad_partial<4>, bytes);
@@ -191,8 +198,8 @@ bool wgrad_tiled(const CudaState* st, const ops::Conv2dShape& s, float* dw, floa
     kernels::conv2d_wgrad_partial<16><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
   }
   CUDA_CHECK_LAUNCH();
-  kernels::conv2d_wgrad_reduce<<<blocks_for(std::int64_t(d.k) * d.combos, st), kThreads, 0, stream_of(st)>>>(
-      d, parts, kb, dw, db, partial);
+  kernels::conv2d_wgrad_reduce<<<blocks_for(std::int64_t(d.k) * d.combos * 32, st), kThreads, 0, stream_of(st)>>>(
+      d, parts * slices, kb, dw, db, partial);
   CUDA_CHECK_LAUNCH();
   return true;
 }
