@@ -214,8 +214,10 @@ __global__ void __launch_bounds__(kConvThreads)
   }
   __syncthreads();
   float* red = d_s;  // (groups, combos, KB)
-  if (active) CONV_TILED_UNROLL
-  for (int kk = 0; kk < KB; ++kk) red[item * KB + kk] = acc[kk];
+  if (active) {
+    CONV_TILED_UNROLL
+    for (int kk = 0; kk < KB; ++kk) red[item * KB + kk] = acc[kk];
+  }
   __syncthreads();
   float* part = partial + ((static_cast<std::int64_t>(blockIdx.z) * gridDim.x + blockIdx.x) * gridDim.y + blockIdx.y) *
                               d.combos * KB;

@@ -2,6 +2,8 @@
 // fit in shared memory take the tiled kernels (kernels/conv2d_tiled.cuh);
 // the rest the direct ones (kernels/conv2d_direct.cuh).
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "kernels/conv2d_direct.cuh"
 #include "kernels/conv2d_tiled.cuh"
@@ -90,12 +92,19 @@ int smem_limit(const CudaState* st) { return std::min(kTiledSmemMax, st->smem_op
 int channels_per_block(std::int64_t co) { return co <= 4 ? 4 : co <= 8 ? 8 : 16; }
 
 // A kernel may use more than 48 KB of dynamic shared memory only after opting
-// in, per device: set before every such launch (not a stream operation, so
-// legal while a graph is being captured, and cheap).
-template <typename Kernel>
-void allow_smem(Kernel* kernel, int bytes) {
-  if (bytes > kSmemDefault)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+// in, per device. Set when a launch first needs more than before on its device
+// (the trainer and the harness run every shape eagerly before capturing a
+// graph, so no capture ever sets it).
+template <auto Kernel>
+void allow_smem(const CudaState* st, int bytes) {
+  if (bytes <= kSmemDefault) return;
+  static std::mutex mutex;
+  static std::map<int, int> opted;  // device -> bytes opted in
+  const std::lock_guard<std::mutex> lock(mutex);
+  int& have = opted[st->device];
+  if (bytes <= have) return;
+  CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  have = bytes;
 }
 
 template <int KB>
@@ -121,7 +130,7 @@ template <int KB, bool FLIP>
 void launch_tiled_kb(const CudaState* st, const kernels::TiledConvDims& d, float* out, const float* in, const float* w,
                      const float* b, bool relu) {
   const int bytes = tiled_bytes<KB>(d);
-  allow_smem(kernels::conv2d_tiled<KB, FLIP>, bytes);
+  allow_smem<kernels::conv2d_tiled<KB, FLIP>>(st, bytes);
   const dim3 grid(static_cast<unsigned>((d.oh * d.ow + kernels::kConvThreads - 1) / kernels::kConvThreads),
                   static_cast<unsigned>((d.co + KB - 1) / KB), static_cast<unsigned>(d.n));
   kernels::conv2d_tiled<KB, FLIP><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, out, in, w, b, relu);
@@ -188,13 +197,13 @@ bool wgrad_tiled(const CudaState* st, const ops::Conv2dShape& s, float* dw, floa
   const dim3 grid(static_cast<unsigned>(parts), static_cast<unsigned>(kgroups), static_cast<unsigned>(slices));
   const int bytes = wgrad_bytes(d, kb);
   if (kb == 4) {
-    allow_smem(kernels::conv2d_wgrad_partial<4>, bytes);
+    allow_smem<kernels::conv2d_wgrad_partial<4>>(st, bytes);
     kernels::conv2d_wgrad_partial<4><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
   } else if (kb == 8) {
-    allow_smem(kernels::conv2d_wgrad_partial<8>, bytes);
+    allow_smem<kernels::conv2d_wgrad_partial<8>>(st, bytes);
     kernels::conv2d_wgrad_partial<8><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
   } else {
-    allow_smem(kernels::conv2d_wgrad_partial<16>, bytes);
+    allow_smem<kernels::conv2d_wgrad_partial<16>>(st, bytes);
     kernels::conv2d_wgrad_partial<16><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
   }
   CUDA_CHECK_LAUNCH();
