@@ -63,4 +63,65 @@ TEST(OpsGpu, OutOfMemorySaysWhatWasAskedAndWhatIsFree) {
   EXPECT_EQ(ok.to_floats()[15], 2.0f);
 }
 
+TEST(OpsGpu, ModelShapesMatchTheFloat64Reference) {
+  ROOFLINE_REQUIRE_GPU();
+  // The paths the models take at their own sizes (ece408's convolutions take
+  // the tiled kernels; simple-mlp's GEMMs cuBLASLt's large-shape algorithms),
+  // with guards and poisoned outputs, at a small batch so the float64
+  // reference stays quick.
+  Context ctx(Backend::Cuda);
+  Rng rng(2026);
+  for (const auto& op : harness::op_names())
+    for (std::int64_t batch : {1, 3}) {
+      auto results = harness::check_model_shapes(op, ctx, rng, batch);
+      ASSERT_FALSE(results.empty()) << op;
+      for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+    }
+}
+
+// The tiled convolutions' edges (kernels/conv2d_tiled.cuh), each shape with
+// fresh random values through every pass against the float64 reference.
+TEST(OpsGpu, TiledConvolutionEdgesMatchTheFloat64Reference) {
+  ROOFLINE_REQUIRE_GPU();
+  struct Case {
+    const char* why;
+    std::int64_t n, c, h, w, k, r, s, stride, pad;
+    bool bias, relu;
+  };
+  const Case cases[] = {
+      {"more images than weight-gradient blocks (4 per SM)", 600, 1, 6, 6, 2, 3, 3, 1, 0, true, true},
+      {"16-channel blocks both ways, padded", 2, 16, 12, 12, 16, 3, 3, 1, 1, true, false},
+      {"8-channel input-gradient blocks, 12 of 16 forward channels, r != s", 3, 7, 9, 30, 12, 5, 2, 1, 1, true, true},
+      {"33 output channels: a 1-channel tail block", 2, 3, 20, 17, 33, 7, 7, 1, 3, false, false},
+      {"1x1 kernel, 289 pixels: two blocks per image, the second from mid-row", 2, 20, 17, 17, 5, 1, 1, 1, 0, true,
+       false},
+      {"rows wider than a block", 1, 2, 2, 300, 3, 1, 3, 1, 0, true, true},
+      {"c*r*s + 1 > 256: direct weight gradient", 2, 6, 10, 10, 4, 7, 7, 1, 2, true, false},
+      {"64 input channels: opt-in shared memory, direct weight gradient", 1, 64, 64, 64, 16, 3, 3, 1, 1, true, true},
+      {"pad > r - 1: direct input gradient", 2, 2, 5, 5, 3, 1, 1, 1, 1, true, false},
+      {"stride 2: direct kernels", 2, 3, 15, 15, 8, 3, 3, 2, 1, true, true},
+      {"one-row images", 4, 2, 1, 9, 3, 1, 3, 1, 0, false, true},
+      {"ece408 conv2 at batch 5", 5, 4, 40, 40, 16, 7, 7, 1, 0, true, true},
+  };
+  Context ctx(Backend::Cuda);
+  Rng rng(408);
+  for (const Case& k : cases) {
+    ops::Conv2dShape s;
+    s.n = k.n;
+    s.c = k.c;
+    s.h = k.h;
+    s.w = k.w;
+    s.k = k.k;
+    s.r = k.r;
+    s.s = k.s;
+    s.stride = k.stride;
+    s.pad = k.pad;
+    s.bias = k.bias;
+    s.act = k.relu ? ops::Activation::ReLU : ops::Activation::None;
+    auto results = harness::check_conv(s, ctx, rng);
+    ASSERT_FALSE(results.empty()) << k.why;
+    for (const auto& r : results) EXPECT_TRUE(r.passed()) << k.why << ": " << r.describe();
+  }
+}
+
 }  // namespace

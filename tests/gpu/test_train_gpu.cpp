@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "cpu/test_engine_fixtures.hpp"
@@ -47,19 +46,23 @@ TrainOptions quick(std::int64_t batch, std::int64_t steps) {
 
 TEST(TrainGpu, LossesAgreeWithTheCpuOverTheFirstSteps) {
   ROOFLINE_REQUIRE_GPU();
-  for (const char* name : {"simple-mlp", "simple-cnn", "ece408"}) {
-    auto model = make_model(name);
-    Context cpu(Backend::Cpu), gpu(Backend::Cuda);
-    TrainOptions o = quick(64, 20);
-    TrainResult a = train_and_evaluate(cpu, *model, data(), o);
-    TrainResult b = train_and_evaluate(gpu, *model, data(), o);
-    ASSERT_EQ(a.first_losses.size(), 20u);
-    ASSERT_EQ(b.first_losses.size(), 20u);
-    for (size_t i = 0; i < 20; ++i) {
-      const double tol = (i < 10 ? 2e-4 : 2e-3) * std::abs(a.first_losses[i]) + 1e-6;
-      EXPECT_NEAR(a.first_losses[i], b.first_losses[i], tol) << name << " step " << i + 1;
+  // Both GPU paths: the fused kernels (simple-mlp, simple-cnn) and the layers.
+  for (const char* name : {"simple-mlp", "simple-cnn", "ece408"})
+    for (GpuPath path : {GpuPath::Auto, GpuPath::Layers}) {
+      if (path == GpuPath::Layers && std::string(name) == "ece408") continue;  // auto is layers already
+      auto model = make_model(name);
+      Context cpu(Backend::Cpu), gpu(Backend::Cuda);
+      TrainOptions o = quick(64, 20);
+      TrainResult a = train_and_evaluate(cpu, *model, data(), o);
+      o.gpu_path = path;
+      TrainResult b = train_and_evaluate(gpu, *model, data(), o);
+      ASSERT_EQ(a.first_losses.size(), 20u);
+      ASSERT_EQ(b.first_losses.size(), 20u);
+      for (size_t i = 0; i < 20; ++i) {
+        const double tol = (i < 10 ? 2e-4 : 2e-3) * std::abs(a.first_losses[i]) + 1e-6;
+        EXPECT_NEAR(a.first_losses[i], b.first_losses[i], tol) << name << " " << b.gpu_path << " step " << i + 1;
+      }
     }
-  }
 }
 
 TEST(TrainGpu, GraphsAndPlainLaunchesGiveTheSameRun) {
@@ -68,6 +71,7 @@ TEST(TrainGpu, GraphsAndPlainLaunchesGiveTheSameRun) {
   Context gpu(Backend::Cuda);
   TrainOptions o = quick(128, 37);  // 4 graphs of 8 steps and 5 single steps
   o.epochs = 2;
+  o.gpu_path = GpuPath::Layers;  // graphs are the layer path's
   TrainResult g = train_and_evaluate(gpu, *model, data(), o);
   o.use_graphs = false;
   TrainResult p = train_and_evaluate(gpu, *model, data(), o);
@@ -90,6 +94,7 @@ TEST(TrainGpu, TheTailBatchRunsFromItsOwnGraph) {
   TrainOptions o = quick(32, 0);  // 3 full batches and one of 4
   o.record_first_losses = 4;
   o.epochs = 2;
+  o.gpu_path = GpuPath::Layers;  // the tail's graph (the fused path's tail: test_fused_gpu.cpp)
   TrainResult a = train_and_evaluate(cpu, *model, small, o);
   TrainResult b = train_and_evaluate(gpu, *model, small, o);
   EXPECT_EQ(b.steps, 8);
@@ -135,9 +140,9 @@ TEST(TrainGpu, BenchCommandFillsTheGpuColumnsAndStoresTheRuns) {
   ROOFLINE_REQUIRE_GPU();
   roofline::test::TempDir tmp;
   roofline::test::write_synthetic_mnist(tmp.path(), 512, 128);
-  auto r = roofline::test::run_cli({"--db", tmp.file("r.db"), "--json", "bench", "simple-mlp,simple-cnn", "--device",
-                                    "cpu,gpu", "--batch", "32", "--epochs", "2", "--data", tmp.path(),
-                                    "--infer-reps", "5"});
+  auto r =
+      roofline::test::run_cli({"--db", tmp.file("r.db"), "--json", "bench", "simple-mlp,simple-cnn", "--device",
+                               "cpu,gpu", "--batch", "32", "--epochs", "2", "--data", tmp.path(), "--infer-reps", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   bool found = false;

@@ -5,7 +5,8 @@
 # LD_LIBRARY_PATH for cuDNN, ROOFLINE_DATA=.carry/fashion-mnist and
 # ROOFLINE_DB=$OUT/roofline.db):   tools/device/run.sh engine:600
 # Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/device/engine.sh
-# Budget: about 6 minutes expected, 11 at most if every step hits its limit (give run.sh 600 s). Batch 1 runs one epoch capped at 2000 steps (per-step
+# Budget: about 6 minutes expected, 13 at most if every step hits its limit (give run.sh 600 s; the
+# memcheck and racecheck steps come last). Batch 1 runs one epoch capped at 2000 steps (per-step
 # times are reported; nothing is extrapolated to 5 full epochs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,11 +48,17 @@ step bench_1 90 "$R" --json bench simple-mlp,simple-cnn,ece408 --device cpu,gpu 
 step ops_perf 45 "$R" --json ops --perf --device cpu,gpu --batch 128
 # 5. ece408 on the CPU at batch 64 (its accuracy target), the slowest part.
 step bench_ece408_cpu 120 "$R" --json bench ece408 --device cpu --batch 64 --epochs 5 --peer pytorch
-# 6. Out-of-bounds reads too (the harness's guards catch writes): memcheck on the op harness.
+# 6. Out-of-bounds reads too (the harness's guards catch writes): memcheck on the op harness and the
+#    tiled convolutions' edge shapes.
 if command -v compute-sanitizer > /dev/null || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  step memcheck 60 "$CS" --tool memcheck --error-exitcode 9 "$T" --gtest_filter='*OpsOnGpu*'
+  step memcheck 90 "$CS" --tool memcheck --error-exitcode 9 "$T" \
+    --gtest_filter='*OpsOnGpu*:OpsGpu.TiledConvolutionEdges*'
   grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.out" "$OUT/memcheck.log" | tail -3
+  # 7. Shared-memory races in the tiled convolutions (staging vs reading, the weight gradient's
+  #    reduction buffer reusing the staged output gradient).
+  step racecheck 90 "$CS" --tool racecheck --error-exitcode 9 "$T" --gtest_filter='OpsGpu.TiledConvolutionEdges*'
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|PASSED|FAILED" "$OUT/racecheck.out" "$OUT/racecheck.log" | tail -4
 fi
 
 for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_1; do

@@ -45,6 +45,7 @@ struct BenchRecord {
   std::optional<double> busy_fraction;
   std::string busy_note;
   std::vector<float> first_losses;
+  std::string gpu_path;  // roofline on the GPU: "fused-mlp", "fused-cnn" or "layers"
   nlohmann::json params = nlohmann::json::object();
   // Set when the training loss became NaN or Inf (with --keep-going): where,
   // e.g. "step 41 of epoch 1"; nothing after that point was measured.

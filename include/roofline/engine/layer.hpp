@@ -14,6 +14,17 @@
 
 namespace roofline::engine {
 
+// What a layer is, as it was built: for code that specialises a whole model
+// (the GPU's fused training kernels match models by their layers' specs).
+struct LayerSpec {
+  enum class Kind { Linear, Conv2d, MaxPool2d, Activation, Flatten };
+  Kind kind = Kind::Flatten;
+  ops::Activation act = ops::Activation::None;  // fused (Linear, Conv2d) or the layer itself (Activation)
+  bool bias = false;
+  std::int64_t in = 0, out = 0;                                // Linear: features
+  std::int64_t c = 0, k = 0, kernel = 0, stride = 1, pad = 0;  // Conv2d (c → k channels); MaxPool2d (kernel, stride)
+};
+
 class Layer {
  public:
   struct Buffers {
@@ -29,7 +40,8 @@ class Layer {
   explicit Layer(std::string name) : name_(std::move(name)) {}
   virtual ~Layer() = default;
   const std::string& name() const { return name_; }
-  virtual std::string op() const = 0;                         // "linear+relu", "conv2d", "maxpool2d", "flatten", "relu"
+  virtual std::string op() const = 0;  // "linear+relu", "conv2d", "maxpool2d", "flatten", "relu"
+  virtual LayerSpec spec() const = 0;
   virtual Shape output_shape(const Shape& in) const = 0;      // throws Error(Usage) when `in` does not fit
   virtual bool is_view() const { return false; }              // output aliases the input (Flatten)
   virtual std::int64_t param_count() const { return 0; }      // floats in the parameter block, padding included

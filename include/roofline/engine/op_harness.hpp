@@ -11,6 +11,7 @@
 
 #include "roofline/engine/context.hpp"
 #include "roofline/engine/cost.hpp"
+#include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
 
 namespace roofline::engine::harness {
@@ -36,8 +37,14 @@ struct CheckResult {
 
 // Runs `cases` random shapes of `op` on `ctx` and checks every output of every pass.
 std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases);
-// The same checks at the shapes the models use (those perf_op times) at `batch`.
+// The same checks at the model-sized shapes of perf_op (the layers of
+// simple-mlp, simple-cnn and ece408 at batch `batch`): the paths the models
+// take (tiled convolutions, large GEMMs) checked at their own sizes.
 std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch);
+// The same checks for one convolution shape `s` (conv2d, or conv2d+relu when
+// s.act is ReLU): tests aim it at a kernel's edges (channel blocks, more
+// images than blocks, the shapes that fall back to the direct kernels).
+std::vector<CheckResult> check_conv(const ops::Conv2dShape& s, Context& ctx, Rng& rng);
 
 struct GradCheckResult {
   std::string op, shape, wrt;  // the input the gradient is taken with respect to

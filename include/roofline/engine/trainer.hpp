@@ -14,6 +14,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
 #include "roofline/engine/data.hpp"
+#include "roofline/engine/fused.hpp"
 #include "roofline/engine/model.hpp"
 
 namespace roofline::engine {
@@ -40,9 +41,11 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   std::vector<float> initial_params;  // Model::param_count() values; empty: drawn from `seed`
   ops::SgdConfig sgd;
-  bool use_graphs = true;         // Cuda: replay captured steps
-  int steps_per_graph = 8;        // Cuda: steps captured into one graph
-  bool check_every_step = false;  // read the non-finite flag after every step (debugging; syncs)
+  bool use_graphs = true;                      // Cuda: replay captured steps
+  int steps_per_graph = 8;                     // Cuda: steps captured into one graph
+  bool check_every_step = false;               // read the non-finite flag after every step (debugging; syncs)
+  GpuPath gpu_path = GpuPath::Auto;            // Cuda: fused kernels (fused.hpp) or one kernel per op
+  std::int64_t fused_steps_per_launch = 1024;  // Cuda, fused path: steps per cooperative launch
   std::int64_t eval_batch = 500;
   int infer_reps = 200;                   // single-batch inference repetitions (after warm-up)
   std::int64_t record_first_losses = 20;  // per-step losses kept from the first epoch
@@ -71,6 +74,8 @@ struct TrainResult {
   // lowest class). A class never predicted is a dead output (e.g. a logit the
   // final ReLU keeps at 0), which explains an accuracy ~10 points low.
   std::vector<std::int64_t> test_predictions;
+  std::string gpu_path;                 // GPU: "fused-mlp", "fused-cnn" or "layers"; empty on the CPU
+  std::string gpu_path_note;            // why the layer path ran (when it did)
   Normalization norm;
   PassCosts step_cost;  // one full-batch step (layers; loss and optimiser not included)
 };

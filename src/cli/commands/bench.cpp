@@ -84,6 +84,12 @@ class BenchCommand : public Command {
                  "(NVTX ranges then appear per step, for profilers)");
     sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph")
         ->capture_default_str();
+    sub.add_option("--gpu-path", gpu_path_,
+                   "GPU: auto (the fused kernels where a model has one, unless --no-graphs), fused (required) or "
+                   "layers (one kernel per op)")
+        ->capture_default_str();
+    sub.add_option("--fused-steps", o_.fused_steps_per_launch, "GPU, fused path: training steps per kernel launch")
+        ->capture_default_str();
     sub.add_flag("--check-every-step", o_.check_every_step,
                  "stop at the first non-finite loss (synchronises every step)");
     sub.add_flag("--keep-going", keep_going_,
@@ -136,6 +142,8 @@ class BenchCommand : public Command {
       throw_usage(fmt::format("{} epochs: the count cannot be negative", o_.epochs), "use --epochs 0 or more");
     o_.use_graphs = !no_graphs_;
     cfg_epochs_ = o_.epochs;
+    o_.gpu_path = engine::parse_gpu_path(gpu_path_);
+    if (o_.fused_steps_per_launch < 1) throw_usage("--fused-steps must be at least 1", "e.g. --fused-steps 1024");
     cfg.train_options = o_;
     cfg.data_dir = data_;
     cfg.peer = to_lower(trim(peer_));
@@ -249,6 +257,7 @@ class BenchCommand : public Command {
   engine::TrainOptions o_;
   bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false;
   int cfg_epochs_ = 0;
+  std::string gpu_path_ = "auto";
 };
 
 ROOFLINE_COMMAND(BenchCommand)

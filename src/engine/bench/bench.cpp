@@ -98,6 +98,7 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
         r.busy_note = tr.busy_note;
         r.first_losses = tr.first_losses;
         r.test_predictions = tr.test_predictions;
+        r.gpu_path = tr.gpu_path;
         r.params = {{"lr", o.sgd.lr},
                     {"momentum", o.sgd.momentum},
                     {"weight_decay", o.sgd.weight_decay},
@@ -105,6 +106,8 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"max_steps", o.max_steps},
                     {"graphs", ctx->is_cuda() && o.use_graphs},
                     {"steps_per_graph", o.steps_per_graph},
+                    {"gpu_path", tr.gpu_path},
+                    {"gpu_path_note", tr.gpu_path_note},
                     {"cpu_threads", ctx->cpu_threads()},
                     {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
                     {"data", data.dir},

@@ -1,6 +1,8 @@
 // Tables of `roofline bench` and what it stores.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/store/results.hpp"
@@ -79,7 +81,8 @@ Table details_table(const std::vector<BenchRecord>& records) {
       .col("infer_us", "Infer median", "µs")
       .col("infer_iqr_us", "Infer IQR", "µs")
       .col("busy", "GPU busy", "%", 1)
-      .col("status", "Status");
+      .col("status", "Status")
+      .col("path", "GPU path");
   for (const auto& r : records) {
     std::vector<std::string> es;
     for (double s : r.epoch_seconds) es.push_back(format_sig(s, 3));
@@ -89,8 +92,20 @@ Table details_table(const std::vector<BenchRecord>& records) {
            r.steps > 0 && ok ? Cell(r.seconds_per_step() * 1e6) : Cell(), r.trained && ok ? Cell(r.test_loss) : Cell(),
            r.trained && ok ? Cell(r.test_accuracy * 100) : Cell(), ok ? Cell(r.infer_median_s * 1e6) : Cell(),
            ok ? Cell(r.infer_iqr_s * 1e6) : Cell(), r.busy_fraction ? Cell(*r.busy_fraction * 100) : Cell(),
-           ok ? std::string("ok") : "diverged at " + r.diverged});
+           ok ? std::string("ok") : "diverged at " + r.diverged, r.gpu_path.empty() ? Cell() : Cell(r.gpu_path)});
   }
+  std::vector<std::string> noted;  // one note per model and reason
+  for (const auto& r : records)
+    if (r.gpu_path == "layers" && r.params.contains("gpu_path_note")) {
+      const std::string n =
+          fmt::format("GPU path of {}: layers ({})", r.model, r.params["gpu_path_note"].get<std::string>());
+      if (std::find(noted.begin(), noted.end(), n) == noted.end()) noted.push_back(n);
+    }
+  for (const auto& n : noted) t.note(n);
+  if (std::any_of(records.begin(), records.end(), [](const BenchRecord& r) { return !r.gpu_path.empty(); }))
+    t.note(
+        "GPU path: fused-mlp / fused-cnn = one cooperative kernel per chunk of training steps (docs/engine.md, "
+        "\"Fused GPU paths\"); layers = one kernel per op, replayed as CUDA graphs.");
   for (const auto& r : records)
     if (r.device == "gpu" && r.source == "roofline" && !r.busy_fraction) {
       t.note("GPU busy fraction (kernel time / wall time): " + r.busy_note);

@@ -22,6 +22,7 @@ MatmulPlan::~MatmulPlan() {
 CudaState::CudaState(int gpu) : device(gpu), scope(gpu), stream(), workspace(kWorkspaceBytes, "cuBLASLt workspace") {
   CUBLAS_CHECK(cublasLtCreate(&lt));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, gpu));
+  CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu));
 }
 
 CudaState::~CudaState() {

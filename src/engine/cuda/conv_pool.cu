@@ -1,5 +1,12 @@
-// Convolution (kernels/conv2d_direct.cuh) and max-pooling on the GPU.
+// Convolution and max-pooling on the GPU. Stride-1 convolutions whose tiles
+// fit in shared memory take the tiled kernels (kernels/conv2d_tiled.cuh);
+// the rest the direct ones (kernels/conv2d_direct.cuh).
+#include <algorithm>
+#include <map>
+#include <mutex>
+
 #include "kernels/conv2d_direct.cuh"
+#include "kernels/conv2d_tiled.cuh"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/ops_cuda.hpp"
 
@@ -73,10 +80,152 @@ __global__ void maxpool_backward_kernel(std::int64_t planes, int h, int w, int k
   }
 }
 
+// The tiled kernels' shared-memory limit per block: this device's opt-in
+// maximum (227 KB on the H100), capped at 200 KB (beyond that a tile is better
+// served by the direct kernel than by one block per SM); grid y and z are at
+// most 65535.
+constexpr int kTiledSmemMax = 200 * 1024;
+constexpr int kSmemDefault = 48 * 1024;  // what a kernel may use without opting in
+
+int smem_limit(const CudaState* st) { return std::min(kTiledSmemMax, st->smem_optin); }
+
+int channels_per_block(std::int64_t co) { return co <= 4 ? 4 : co <= 8 ? 8 : 16; }
+
+// A kernel may use more than 48 KB of dynamic shared memory only after opting
+// in, per device. Set when a launch first needs more than before on its device
+// (the trainer and the harness run every shape eagerly before capturing a
+// graph, so no capture ever sets it).
+template <auto Kernel>
+void allow_smem(const CudaState* st, int bytes) {
+  if (bytes <= kSmemDefault) return;
+  static std::mutex mutex;
+  static std::map<int, int> opted;  // device -> bytes opted in
+  const std::lock_guard<std::mutex> lock(mutex);
+  int& have = opted[st->device];
+  if (bytes <= have) return;
+  CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  have = bytes;
+}
+
+template <int KB>
+int tiled_bytes(const kernels::TiledConvDims& d) {
+  return kernels::tiled_smem_floats<KB>(d) * static_cast<int>(sizeof(float));
+}
+
+int tiled_bytes(const kernels::TiledConvDims& d, int kb) {
+  return kb == 4 ? tiled_bytes<4>(d) : kb == 8 ? tiled_bytes<8>(d) : tiled_bytes<16>(d);
+}
+
+// The kernels size their shared memory in int; this bound, in 64 bits, keeps
+// that exact.
+bool tiled_fits(const CudaState* st, const kernels::TiledConvDims& d, int kb) {
+  const std::int64_t rows = std::min<std::int64_t>((kernels::kConvThreads - 1) / d.ow + 2, d.oh);
+  const std::int64_t floats =
+      std::int64_t(d.ci) * (rows + d.r - 1) * (d.ow + d.s - 1) + 3 + std::int64_t(d.ci) * d.r * d.s * kb;
+  return d.n <= 65535 && (d.co + kb - 1) / kb <= 65535 && floats * 4 <= smem_limit(st) &&
+         tiled_bytes(d, kb) <= smem_limit(st);
+}
+
+template <int KB, bool FLIP>
+void launch_tiled_kb(const CudaState* st, const kernels::TiledConvDims& d, float* out, const float* in, const float* w,
+                     const float* b, bool relu) {
+  const int bytes = tiled_bytes<KB>(d);
+  allow_smem<kernels::conv2d_tiled<KB, FLIP>>(st, bytes);
+  const dim3 grid(static_cast<unsigned>((d.oh * d.ow + kernels::kConvThreads - 1) / kernels::kConvThreads),
+                  static_cast<unsigned>((d.co + KB - 1) / KB), static_cast<unsigned>(d.n));
+  kernels::conv2d_tiled<KB, FLIP><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, out, in, w, b, relu);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <bool FLIP>
+void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, int kb, float* out, const float* in,
+                  const float* w, const float* b, bool relu) {
+  if (kb == 4)
+    launch_tiled_kb<4, FLIP>(st, d, out, in, w, b, relu);
+  else if (kb == 8)
+    launch_tiled_kb<8, FLIP>(st, d, out, in, w, b, relu);
+  else
+    launch_tiled_kb<16, FLIP>(st, d, out, in, w, b, relu);
+}
+
+template <int KB>
+int wgrad_bytes(const kernels::WgradDims& d) {
+  return kernels::wgrad_smem_floats<KB>(d) * static_cast<int>(sizeof(float));
+}
+
+int wgrad_bytes(const kernels::WgradDims& d, int kb) {
+  return kb == 4 ? wgrad_bytes<4>(d) : kb == 8 ? wgrad_bytes<8>(d) : wgrad_bytes<16>(d);
+}
+
+// The tiled weight gradient when it applies; false: use the direct kernel.
+bool wgrad_tiled(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
+                 const float* in) {
+  if (s.stride != 1) return false;
+  kernels::WgradDims d{};
+  d.n = int(s.n);
+  d.c = int(s.c);
+  d.h = int(s.h);
+  d.w = int(s.w);
+  d.k = int(s.k);
+  d.oh = int(s.oh());
+  d.ow = int(s.ow());
+  d.r = int(s.r);
+  d.s = int(s.s);
+  d.ph = d.pw = int(s.pad);
+  d.combos = d.c * d.r * d.s + 1;
+  if (d.combos > kernels::kConvThreads) return false;
+  const int kb = channels_per_block(s.k);
+  const int kgroups = (d.k + kb - 1) / kb;
+  if (kgroups > 65535) return false;
+  // Blocks over images, and over slices of output rows when the images alone
+  // would leave SMs idle (ece408 at batch 64: 64 images × 5 slices).
+  const int img_blocks = static_cast<int>(std::min<std::int64_t>(d.n, 4LL * st->sm_count));
+  int slices = std::clamp((2 * st->sm_count + img_blocks - 1) / img_blocks, 1, d.oh);
+  d.rows = (d.oh + slices - 1) / slices;
+  slices = (d.oh + d.rows - 1) / d.rows;  // no empty slice
+  d.groups = std::max(1, std::min(kernels::kConvThreads / d.combos, d.rows));
+  const std::int64_t floats = std::int64_t(d.c) * (d.rows + d.r - 1) * (d.w + 2 * d.pw) + 3 +
+                              std::max(std::int64_t(d.rows) * d.ow, std::int64_t(d.groups) * d.combos) * kb;
+  if (floats * 4 > smem_limit(st) || wgrad_bytes(d, kb) > smem_limit(st) || slices > 65535) return false;
+  // Per-block partials live in the context's cuBLASLt workspace: every op runs
+  // in order on the context's one stream, so no GEMM is using it meanwhile.
+  const std::int64_t per_part = std::int64_t(kgroups) * d.combos * kb * slices;
+  const std::int64_t room = static_cast<std::int64_t>(st->workspace.bytes() / sizeof(float)) / per_part;
+  const int parts = static_cast<int>(std::min<std::int64_t>(img_blocks, room));
+  if (parts < 1) return false;
+  float* partial = reinterpret_cast<float*>(st->workspace.get());
+  const dim3 grid(static_cast<unsigned>(parts), static_cast<unsigned>(kgroups), static_cast<unsigned>(slices));
+  const int bytes = wgrad_bytes(d, kb);
+  if (kb == 4) {
+    allow_smem<kernels::conv2d_wgrad_partial<4>>(st, bytes);
+    kernels::conv2d_wgrad_partial<4><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
+  } else if (kb == 8) {
+    allow_smem<kernels::conv2d_wgrad_partial<8>>(st, bytes);
+    kernels::conv2d_wgrad_partial<8><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
+  } else {
+    allow_smem<kernels::conv2d_wgrad_partial<16>>(st, bytes);
+    kernels::conv2d_wgrad_partial<16><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, partial, in, dpre);
+  }
+  CUDA_CHECK_LAUNCH();
+  kernels::conv2d_wgrad_reduce<<<blocks_for(std::int64_t(d.k) * d.combos * 32, st), kThreads, 0, stream_of(st)>>>(
+      d, parts * slices, kb, dw, db, partial);
+  CUDA_CHECK_LAUNCH();
+  return true;
+}
+
 }  // namespace
 
 void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, const float* in, const float* w,
                     const float* b) {
+  if (s.stride == 1) {
+    const kernels::TiledConvDims t{int(s.n),    int(s.c), int(s.h), int(s.w),   int(s.k),  int(s.oh()),
+                                   int(s.ow()), int(s.r), int(s.s), int(s.pad), int(s.pad)};
+    const int kb = channels_per_block(s.k);
+    if (tiled_fits(st, t, kb)) {
+      launch_tiled<false>(st, t, kb, out, in, w, b, s.act == ops::Activation::ReLU);
+      return;
+    }
+  }
   const kernels::ConvDims d = dims(s);
   kernels::conv2d_forward_direct<<<blocks_for(s.n * s.k * s.oh() * s.ow(), st), kThreads, 0, stream_of(st)>>>(
       d, out, in, w, b, s.act == ops::Activation::ReLU);
@@ -85,6 +234,17 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
 
 void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
                            const float* w) {
+  // The output gradient convolved with the flipped, transposed weights.
+  if (s.stride == 1 && s.pad <= s.r - 1 && s.pad <= s.s - 1) {
+    const kernels::TiledConvDims t{
+        int(s.n), int(s.k), int(s.oh()),          int(s.ow()),         int(s.c), int(s.h), int(s.w),
+        int(s.r), int(s.s), int(s.r - 1 - s.pad), int(s.s - 1 - s.pad)};
+    const int kb = channels_per_block(s.c);
+    if (tiled_fits(st, t, kb)) {
+      launch_tiled<true>(st, t, kb, din, dpre, w, nullptr, false);
+      return;
+    }
+  }
   const kernels::ConvDims d = dims(s);
   kernels::conv2d_backward_input_direct<<<blocks_for(s.n * s.c * s.h * s.w, st), kThreads, 0, stream_of(st)>>>(d, din,
                                                                                                                dpre, w);
@@ -93,6 +253,7 @@ void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float
 
 void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
                             const float* in) {
+  if (wgrad_tiled(st, s, dw, db, dpre, in)) return;
   const kernels::ConvDims d = dims(s);
   const unsigned blocks = static_cast<unsigned>(s.k * s.c * s.r * s.s + (db ? s.k : 0));
   kernels::conv2d_backward_weight_direct<kThreads><<<blocks, kThreads, 0, stream_of(st)>>>(d, dw, db, dpre, in);

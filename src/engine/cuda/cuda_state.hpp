@@ -63,6 +63,7 @@ struct CudaState {
   cuda::DeviceBuffer<char> workspace;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> plans;
   int sm_count = 0;
+  int smem_optin = 0;  // the most dynamic shared memory one block may opt in to (bytes)
 };
 
 inline cudaStream_t stream_of(const CudaState* s) { return s->stream.get(); }

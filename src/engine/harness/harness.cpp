@@ -195,6 +195,8 @@ std::string GradCheckResult::describe() const {
 }
 
 namespace {
+
+// Every output of every pass of one case against its float64 reference.
 void check_case(OpCase& c, Context& ctx, Rng& rng, std::vector<CheckResult>& results) {
   {
     HostBufs h(c.bufs.size());
@@ -250,6 +252,7 @@ void check_case(OpCase& c, Context& ctx, Rng& rng, std::vector<CheckResult>& res
     }
   }
 }
+
 }  // namespace
 
 std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases) {
@@ -264,6 +267,14 @@ std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng,
 std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch) {
   std::vector<CheckResult> results;
   for (OpCase& c : perf_cases(op, batch)) check_case(c, ctx, rng, results);
+  return results;
+}
+
+std::vector<CheckResult> check_conv(const ops::Conv2dShape& s, Context& ctx, Rng& rng) {
+  if (!s.valid()) throw_usage("check_conv: invalid convolution shape", "sizes must be positive and the kernel fit");
+  std::vector<CheckResult> results;
+  OpCase c = conv_case(s);
+  check_case(c, ctx, rng, results);
   return results;
 }
 

@@ -10,6 +10,7 @@
 
 #include "roofline/engine/context.hpp"
 #include "roofline/engine/cost.hpp"
+#include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
 
 namespace roofline::engine::harness {
@@ -69,5 +70,7 @@ struct OpCase {
 OpCase make_case(const std::string& op, Rng& rng);
 // ... or the model-sized shapes `op` is used with at batch `batch` (perf mode).
 std::vector<OpCase> perf_cases(const std::string& op, std::int64_t batch);
+// One convolution shape, any (check_conv aims the GPU tests at kernel edges).
+OpCase conv_case(const ops::Conv2dShape& s);
 
 }  // namespace roofline::engine::harness

@@ -148,6 +148,8 @@ OpCase linear_case(const ops::LinearShape& s) {
 }
 
 // ---- Conv2d ------------------------------------------------------------------
+}  // namespace
+
 OpCase conv_case(const ops::Conv2dShape& s) {
   enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB };
   const bool relu = s.act == Activation::ReLU;
@@ -245,6 +247,8 @@ OpCase conv_case(const ops::Conv2dShape& s) {
   if (s.bias) c.grads.push_back({"b", B, loss, [=](const HostBufs& h) { return grads(h, B); }});
   return c;
 }
+
+namespace {
 
 // ---- MaxPool2d -----------------------------------------------------------------
 OpCase pool_case(const ops::Pool2dShape& s) {

@@ -33,6 +33,15 @@ class Linear final : public Layer {
   Linear(std::string name, std::int64_t in, std::int64_t out, Activation act, bool bias)
       : Layer(std::move(name)), in_(in), out_(out), act_(act), bias_(bias) {}
   std::string op() const override { return with_act("linear", act_); }
+  LayerSpec spec() const override {
+    LayerSpec s;
+    s.kind = LayerSpec::Kind::Linear;
+    s.act = act_;
+    s.bias = bias_;
+    s.in = in_;
+    s.out = out_;
+    return s;
+  }
   Shape output_shape(const Shape& in) const override {
     if (numel(in) != in_) bad_input(name(), fmt::format("expects {} features", in_), in);
     return {out_};
@@ -75,6 +84,18 @@ class Conv2d final : public Layer {
          Activation act, bool bias)
       : Layer(std::move(name)), c_(c), k_(k), kernel_(kernel), stride_(stride), pad_(pad), act_(act), bias_(bias) {}
   std::string op() const override { return with_act("conv2d", act_); }
+  LayerSpec spec() const override {
+    LayerSpec s;
+    s.kind = LayerSpec::Kind::Conv2d;
+    s.act = act_;
+    s.bias = bias_;
+    s.c = c_;
+    s.k = k_;
+    s.kernel = kernel_;
+    s.stride = stride_;
+    s.pad = pad_;
+    return s;
+  }
   Shape output_shape(const Shape& in) const override {
     if (in.size() != 3 || in[0] != c_) bad_input(name(), fmt::format("expects ({}, H, W)", c_), in);
     ops::Conv2dShape s = shape(1, in);
@@ -128,6 +149,13 @@ class MaxPool2d final : public Layer {
   MaxPool2d(std::string name, std::int64_t kernel, std::int64_t stride)
       : Layer(std::move(name)), kernel_(kernel), stride_(stride) {}
   std::string op() const override { return "maxpool2d"; }
+  LayerSpec spec() const override {
+    LayerSpec s;
+    s.kind = LayerSpec::Kind::MaxPool2d;
+    s.kernel = kernel_;
+    s.stride = stride_;
+    return s;
+  }
   Shape output_shape(const Shape& in) const override {
     if (in.size() != 3) bad_input(name(), "expects (C, H, W)", in);
     ops::Pool2dShape s = shape(1, in);
@@ -164,6 +192,12 @@ class ActivationLayer final : public Layer {
  public:
   ActivationLayer(std::string name, Activation act) : Layer(std::move(name)), act_(act) {}
   std::string op() const override { return ops::to_string(act_); }
+  LayerSpec spec() const override {
+    LayerSpec s;
+    s.kind = LayerSpec::Kind::Activation;
+    s.act = act_;
+    return s;
+  }
   Shape output_shape(const Shape& in) const override { return in; }
   PassCosts cost(std::int64_t batch, const Shape& in) const override {
     return ops::EltwiseShape{batch * numel(in), act_}.cost();
@@ -183,6 +217,7 @@ class Flatten final : public Layer {
  public:
   explicit Flatten(std::string name) : Layer(std::move(name)) {}
   std::string op() const override { return "flatten"; }
+  LayerSpec spec() const override { return {}; }  // Kind::Flatten
   Shape output_shape(const Shape& in) const override { return {numel(in)}; }
   bool is_view() const override { return true; }
   PassCosts cost(std::int64_t, const Shape&) const override { return {}; }  // a view: no work

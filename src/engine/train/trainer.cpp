@@ -92,6 +92,7 @@ class Trainer {
     if (o.max_steps > 0) steps_ = std::min(steps_, o.max_steps);
     step_losses_ = ctx.empty({steps_}, DType::F32, "per-step losses");
     probs_ = ctx.empty({net_.max_batch() * model.classes()}, DType::F32, "inference probabilities");
+    choose_gpu_path();
   }
 
   TrainResult run() {
@@ -102,6 +103,8 @@ class Trainer {
     r.params = model_.param_count();
     r.norm = data_.norm;
     r.step_cost = model_.cost(o_.batch);
+    if (ctx_.is_cuda()) r.gpu_path = fused_ ? fused_->name() : "layers";
+    r.gpu_path_note = path_note_;
 
     std::unique_ptr<KernelTimeSource> kernels;
     if (ctx_.is_cuda()) {
@@ -112,9 +115,9 @@ class Trainer {
     } else {
       r.busy_note = "GPU only";
     }
-    if (ctx_.is_cuda() && o_.use_graphs && o_.epochs > 0) {
+    if (ctx_.is_cuda() && (o_.use_graphs || fused_) && o_.epochs > 0) {
       warm_up();
-      capture_graphs();
+      if (!fused_) capture_graphs();
     }
 
     ctx_.synchronize();
@@ -178,8 +181,52 @@ class Trainer {
     return b;
   }
 
+  // The fused path (fused.hpp) when the model has one and it was not declined;
+  // --gpu-path fused without one is an error, auto says why in the result.
+  void choose_gpu_path() {
+    if (!ctx_.is_cuda()) return;
+    if (o_.gpu_path == GpuPath::Layers) {
+      path_note_ = "--gpu-path layers";
+      return;
+    }
+    if (o_.gpu_path == GpuPath::Auto && !o_.use_graphs) {
+      path_note_ = "--no-graphs: one kernel per op, with per-layer NVTX ranges";
+      return;
+    }
+    std::string why;
+    fused_ = make_fused_path(model_, net_, data_.train.h, data_.train.w, &why);
+    if (fused_) return;
+    if (o_.gpu_path == GpuPath::Fused)
+      throw Error(ErrorKind::Unsupported, "--gpu-path fused: " + why, "use --gpu-path auto (or layers)");
+    path_note_ = why;
+  }
+
+  ops::LossStats train_stats() {
+    ops::LossStats st;
+    st.loss_sum = loss_sum_ptr();
+    st.correct = correct_ptr();
+    st.step_loss = step_losses_.f32();
+    st.first_bad_step = first_bad_ptr();
+    st.step = step_ptr();
+    return st;
+  }
+
+  // `k` fused steps of `rows` samples from the device step counter on.
+  void fused_steps(std::int64_t rows, std::int64_t k) {
+    FusedBatch b;
+    b.shape = batch_shape(rows, o_.batch, train_);
+    b.images = train_.images.u8();
+    b.labels = train_.labels.u8();
+    b.order = order_.i32();
+    fused_->train(b, k, o_.sgd, train_stats());
+  }
+
   // One training step on `rows` samples: order[step·batch + i].
   void step(std::int64_t rows) {
+    if (fused_) {
+      fused_steps(rows, 1);
+      return;
+    }
     ops::gather_batch(ctx_, batch_shape(rows, o_.batch, train_), net_.input(), labels_.i32(), train_.images.u8(),
                       train_.labels.u8(), order_.i32(), 0, step_ptr());
     net_.forward(rows);
@@ -254,7 +301,12 @@ class Trainer {
     };
     const bool graphs = ctx_.is_cuda() && o_.use_graphs;
     while (done < full) {
-      if (graphs && multi_.ready() && full - done >= k && !o_.check_every_step) {
+      if (fused_) {
+        const std::int64_t n =
+            o_.check_every_step ? 1 : std::min(std::max<std::int64_t>(1, o_.fused_steps_per_launch), full - done);
+        fused_steps(o_.batch, n);
+        done += n;
+      } else if (graphs && multi_.ready() && full - done >= k && !o_.check_every_step) {
         multi_.launch(ctx_);
         done += k;
       } else {
@@ -268,7 +320,9 @@ class Trainer {
       progress();
     }
     if (full < steps_) {
-      if (graphs)
+      if (fused_)
+        fused_steps(tail_rows(), 1);
+      else if (graphs)
         tail_.launch(ctx_);
       else
         step(tail_rows());
@@ -338,13 +392,17 @@ class Trainer {
     ops::gather_batch(ctx_, batch_shape(rows, rows, test_), net_.input(), labels_.i32(), test_.images.u8(),
                       test_.labels.u8(), test_order_.i32(), 0, nullptr);
     auto infer = [&] {
+      if (fused_) {
+        fused_->infer(rows, probs_.f32());
+        return;
+      }
       net_.forward(rows, false);
       ops::softmax_forward(ctx_, {rows, model_.classes()}, probs_.f32(), net_.logits());
     };
     StepGraph g;
     infer();  // eager first: kernels loaded and plans built outside the capture
     ctx_.synchronize();
-    if (ctx_.is_cuda() && o_.use_graphs) g.capture(ctx_, infer);
+    if (ctx_.is_cuda() && o_.use_graphs && !fused_) g.capture(ctx_, infer);  // a fused forward is one launch
     auto once = [&] {
       if (g.ready())
         g.launch(ctx_);
@@ -373,6 +431,8 @@ class Trainer {
   Tensor order_, test_order_, labels_, stats_, step_losses_, probs_;
   std::int64_t steps_ = 0;
   StepGraph multi_, single_, tail_;
+  std::unique_ptr<FusedPath> fused_;  // null: the layer path
+  std::string path_note_;
 };
 
 }  // namespace

@@ -1,0 +1,258 @@
+// Shared-memory tiled 2-D convolution (stride 1, fp32, NCHW): the second rung
+// of the ECE408 ladder, and the engine's CUDA convolution wherever it applies
+// (conv2d_direct.cuh stays the general path and the reference these are
+// checked against on the GPU).
+//
+// conv2d_tiled: a block = 256 consecutive output pixels of one image × KB
+// output channels. The input rows those pixels need (all input channels,
+// zero-padded) and the block's weights are staged in shared memory; each
+// thread keeps one pixel × KB channels in registers, the KB weights of a tap
+// read as float4 broadcasts. With FLIP it computes the input gradient: the
+// output gradient convolved with the weights flipped and transposed
+// (pad' = kernel − 1 − pad), so one kernel serves both passes.
+//
+// conv2d_wgrad_partial + conv2d_wgrad_reduce: the weight (and bias)
+// gradient. A block takes a slice of output rows of some images (blocks loop
+// when there are more images than blocks), stages those rows' input and KB
+// channels of their output gradient, and each thread owns one (c, r, s) tap —
+// or the bias, whose "input" is 1 — for KB output channels over a share of the
+// rows; the shares are summed in a fixed order into a per-block partial, and
+// the partials are summed over blocks in a fixed order. Deterministic: no
+// atomics.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+// nvcc's unroll pragma, and nothing where a host compiler reads these kernels
+// (tests/cpu/test_conv_tiled_emulated.cpp runs them on the CPU).
+#ifdef __CUDACC__
+#define CONV_TILED_UNROLL _Pragma("unroll")
+#else
+#define CONV_TILED_UNROLL
+#endif
+
+namespace roofline::kernels {
+
+constexpr int kConvThreads = 256;
+
+__host__ __device__ constexpr int conv_round4(int n) { return (n + 3) / 4 * 4; }
+
+// "in" (n, ci, ih, iw) → "out" (n, co, oh, ow), kernel r × s, stride 1,
+// padding ph, pw: oh = ih + 2·ph − r + 1.
+struct TiledConvDims {
+  int n, ci, ih, iw;
+  int co, oh, ow;
+  int r, s, ph, pw;
+};
+
+// The most output rows 256 consecutive pixels of one image can touch.
+__host__ __device__ constexpr int tiled_rows_max(int oh, int ow) {
+  const int rows = (kConvThreads - 1) / ow + 2;
+  return rows < oh ? rows : oh;
+}
+// Shared memory of conv2d_tiled (floats): the input rows, then the weights.
+__host__ __device__ constexpr int tiled_in_floats(const TiledConvDims& d) {
+  return conv_round4(d.ci * (tiled_rows_max(d.oh, d.ow) + d.r - 1) * (d.ow + d.s - 1));
+}
+template <int KB>
+__host__ __device__ constexpr int tiled_smem_floats(const TiledConvDims& d) {
+  return tiled_in_floats(d) + d.ci * d.r * d.s * KB;
+}
+
+// out (n, co, oh, ow) = act(Σ in ⋆ w + b). Weights: FLIP false: w (co, ci, r, s);
+// FLIP true: w is the forward layer's (ci, co, r, s), used flipped.
+// Grid: (ceil(oh·ow / 256), ceil(co / KB), n); dynamic shared memory
+// tiled_smem_floats<KB>(d) floats.
+template <int KB, bool FLIP>
+__global__ void __launch_bounds__(kConvThreads)
+    conv2d_tiled(TiledConvDims d, float* __restrict__ out, const float* __restrict__ in, const float* __restrict__ w,
+                 const float* __restrict__ b, bool relu) {
+  static_assert(KB % 4 == 0, "weights are read as float4");
+  extern __shared__ float4 conv_smem4[];
+  float* sm = reinterpret_cast<float*>(conv_smem4);
+  const int plane = d.oh * d.ow;
+  const int p0 = static_cast<int>(blockIdx.x) * kConvThreads;
+  const int k0 = static_cast<int>(blockIdx.y) * KB;
+  const int img = static_cast<int>(blockIdx.z);
+  const int y_first = p0 / d.ow;
+  const int y_last = min(d.oh - 1, (p0 + kConvThreads - 1) / d.ow);
+  const int nrows = y_last - y_first + d.r, ncols = d.ow + d.s - 1;
+  float* in_s = sm;                      // (ci, nrows, ncols)
+  float* w_s = sm + tiled_in_floats(d);  // (ci, r, s, KB)
+  const int tile = nrows * ncols;
+  const float* src = in + static_cast<std::int64_t>(img) * d.ci * d.ih * d.iw;
+  for (int i = threadIdx.x; i < d.ci * tile; i += kConvThreads) {
+    const int c = i / tile, rem = i - c * tile, lr = rem / ncols, lc = rem - lr * ncols;
+    const int iy = y_first - d.ph + lr, ix = lc - d.pw;
+    in_s[i] = iy >= 0 && iy < d.ih && ix >= 0 && ix < d.iw ? src[(c * d.ih + iy) * d.iw + ix] : 0.f;
+  }
+  const int taps = d.r * d.s;
+  for (int i = threadIdx.x; i < d.ci * taps * KB; i += kConvThreads) {
+    const int kk = i % KB, crs = i / KB, c = crs / taps, rs = crs - c * taps, rr = rs / d.s, ss = rs - rr * d.s;
+    const int k = k0 + kk;
+    float v = 0.f;
+    if (k < d.co)
+      v = FLIP ? w[((c * d.co + k) * d.r + (d.r - 1 - rr)) * d.s + (d.s - 1 - ss)]
+               : w[((k * d.ci + c) * d.r + rr) * d.s + ss];
+    w_s[i] = v;
+  }
+  __syncthreads();
+  const int p = p0 + static_cast<int>(threadIdx.x);
+  if (p >= plane) return;  // no barrier follows
+  const int y = p / d.ow, x = p - y * d.ow, ly = y - y_first;
+  float acc[KB];
+  CONV_TILED_UNROLL
+  for (int kk = 0; kk < KB; ++kk) acc[kk] = 0.f;
+  for (int c = 0; c < d.ci; ++c)
+    for (int rr = 0; rr < d.r; ++rr) {
+      const float* row = in_s + (c * nrows + ly + rr) * ncols + x;
+      const float* wr = w_s + (c * taps + rr * d.s) * KB;
+      for (int ss = 0; ss < d.s; ++ss) {
+        const float v = row[ss];
+        CONV_TILED_UNROLL
+        for (int q = 0; q < KB / 4; ++q) {
+          const float4 wv = reinterpret_cast<const float4*>(wr + ss * KB)[q];
+          acc[4 * q + 0] = fmaf(v, wv.x, acc[4 * q + 0]);
+          acc[4 * q + 1] = fmaf(v, wv.y, acc[4 * q + 1]);
+          acc[4 * q + 2] = fmaf(v, wv.z, acc[4 * q + 2]);
+          acc[4 * q + 3] = fmaf(v, wv.w, acc[4 * q + 3]);
+        }
+      }
+    }
+  float* dst = out + static_cast<std::int64_t>(img) * d.co * plane + p;
+  CONV_TILED_UNROLL
+  for (int kk = 0; kk < KB; ++kk) {
+    const int k = k0 + kk;
+    if (k >= d.co) break;
+    const float v = acc[kk] + (b ? b[k] : 0.f);
+    dst[static_cast<std::int64_t>(k) * plane] = relu ? (v <= 0.f ? 0.f : v) : v;
+  }
+}
+
+// ---- weight gradient ------------------------------------------------------------
+// in (n, c, h, w), dout (n, k, oh, ow), stride 1, padding ph, pw.
+struct WgradDims {
+  int n, c, h, w;
+  int k, oh, ow;
+  int r, s, ph, pw;
+  int combos;  // c·r·s + 1: every tap, then the bias
+  int groups;  // threads per tap, each over the rows y ≡ y0 + group (mod groups)
+  int rows;    // output rows per slice (grid z): ceil(oh / gridDim.z)
+};
+
+// A slice's input rows (c, rows + r − 1, w + 2·pw), then its output gradient
+// (rows·ow, KB) or the reduction (groups, combos, KB), whichever is larger.
+__host__ __device__ constexpr int wgrad_in_floats(const WgradDims& d) {
+  return conv_round4(d.c * (d.rows + d.r - 1) * (d.w + 2 * d.pw));
+}
+template <int KB>
+__host__ __device__ constexpr int wgrad_smem_floats(const WgradDims& d) {
+  const int dout = d.rows * d.ow * KB, red = d.groups * d.combos * KB;
+  return wgrad_in_floats(d) + (dout > red ? dout : red);
+}
+
+// partial (gridDim.z · gridDim.x, ceil(k / KB), combos, KB): block (x, y, z)'s
+// sums over its images x, x + gridDim.x, … and its slice of output rows
+// [z·rows, min(oh, (z + 1)·rows)) (the slices give small batches enough
+// blocks). Grid: (image blocks, ceil(k / KB), slices); requires
+// groups·combos ≤ 256 and groups ≤ rows.
+template <int KB>
+__global__ void __launch_bounds__(kConvThreads)
+    conv2d_wgrad_partial(WgradDims d, float* __restrict__ partial, const float* __restrict__ in,
+                         const float* __restrict__ dout) {
+  static_assert(KB % 4 == 0, "output gradients are read as float4");
+  extern __shared__ float4 conv_smem4[];
+  float* sm = reinterpret_cast<float*>(conv_smem4);
+  const int wp = d.w + 2 * d.pw, plane = d.oh * d.ow, taps = d.r * d.s;
+  const int k0 = static_cast<int>(blockIdx.y) * KB;
+  const int y0 = static_cast<int>(blockIdx.z) * d.rows, y1 = min(d.oh, y0 + d.rows);
+  const int nr = y1 > y0 ? y1 - y0 : 0;  // this slice's output rows (0: it only writes zeros)
+  const int hs = d.rows + d.r - 1;       // input rows per channel in shared memory
+  const int hn = nr > 0 ? nr + d.r - 1 : 0;
+  float* in_s = sm;                      // (c, hs, wp): padded input rows y0 …, zero border
+  float* d_s = sm + wgrad_in_floats(d);  // (nr·ow, KB); after the images: (groups, combos, KB)
+  const int item = static_cast<int>(threadIdx.x);
+  const bool active = item < d.groups * d.combos;
+  const int g = active ? item / d.combos : 0, combo = active ? item - g * d.combos : 0;
+  const bool bias = combo == d.c * taps;
+  const int ci = bias ? 0 : combo / taps, rs = bias ? 0 : combo - ci * taps, rr = rs / d.s, ss = rs - rr * d.s;
+  float acc[KB];
+  CONV_TILED_UNROLL
+  for (int kk = 0; kk < KB; ++kk) acc[kk] = 0.f;
+  for (int img = blockIdx.x; img < d.n; img += gridDim.x) {
+    __syncthreads();  // the previous image is no longer read
+    const float* src = in + static_cast<std::int64_t>(img) * d.c * d.h * d.w;
+    for (int i = threadIdx.x; i < d.c * hn * wp; i += kConvThreads) {
+      const int c = i / (hn * wp), rem = i - c * hn * wp, ly = rem / wp, lx = rem - ly * wp;
+      const int y = y0 + ly - d.ph, x = lx - d.pw;
+      in_s[(c * hs + ly) * wp + lx] = y >= 0 && y < d.h && x >= 0 && x < d.w ? src[(c * d.h + y) * d.w + x] : 0.f;
+    }
+    const float* gsrc = dout + static_cast<std::int64_t>(img) * d.k * plane + y0 * d.ow;
+    const int span = nr * d.ow;
+    for (int i = threadIdx.x; i < KB * span; i += kConvThreads) {
+      const int kk = i / span, e = i - kk * span, k = k0 + kk;  // coalesced reads along e
+      d_s[e * KB + kk] = k < d.k ? gsrc[static_cast<std::int64_t>(k) * plane + e] : 0.f;
+    }
+    __syncthreads();
+    if (!active) continue;
+    for (int ly = g; ly < nr; ly += d.groups) {
+      const float* irow = in_s + (ci * hs + ly + rr) * wp + ss;
+      const float* drow = d_s + ly * d.ow * KB;
+      for (int x = 0; x < d.ow; ++x) {
+        const float v = bias ? 1.f : irow[x];
+        CONV_TILED_UNROLL
+        for (int q = 0; q < KB / 4; ++q) {
+          const float4 gv = reinterpret_cast<const float4*>(drow + x * KB)[q];
+          acc[4 * q + 0] = fmaf(gv.x, v, acc[4 * q + 0]);
+          acc[4 * q + 1] = fmaf(gv.y, v, acc[4 * q + 1]);
+          acc[4 * q + 2] = fmaf(gv.z, v, acc[4 * q + 2]);
+          acc[4 * q + 3] = fmaf(gv.w, v, acc[4 * q + 3]);
+        }
+      }
+    }
+  }
+  __syncthreads();
+  float* red = d_s;  // (groups, combos, KB)
+  if (active) {
+    CONV_TILED_UNROLL
+    for (int kk = 0; kk < KB; ++kk) red[item * KB + kk] = acc[kk];
+  }
+  __syncthreads();
+  float* part = partial + ((static_cast<std::int64_t>(blockIdx.z) * gridDim.x + blockIdx.x) * gridDim.y + blockIdx.y) *
+                              d.combos * KB;
+  for (int o = threadIdx.x; o < d.combos * KB; o += kConvThreads) {
+    float s = 0.f;
+    for (int q = 0; q < d.groups; ++q) s += red[q * d.combos * KB + o];
+    part[o] = s;
+  }
+}
+
+// dw (k, c, r, s) and db (k) or null: Σ over the `parts` (= gridDim.z ·
+// gridDim.x of the partial kernel) partials. A warp per output (there may be
+// hundreds of partials: one thread each would be a long chain of L2 loads):
+// lane l sums partials l, l + 32, … in order, then a shuffle tree in a fixed
+// order, so the result is the same on every run. blockDim a multiple of 32.
+__global__ void conv2d_wgrad_reduce(WgradDims d, int parts, int kb, float* __restrict__ dw, float* __restrict__ db,
+                                    const float* __restrict__ partial) {
+  const int kgroups = (d.k + kb - 1) / kb;
+  const int total = d.k * d.combos;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warps = static_cast<int>(gridDim.x * blockDim.x) >> 5;
+  // o is the same for a whole warp, so every lane takes part in each shuffle.
+  for (int o = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x) >> 5; o < total; o += warps) {
+    const int k = o / d.combos, combo = o - k * d.combos, g = k / kb, kk = k - g * kb;
+    float s = 0.f;
+    for (int p = lane; p < parts; p += 32)
+      s += partial[((static_cast<std::int64_t>(p) * kgroups + g) * d.combos + combo) * kb + kk];
+    CONV_TILED_UNROLL
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    if (lane != 0) continue;
+    if (combo < d.combos - 1)
+      dw[static_cast<std::int64_t>(k) * (d.combos - 1) + combo] = s;
+    else if (db)
+      db[k] = s;
+  }
+}
+
+}  // namespace roofline::kernels

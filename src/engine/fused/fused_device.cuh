@@ -1,0 +1,274 @@
+// Device code shared by the fused kernels: loads that are safe across grid
+// barriers, warp reductions, the batch gather, the per-row loss, the SGD
+// update and a small shared-memory tiled fp32 GEMM for one block.
+#pragma once
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <climits>
+#include <cstdint>
+
+#include "src/engine/fused/fused_launch.hpp"
+
+namespace roofline::engine::fused {
+
+namespace cg = cooperative_groups;
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kWarps = kThreads / 32;
+
+// Buffers written earlier in the same launch (by any block, before a grid
+// barrier) are read through L2 only (ld.global.cg): a line another SM wrote
+// must never come from this SM's L1. Read-only inputs (images, labels, order)
+// may use the normal path.
+__device__ __forceinline__ float ldf(const float* p) { return __ldcg(p); }
+__device__ __forceinline__ std::int32_t ldi(const std::int32_t* p) { return __ldcg(p); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+__device__ __forceinline__ int warp_sum(int v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float relu(float v) { return v <= 0.f ? 0.f : v; }  // keeps NaN, as torch.relu
+
+// The gather's normalisation, with the same float operations as
+// ops::gather_batch (no FMA contraction), so the fused input equals the
+// layer path's.
+__device__ __forceinline__ float normalise(std::uint8_t pixel, float mean, float inv_std) {
+  const float inv255 = static_cast<float>(1.0 / 255.0);
+  return __fmul_rn(__fsub_rn(__fmul_rn(static_cast<float>(pixel), inv255), mean), inv_std);
+}
+
+// SGD with momentum on one parameter, the operations of the sgd kernel (no
+// contraction into FMAs): g' = g + wd·p; buf = momentum·buf + g'; p −= lr·buf.
+__device__ __forceinline__ float sgd_one(float p, float g, float* buf, const ops::SgdConfig& c) {
+  const float d = __fadd_rn(g, __fmul_rn(c.weight_decay, p));
+  if (c.momentum != 0.f) {
+    const float m = __fadd_rn(__fmul_rn(c.momentum, ldf(buf)), d);
+    *buf = m;
+    return __fsub_rn(p, __fmul_rn(c.lr, m));
+  }
+  return __fsub_rn(p, __fmul_rn(c.lr, d));
+}
+
+// Log-softmax + NLL of one row held by a warp (lane j < classes holds logit
+// z), as ops::cross_entropy: first-index argmax, NaN anywhere makes the row
+// NaN. Returns the lane's dlogit = grad_scale·(softmax − onehot) (0 for lanes
+// ≥ classes); *loss and *correct are the row's (every lane gets them).
+__device__ __forceinline__ float row_loss_grad(float z, int classes, int label, float grad_scale, float* loss,
+                                               bool* correct) {
+  const int lane = threadIdx.x % 32;
+  const bool valid = lane < classes;
+  float m = valid ? z : -FLT_MAX;
+  int arg = valid ? lane : INT_MAX;
+  bool nan = valid && isnan(z);
+  for (int o = 16; o > 0; o >>= 1) {
+    const float om = __shfl_xor_sync(kFull, m, o);
+    const int oa = __shfl_xor_sync(kFull, arg, o);
+    if (om > m || (om == m && oa < arg)) {
+      m = om;
+      arg = oa;
+    }
+  }
+  nan = __any_sync(kFull, nan);
+  if (nan) m = __int_as_float(0x7fc00000);
+  const float sum = warp_sum(valid ? expf(z - m) : 0.f);
+  const float lse = m + logf(sum);
+  const float zl = __shfl_sync(kFull, z, label);
+  *loss = lse - zl;
+  *correct = !nan && arg == label;
+  return valid ? grad_scale * (expf(z - lse) - (lane == label ? 1.f : 0.f)) : 0.f;
+}
+
+// softmax probability of lane j's logit (as the softmax kernel: exp(z − max)/Σ).
+__device__ __forceinline__ float row_softmax(float z, int classes) {
+  const int lane = threadIdx.x % 32;
+  const bool valid = lane < classes;
+  float m = valid ? z : -FLT_MAX;
+  bool nan = valid && isnan(z);
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(kFull, m, o));
+  nan = __any_sync(kFull, nan);
+  if (nan) m = __int_as_float(0x7fc00000);
+  const float e = valid ? expf(z - m) : 0.f;
+  const float sum = warp_sum(e);
+  return e / sum;
+}
+
+// The step's statistics from the rows' losses (one warp): what
+// ops::cross_entropy adds to LossStats, summed in a fixed order.
+__device__ __forceinline__ void add_stats(const ops::LossStats& st, const float* row_loss,
+                                          const std::int32_t* row_correct, int rows, int step) {
+  const int lane = threadIdx.x % 32;
+  double s = 0;
+  int c = 0;
+  for (int i = lane; i < rows; i += 32) {
+    s += static_cast<double>(ldf(row_loss + i));
+    c += ldi(row_correct + i);
+  }
+  s = warp_sum(s);
+  c = warp_sum(c);
+  if (lane == 0) {
+    const float mean = static_cast<float>(s / static_cast<double>(rows));
+    if (st.loss_sum) *st.loss_sum += s;
+    if (st.correct) *st.correct += c;
+    if (st.step_loss) st.step_loss[step] = mean;
+    if (st.first_bad_step && !isfinite(mean) && step < *st.first_bad_step) *st.first_bad_step = step;
+  }
+}
+
+// ---- A block's tiled GEMM ------------------------------------------------------
+// C (TM × TN at m0, n0) = Σ_k A(m, k)·B(n, k), K split in chunks of KC staged
+// in shared memory k-major; kThreads = KG groups × (TM/RM)·(TN/RN) threads,
+// each thread an RM × RN register tile over the k ≡ group (mod KG) of a chunk;
+// the groups' partial tiles are summed in a fixed order, then epi(m, n, c) is
+// called once per output inside (M, N). Deterministic. An operand is a functor
+// `float operator()(int row, int k)` with kContig = consecutive k adjacent in
+// memory (else consecutive rows are), which decides the coalesced staging order.
+template <int TM_, int TN_, int RM_, int RN_, int KC_>
+struct TileCfg {
+  static constexpr int TM = TM_, TN = TN_, RM = RM_, RN = RN_, KC = KC_;
+  static constexpr int TX = TN / RN, TY = TM / RM, GROUP = TX * TY, KG = kThreads / GROUP;
+  static constexpr int LDA = TM + 4, LDB = TN + 4;  // rows padded by 16 bytes (vector loads stay aligned)
+  static constexpr int kStageFloats = KC * (LDA + LDB);
+  static constexpr int kReduceFloats = KG > 1 ? KG* TM* TN : 0;
+  static constexpr int kSmemFloats = kStageFloats > kReduceFloats ? kStageFloats : kReduceFloats;
+  static_assert(TM % RM == 0 && TN % RN == 0 && kThreads % GROUP == 0, "tile shape");
+  static_assert(RM == 1 || RM == 2 || RM == 4, "register tile rows");
+  static_assert(RN == 1 || RN == 2 || RN == 4, "register tile columns");
+};
+
+template <int R>
+__device__ __forceinline__ void load_vec(float (&v)[R], const float* p) {
+  if constexpr (R == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else if constexpr (R == 2) {
+    const float2 q = *reinterpret_cast<const float2*>(p);
+    v[0] = q.x, v[1] = q.y;
+  } else {
+    v[0] = p[0];
+  }
+}
+
+template <int T, int LD, class Op>
+__device__ __forceinline__ void stage(float* s, const Op& op, int rows, int r0, int k0, int kc) {
+  const int total = T * kc;
+  for (int e = threadIdx.x; e < total; e += kThreads) {
+    int r, k;
+    if constexpr (Op::kContig) {
+      r = e / kc;
+      k = e - r * kc;
+    } else {
+      k = e / T;
+      r = e - k * T;
+    }
+    s[k * LD + r] = r0 + r < rows ? op(r0 + r, k0 + k) : 0.f;
+  }
+}
+
+template <class Cfg, class OpA, class OpB, class Epi>
+__device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, const OpB& b_op, const Epi& epi,
+                          float* smem) {
+  float* As = smem;                       // (KC, LDA)
+  float* Bs = smem + Cfg::KC * Cfg::LDA;  // (KC, LDB)
+  const int tid = threadIdx.x;
+  const int g = tid / Cfg::GROUP, r = tid % Cfg::GROUP, ty = r / Cfg::TX, tx = r % Cfg::TX;
+  float acc[Cfg::RM][Cfg::RN];
+#pragma unroll
+  for (int i = 0; i < Cfg::RM; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::RN; ++j) acc[i][j] = 0.f;
+  for (int k0 = 0; k0 < K; k0 += Cfg::KC) {
+    const int kc = min(Cfg::KC, K - k0);
+    stage<Cfg::TM, Cfg::LDA>(As, a_op, M, m0, k0, kc);
+    stage<Cfg::TN, Cfg::LDB>(Bs, b_op, N, n0, k0, kc);
+    __syncthreads();
+    for (int kk = g; kk < kc; kk += Cfg::KG) {
+      float av[Cfg::RM], bv[Cfg::RN];
+      load_vec<Cfg::RM>(av, As + kk * Cfg::LDA + ty * Cfg::RM);
+      load_vec<Cfg::RN>(bv, Bs + kk * Cfg::LDB + tx * Cfg::RN);
+#pragma unroll
+      for (int i = 0; i < Cfg::RM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::RN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
+    __syncthreads();  // the stage buffers are rewritten next chunk (or reused below)
+  }
+  if constexpr (Cfg::KG > 1) {
+    float* red = smem;  // (KG, TM, TN)
+#pragma unroll
+    for (int i = 0; i < Cfg::RM; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::RN; ++j) red[(g * Cfg::TM + ty * Cfg::RM + i) * Cfg::TN + tx * Cfg::RN + j] = acc[i][j];
+    __syncthreads();
+    for (int o = tid; o < Cfg::TM * Cfg::TN; o += kThreads) {
+      const int m = o / Cfg::TN, n = o - m * Cfg::TN;
+      float s = 0.f;
+      for (int q = 0; q < Cfg::KG; ++q) s += red[q * Cfg::TM * Cfg::TN + o];
+      if (m0 + m < M && n0 + n < N) epi(m0 + m, n0 + n, s);
+    }
+    __syncthreads();  // red is the next job's stage buffer
+  } else {
+#pragma unroll
+    for (int i = 0; i < Cfg::RM; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::RN; ++j) {
+        const int m = m0 + ty * Cfg::RM + i, n = n0 + tx * Cfg::RN + j;
+        if (m < M && n < N) epi(m, n, acc[i][j]);
+      }
+  }
+}
+
+// Operands. Dense: op(r, k) = p[r·ld + k] (k contiguous). DenseT: op(r, k) =
+// p[k·ld + r] (rows contiguous), with an all-ones column at r == ones_at
+// (the bias as an extra input column of a weight gradient; −1: none).
+struct Dense {
+  static constexpr bool kContig = true;
+  const float* p;
+  int ld;
+  __device__ float operator()(int r, int k) const { return ldf(p + static_cast<std::int64_t>(r) * ld + k); }
+};
+struct DenseT {
+  static constexpr bool kContig = false;
+  const float* p;
+  int ld;
+  int ones_at;
+  __device__ float operator()(int r, int k) const {
+    return r == ones_at ? 1.f : ldf(p + static_cast<std::int64_t>(k) * ld + r);
+  }
+};
+// The training batch itself: op(r = sample, k = pixel) gathered from the uint8
+// images of this step and normalised.
+struct Gather {
+  static constexpr bool kContig = true;
+  BatchSource s;
+  std::int64_t base;  // step·stride
+  __device__ float operator()(int r, int k) const {
+    const std::int64_t idx = __ldg(s.order + base + r);
+    return normalise(__ldg(s.images + idx * s.pixels + k), s.mean, s.inv_std);
+  }
+};
+// The same, transposed for a weight gradient: op(r = pixel, k = sample), with
+// the all-ones bias column at r == pixels when ones is set.
+struct GatherT {
+  static constexpr bool kContig = false;
+  BatchSource s;
+  std::int64_t base;
+  bool ones;
+  __device__ float operator()(int r, int k) const {
+    if (r == s.pixels) return ones ? 1.f : 0.f;
+    const std::int64_t idx = __ldg(s.order + base + k);
+    return normalise(__ldg(s.images + idx * s.pixels + r), s.mean, s.inv_std);
+  }
+};
+
+}  // namespace roofline::engine::fused

@@ -1,0 +1,103 @@
+// The fused kernels' arguments and launchers (fused_mlp.cu, fused_cnn.cu).
+// No CUDA headers: fused_path.cpp includes this in CUDA builds. Every pointer
+// is device memory on the context's device.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "roofline/engine/ops.hpp"
+
+namespace roofline::engine {
+struct CudaState;
+}
+
+namespace roofline::engine::fused {
+
+constexpr int kThreads = 256;     // every fused kernel's block
+constexpr int kMaxLayers = 6;     // fused-mlp: Linear layers
+constexpr int kMaxClasses = 32;   // the loss keeps one class per lane of a warp
+constexpr int kMaxHeadIn = 1024;  // fused-mlp: inputs of the last layer (a warp's row in shared memory)
+
+// Where a training step's samples come from: sample i of step s is
+// images[order[s·stride + i]], normalised as x = (pixel/255 − mean)·inv_std
+// (the model's input has the images' size: no resize).
+struct BatchSource {
+  const std::uint8_t* images = nullptr;  // (n, pixels)
+  const std::uint8_t* labels = nullptr;  // (n)
+  const std::int32_t* order = nullptr;   // (n)
+  int pixels = 0;
+  int stride = 0;
+  float mean = 0, inv_std = 1;
+};
+
+// Launch geometry: `blocks` co-resident blocks of kThreads with `smem` bytes
+// of dynamic shared memory each (cooperative launches need them all resident).
+struct Launch {
+  int blocks = 0;
+  std::size_t smem = 0;
+};
+
+// ---- fused-mlp --------------------------------------------------------------
+struct MlpLayer {
+  int in = 0, out = 0;
+  bool relu = false, bias = false;
+  std::int64_t w_off = 0, b_off = 0;  // floats into the parameter block: w (out, in), b (out)
+};
+
+struct MlpArgs {
+  int layers = 0;
+  MlpLayer layer[kMaxLayers];
+  // Ping-pong parameter blocks: step t reads params[t % 2] and writes
+  // params[(t + 1) % 2]; params[0] is the Network's (the launch starts and
+  // ends there: after an odd number of steps the kernel copies back).
+  float* params[2] = {nullptr, nullptr};  // (param_count) each
+  float* momentum = nullptr;              // (param_count)
+  std::int64_t param_count = 0;
+  float* act[kMaxLayers] = {};          // (max_batch, layer[l].out): outputs after the activation
+  float* dz[kMaxLayers] = {};           // (max_batch, layer[l].out): loss gradients before the activation
+  float* row_loss = nullptr;            // (max_batch)
+  std::int32_t* row_correct = nullptr;  // (max_batch)
+  BatchSource src;                      // training
+  const float* x = nullptr;             // inference: (rows, layer[0].in), already gathered
+  float* probs = nullptr;               // inference: (rows, classes)
+  ops::SgdConfig sgd;
+  ops::LossStats stats;          // training: what ops::cross_entropy would add
+  std::int32_t* step = nullptr;  // training: the device step counter (read at the start, advanced by `steps`)
+  int rows = 0, steps = 0;
+};
+
+// Shared memory and grid for the MLP kernels (the same for training and
+// inference); throws Error(Unsupported) when they cannot be co-resident.
+Launch mlp_launch(const CudaState* st, const MlpArgs& a);
+std::size_t mlp_smem_bytes(const MlpArgs& a);
+void mlp_train(const CudaState* st, const MlpArgs& a, const Launch& l);
+void mlp_infer(const CudaState* st, const MlpArgs& a, const Launch& l);
+
+// ---- fused-cnn (simple-cnn's layers) -----------------------------------------
+// conv 1→1 5×5 (28→24) → maxpool 2 → conv 1→1 5×5 (12→8) → maxpool 2 →
+// flatten 16 → fc1 16→hidden (+ReLU?) → fc2 hidden→classes (+ReLU?).
+struct CnnArgs {
+  float* params = nullptr;    // (param_count): updated in place
+  float* momentum = nullptr;  // (param_count)
+  float* partials = nullptr;  // (blocks, param_count): each block's gradient of a step
+  std::int64_t param_count = 0;
+  std::int64_t c1w = 0, c1b = 0, c2w = 0, c2b = 0, f1w = 0, f1b = 0, f2w = 0, f2b = 0;  // offsets
+  bool c1_relu = false, c2_relu = false, f1_relu = true, f2_relu = false;
+  int hidden = 0, classes = 0;
+  float* row_loss = nullptr;            // (max_batch)
+  std::int32_t* row_correct = nullptr;  // (max_batch)
+  BatchSource src;
+  const float* x = nullptr;  // inference: (rows, 28·28)
+  float* probs = nullptr;    // inference: (rows, classes)
+  ops::SgdConfig sgd;
+  ops::LossStats stats;
+  std::int32_t* step = nullptr;  // training: the device step counter
+  int rows = 0, steps = 0;
+};
+
+std::size_t cnn_smem_bytes(const CnnArgs& a);
+Launch cnn_launch(const CudaState* st, const CnnArgs& a);  // training (cooperative)
+void cnn_train(const CudaState* st, const CnnArgs& a, const Launch& l);
+void cnn_infer(const CudaState* st, const CnnArgs& a);
+
+}  // namespace roofline::engine::fused

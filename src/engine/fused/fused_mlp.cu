@@ -1,0 +1,298 @@
+// fused-mlp: a stack of Linear(+ReLU) layers trained by one cooperative
+// persistent kernel per chunk of steps. Per step, with L layers, 2L − 1
+// phases separated by grid barriers (5 for simple-mlp):
+//   F_l   (l < L−1)  act[l] = act(A_l · W_lᵀ + b_l), A_0 gathered from the images
+//   head             a warp per row: the last layer, log-softmax + NLL, its
+//                    gradient dz[L−1], and dz[L−2] = (dz[L−1]·W_{L−1}) ⊙ act'
+//   B_l   (l = L−2 … 0)  dz[l−1] = (dz[l]·W_l) ⊙ act'  (l ≥ 1), beside the
+//                    weight gradients of layer l (and L−1 in the first) fused
+//                    with their SGD update, and the step's loss statistics
+// Parameters ping-pong between two blocks, so a tile reading W_l for an input
+// gradient never races the tile that updates it, and no gradient buffer is
+// needed. Every reduction runs in a fixed order: the same inputs give the
+// same bits.
+#include <algorithm>
+#include <string>
+
+#include "roofline/core/error.hpp"
+#include "src/engine/cuda/cuda_state.hpp"
+#include "src/engine/fused/fused_device.cuh"
+
+namespace roofline::engine::fused {
+
+namespace {
+
+using CfgRows = TileCfg<16, 16, 4, 4, 256>;    // GEMMs over batch rows: forward, input gradients
+using CfgWeight = TileCfg<32, 32, 4, 4, 128>;  // weight gradients (K = rows)
+
+__host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
+template <class Cfg>
+__host__ __device__ constexpr int tiles(int m, int n) {
+  return cdiv(m, Cfg::TM) * cdiv(n, Cfg::TN);
+}
+
+// The head's shared memory: W (C, in), b (32), per warp a row (in) and the
+// row's output gradients (32).
+__host__ __device__ constexpr int head_floats(int in, int classes) { return classes * in + 32 + kWarps * (in + 32); }
+
+// Forward of layer l for `rows` rows: every tile of act[l].
+template <class OpA>
+__device__ void forward_tile(const MlpArgs& a, int l, const float* cur, const OpA& in_op, int rows, int job,
+                             float* smem) {
+  const MlpLayer& L = a.layer[l];
+  const int tn = cdiv(L.out, CfgRows::TN);
+  const int m0 = (job / tn) * CfgRows::TM, n0 = (job % tn) * CfgRows::TN;
+  float* out = a.act[l];
+  const float* bias = cur + L.b_off;
+  const bool has_bias = L.bias, act = L.relu;
+  const int ld = L.out;
+  tile_gemm<CfgRows>(
+      rows, L.out, L.in, m0, n0, in_op, Dense{cur + L.w_off, L.in},
+      [=](int m, int n, float s) {
+        const float v = has_bias ? s + ldf(bias + n) : s;
+        out[static_cast<std::int64_t>(m) * ld + n] = act ? relu(v) : v;
+      },
+      smem);
+}
+
+template <class OpA0>
+__device__ void forward_layers(const MlpArgs& a, const float* cur, const OpA0& x_op, int rows, float* smem,
+                               cg::grid_group& grid) {
+  for (int l = 0; l + 1 < a.layers; ++l) {
+    const int n = tiles<CfgRows>(rows, a.layer[l].out);
+    for (int job = blockIdx.x; job < n; job += gridDim.x) {
+      if (l == 0)
+        forward_tile(a, 0, cur, x_op, rows, job, smem);
+      else
+        forward_tile(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
+    }
+    grid.sync();
+  }
+}
+
+// Stages the last layer's weights and bias in shared memory; returns false
+// (block-uniform) when this block owns no row.
+__device__ bool stage_head(const MlpArgs& a, const float* cur, int rows, float* smem) {
+  if (blockIdx.x * kWarps >= rows) return false;
+  const MlpLayer& H = a.layer[a.layers - 1];
+  for (int i = threadIdx.x; i < H.out * H.in; i += kThreads) smem[i] = ldf(cur + H.w_off + i);
+  if (threadIdx.x < 32)
+    smem[H.out * H.in + threadIdx.x] = H.bias && threadIdx.x < H.out ? ldf(cur + H.b_off + threadIdx.x) : 0.f;
+  __syncthreads();
+  return true;
+}
+
+// The last layer's logit for lane j < classes of one row (the row in `h`, shared memory).
+__device__ float head_logit(const MlpLayer& H, const float* w, const float* b, const float* h) {
+  const int lane = threadIdx.x % 32;
+  float z = 0.f;
+  for (int j = 0; j < H.out; ++j) {
+    float p = 0.f;
+    for (int k = lane; k < H.in; k += 32) p = fmaf(h[k], w[j * H.in + k], p);
+    p = warp_sum(p);
+    if (lane == j) z = p + b[j];
+  }
+  return H.relu ? relu(z) : z;
+}
+
+__device__ void head_train(const MlpArgs& a, const float* cur, int rows, std::int64_t base, float* smem) {
+  if (!stage_head(a, cur, rows, smem)) return;
+  const int Lh = a.layers - 1;
+  const MlpLayer& H = a.layer[Lh];
+  const MlpLayer& P = a.layer[Lh - 1];
+  const int in = H.in, C = H.out, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const float* w = smem;                             // (C, in)
+  const float* b = smem + C * in;                    // (32)
+  float* h = smem + C * in + 32 + warp * (in + 32);  // (in): this warp's row
+  float* g = h + in;                                 // (32): its output gradients
+  const float scale = 1.0f / static_cast<float>(rows);
+  for (int row = blockIdx.x * kWarps + warp; row < rows; row += gridDim.x * kWarps) {
+    const float* src = a.act[Lh - 1] + static_cast<std::int64_t>(row) * in;
+    for (int k = lane; k < in; k += 32) h[k] = ldf(src + k);
+    __syncwarp();
+    const float z = head_logit(H, w, b, h);
+    const int label = __ldg(a.src.labels + __ldg(a.src.order + base + row));
+    float loss;
+    bool correct;
+    const float dl = row_loss_grad(z, C, label, scale, &loss, &correct);
+    const float dzl = H.relu ? (z > 0.f ? dl : 0.f) : dl;
+    if (lane < C) {
+      a.dz[Lh][static_cast<std::int64_t>(row) * C + lane] = dzl;
+      g[lane] = dzl;
+    }
+    if (lane == 0) {
+      a.row_loss[row] = loss;
+      a.row_correct[row] = correct ? 1 : 0;
+    }
+    __syncwarp();
+    // dz[L−2] = (dz[L−1] · W) ⊙ act'(act[L−2])
+    float* dprev = a.dz[Lh - 1] + static_cast<std::int64_t>(row) * in;
+    for (int k = lane; k < in; k += 32) {
+      float s = 0.f;
+      for (int j = 0; j < C; ++j) s = fmaf(g[j], w[j * in + k], s);
+      dprev[k] = P.relu ? (h[k] > 0.f ? s : 0.f) : s;
+    }
+    __syncwarp();  // h and g are this warp's next row
+  }
+}
+
+__device__ void head_infer(const MlpArgs& a, const float* cur, int rows, float* smem) {
+  if (!stage_head(a, cur, rows, smem)) return;
+  const int Lh = a.layers - 1;
+  const MlpLayer& H = a.layer[Lh];
+  const int in = H.in, C = H.out, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const float* w = smem;
+  const float* b = smem + C * in;
+  float* h = smem + C * in + 32 + warp * (in + 32);
+  for (int row = blockIdx.x * kWarps + warp; row < rows; row += gridDim.x * kWarps) {
+    const float* src = a.act[Lh - 1] + static_cast<std::int64_t>(row) * in;
+    for (int k = lane; k < in; k += 32) h[k] = ldf(src + k);
+    __syncwarp();
+    const float z = head_logit(H, w, b, h);
+    const float p = row_softmax(z, C);
+    if (lane < C) a.probs[static_cast<std::int64_t>(row) * C + lane] = p;
+    __syncwarp();
+  }
+}
+
+// dz[l−1] tile: (dz[l] · W_l) ⊙ act'(act[l−1]).
+__device__ void input_grad_tile(const MlpArgs& a, int l, const float* cur, int rows, int job, float* smem) {
+  const MlpLayer& L = a.layer[l];
+  const MlpLayer& P = a.layer[l - 1];
+  const int tn = cdiv(L.in, CfgRows::TN);
+  const int m0 = (job / tn) * CfgRows::TM, n0 = (job % tn) * CfgRows::TN;
+  float* out = a.dz[l - 1];
+  const float* act = a.act[l - 1];
+  const bool mask = P.relu;
+  const int ld = L.in;
+  tile_gemm<CfgRows>(
+      rows, L.in, L.out, m0, n0, Dense{a.dz[l], L.out}, DenseT{cur + L.w_off, L.in, -1},
+      [=](int m, int n, float s) {
+        const std::int64_t i = static_cast<std::int64_t>(m) * ld + n;
+        out[i] = mask ? (ldf(act + i) > 0.f ? s : 0.f) : s;
+      },
+      smem);
+}
+
+// Layer l's weight-gradient tile (the bias as an extra all-ones input
+// column), each gradient applied at once: next = SGD(cur, gradient).
+__device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* next, int rows, std::int64_t base,
+                            int job, float* smem) {
+  const MlpLayer& L = a.layer[l];
+  const int N = L.in + (L.bias ? 1 : 0);
+  const int tn = cdiv(N, CfgWeight::TN);
+  const int m0 = (job / tn) * CfgWeight::TM, n0 = (job % tn) * CfgWeight::TN;
+  const int in = L.in;
+  const std::int64_t w_off = L.w_off, b_off = L.b_off;
+  float* mom = a.momentum;
+  const ops::SgdConfig sgd = a.sgd;
+  auto epi = [=](int m, int n, float s) {
+    const std::int64_t i = n < in ? w_off + static_cast<std::int64_t>(m) * in + n : b_off + m;
+    next[i] = sgd_one(ldf(cur + i), s, mom + i, sgd);
+  };
+  const DenseT dz{a.dz[l], L.out, -1};  // (j, i) = dz[l][i·out + j]
+  if (l == 0)
+    tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, GatherT{a.src, base, L.bias}, epi, smem);
+  else
+    tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, DenseT{a.act[l - 1], L.in, L.bias ? L.in : -1}, epi, smem);
+}
+
+__device__ int weight_tiles(const MlpLayer& L) { return tiles<CfgWeight>(L.out, L.in + (L.bias ? 1 : 0)); }
+
+__global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_constant__ MlpArgs a) {
+  extern __shared__ float4 smem4[];
+  float* smem = reinterpret_cast<float*>(smem4);
+  cg::grid_group grid = cg::this_grid();
+  const int rows = a.rows, L = a.layers;
+  const int step0 = *a.step;  // every block reads it before block 0 advances it
+  for (int t = 0; t < a.steps; ++t) {
+    const int step = step0 + t;
+    const std::int64_t base = static_cast<std::int64_t>(step) * a.src.stride;
+    const float* cur = a.params[t & 1];
+    float* next = a.params[(t & 1) ^ 1];
+    forward_layers(a, cur, Gather{a.src, base}, rows, smem, grid);
+    head_train(a, cur, rows, base, smem);
+    grid.sync();
+    for (int l = L - 2; l >= 0; --l) {
+      const int n_in = l >= 1 ? tiles<CfgRows>(rows, a.layer[l].in) : 0;
+      const int n_w = weight_tiles(a.layer[l]);
+      const int n_last = l == L - 2 ? weight_tiles(a.layer[L - 1]) : 0;
+      const int n_stats = l == L - 2 ? 1 : 0;
+      const int total = n_in + n_w + n_last + n_stats;
+      for (int job = blockIdx.x; job < total; job += gridDim.x) {
+        if (job < n_in) {
+          input_grad_tile(a, l, cur, rows, job, smem);
+        } else if (job < n_in + n_w) {
+          weight_tile(a, l, cur, next, rows, base, job - n_in, smem);
+        } else if (job < n_in + n_w + n_last) {
+          weight_tile(a, L - 1, cur, next, rows, base, job - n_in - n_w, smem);
+        } else if (threadIdx.x < 32) {
+          add_stats(a.stats, a.row_loss, a.row_correct, rows, step);
+        }
+      }
+      grid.sync();
+    }
+  }
+  // The result of an odd number of steps is in params[1]: copy it home.
+  if (a.steps & 1) {
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; i < a.param_count;
+         i += stride)
+      a.params[0][i] = ldf(a.params[1] + i);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *a.step = step0 + a.steps;
+}
+
+__global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_constant__ MlpArgs a) {
+  extern __shared__ float4 smem4[];
+  float* smem = reinterpret_cast<float*>(smem4);
+  cg::grid_group grid = cg::this_grid();
+  forward_layers(a, a.params[0], Dense{a.x, a.layer[0].in}, a.rows, smem, grid);
+  head_infer(a, a.params[0], a.rows, smem);
+}
+
+void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Launch& l) {
+  void* args[] = {const_cast<MlpArgs*>(&a)};
+  CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, dim3(static_cast<unsigned>(l.blocks)), dim3(kThreads), args, l.smem,
+                                         stream_of(st)));
+}
+
+}  // namespace
+
+std::size_t mlp_smem_bytes(const MlpArgs& a) {
+  const MlpLayer& H = a.layer[a.layers - 1];
+  int floats = CfgRows::kSmemFloats;
+  floats = std::max(floats, CfgWeight::kSmemFloats);
+  floats = std::max(floats, head_floats(H.in, H.out));
+  return static_cast<std::size_t>(floats) * sizeof(float);
+}
+
+Launch mlp_launch(const CudaState* st, const MlpArgs& a) {
+  Launch l;
+  l.smem = mlp_smem_bytes(a);
+  int per_sm = 1 << 30;
+  for (const void* k :
+       {reinterpret_cast<const void*>(&mlp_train_kernel), reinterpret_cast<const void*>(&mlp_infer_kernel)}) {
+    CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
+    int n = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, l.smem));
+    per_sm = std::min(per_sm, n);
+  }
+  if (per_sm < 1)
+    throw Error(ErrorKind::Unsupported,
+                "the fused MLP kernel does not fit on an SM (" + std::to_string(l.smem) + " B of shared memory, " +
+                    std::to_string(kThreads) + " threads)",
+                "train with --gpu-path layers");
+  l.blocks = st->sm_count;  // one block per SM: every barrier waits for the fewest blocks
+  return l;
+}
+
+void mlp_train(const CudaState* st, const MlpArgs& a, const Launch& l) {
+  launch(reinterpret_cast<const void*>(&mlp_train_kernel), st, a, l);
+}
+
+void mlp_infer(const CudaState* st, const MlpArgs& a, const Launch& l) {
+  launch(reinterpret_cast<const void*>(&mlp_infer_kernel), st, a, l);
+}
+
+}  // namespace roofline::engine::fused

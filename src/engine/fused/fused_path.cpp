@@ -1,0 +1,340 @@
+// Which models have a fused GPU training kernel, and the host side of those
+// kernels: matching a model's layers, the buffers the kernels need beside the
+// Network's, and the launches (fused_mlp.cu, fused_cnn.cu).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/engine/fused.hpp"
+#include "roofline/engine/layer.hpp"
+#include "roofline/engine/model.hpp"
+#include "roofline/engine/network.hpp"
+#include "src/engine/fused/fused_launch.hpp"
+
+namespace roofline::engine {
+
+GpuPath parse_gpu_path(const std::string& s) {
+  const std::string v = to_lower(trim(s));
+  if (v == "auto") return GpuPath::Auto;
+  if (v == "fused") return GpuPath::Fused;
+  if (v == "layers") return GpuPath::Layers;
+  throw_usage(fmt::format("unknown GPU path '{}'", s), "use --gpu-path auto, fused or layers");
+}
+
+const char* to_string(GpuPath p) {
+  switch (p) {
+    case GpuPath::Auto:
+      return "auto";
+    case GpuPath::Fused:
+      return "fused";
+    case GpuPath::Layers:
+      return "layers";
+  }
+  return "?";
+}
+
+namespace {
+
+using Kind = LayerSpec::Kind;
+using ops::Activation;
+
+bool plain_act(Activation a) { return a == Activation::None || a == Activation::ReLU; }
+
+// fused-mlp: [Flatten] Linear(+ReLU) × L, 2 ≤ L ≤ kMaxLayers, on images of the
+// model's input size. Fills `layers` or says why not.
+bool match_mlp(const Model& model, std::int64_t ih, std::int64_t iw, std::vector<fused::MlpLayer>& layers,
+               std::string& why) {
+  const auto& ls = model.layers();
+  size_t i = 0;
+  while (i < ls.size() && ls[i]->spec().kind == Kind::Flatten) ++i;
+  for (; i < ls.size(); ++i) {
+    const LayerSpec s = ls[i]->spec();
+    if (s.kind != Kind::Linear || !plain_act(s.act)) {
+      why = "its layers are not all Linear(+ReLU)";
+      return false;
+    }
+    fused::MlpLayer L;
+    L.in = static_cast<int>(s.in);
+    L.out = static_cast<int>(s.out);
+    L.relu = s.act == Activation::ReLU;
+    L.bias = s.bias;
+    L.w_off = model.param_offset(i);
+    L.b_off = L.w_off + Layer::align(s.in * s.out);
+    layers.push_back(L);
+  }
+  const Shape& in = model.input_shape();
+  if (layers.size() < 2 || layers.size() > static_cast<size_t>(fused::kMaxLayers)) {
+    why = fmt::format("fused-mlp takes 2 to {} Linear layers", fused::kMaxLayers);
+    return false;
+  }
+  if (in.size() != 3 || in[0] != 1 || in[1] != ih || in[2] != iw || layers[0].in != ih * iw) {
+    why = "its input is not the images as they are (fused-mlp does not resize)";
+    return false;
+  }
+  const fused::MlpLayer& head = layers.back();
+  if (head.out > fused::kMaxClasses || head.out != model.classes()) {
+    why = fmt::format("fused-mlp's loss takes at most {} classes", fused::kMaxClasses);
+    return false;
+  }
+  if (head.in > fused::kMaxHeadIn) {
+    why = fmt::format("fused-mlp's last layer takes at most {} inputs", fused::kMaxHeadIn);
+    return false;
+  }
+  return true;
+}
+
+// fused-cnn: exactly simple-cnn's sequence (conv 1→1 5×5, pool 2, conv 1→1
+// 5×5, pool 2, flatten, Linear 16→H, Linear H→C; biases everywhere) on 28×28
+// images.
+bool match_cnn(const Model& model, std::int64_t ih, std::int64_t iw, fused::CnnArgs& a, std::string& why) {
+  const auto& ls = model.layers();
+  why = "its layers are not simple-cnn's (conv 5×5, pool 2, conv 5×5, pool 2, flatten, Linear, Linear)";
+  if (ls.size() != 7) return false;
+  std::vector<LayerSpec> s;
+  for (const auto& l : ls) s.push_back(l->spec());
+  auto conv_ok = [](const LayerSpec& c) {
+    return c.kind == Kind::Conv2d && c.c == 1 && c.k == 1 && c.kernel == 5 && c.stride == 1 && c.pad == 0 && c.bias &&
+           plain_act(c.act);
+  };
+  auto pool_ok = [](const LayerSpec& p) { return p.kind == Kind::MaxPool2d && p.kernel == 2 && p.stride == 2; };
+  if (!conv_ok(s[0]) || !pool_ok(s[1]) || !conv_ok(s[2]) || !pool_ok(s[3]) || s[4].kind != Kind::Flatten) return false;
+  if (s[5].kind != Kind::Linear || s[5].in != 16 || !s[5].bias || !plain_act(s[5].act)) return false;
+  if (s[6].kind != Kind::Linear || s[6].in != s[5].out || !s[6].bias || !plain_act(s[6].act)) return false;
+  const Shape& in = model.input_shape();
+  if (in != Shape{1, 28, 28} || ih != 28 || iw != 28) {
+    why = "fused-cnn takes 28×28 images as they are";
+    return false;
+  }
+  if (s[6].out > fused::kMaxClasses || s[6].out != model.classes()) {
+    why = fmt::format("fused-cnn's loss takes at most {} classes", fused::kMaxClasses);
+    return false;
+  }
+  if (s[5].out > 4096) {
+    why = "fused-cnn's hidden layer takes at most 4096 features";
+    return false;
+  }
+  a.c1w = model.param_offset(0);
+  a.c1b = a.c1w + Layer::align(25);
+  a.c2w = model.param_offset(2);
+  a.c2b = a.c2w + Layer::align(25);
+  a.f1w = model.param_offset(5);
+  a.f1b = a.f1w + Layer::align(16 * s[5].out);
+  a.f2w = model.param_offset(6);
+  a.f2b = a.f2w + Layer::align(s[5].out * s[6].out);
+  a.c1_relu = s[0].act == Activation::ReLU;
+  a.c2_relu = s[2].act == Activation::ReLU;
+  a.f1_relu = s[5].act == Activation::ReLU;
+  a.f2_relu = s[6].act == Activation::ReLU;
+  a.hidden = static_cast<int>(s[5].out);
+  a.classes = static_cast<int>(s[6].out);
+  why.clear();
+  return true;
+}
+
+#if ROOFLINE_HAVE_CUDA
+
+fused::BatchSource source(const FusedBatch& b) {
+  fused::BatchSource s;
+  s.images = b.images;
+  s.labels = b.labels;
+  s.order = b.order;
+  s.pixels = static_cast<int>(b.shape.in_h * b.shape.in_w);
+  s.stride = static_cast<int>(b.shape.stride);
+  s.mean = b.shape.mean;
+  s.inv_std = b.shape.inv_std;
+  return s;
+}
+
+// What both fused paths check before a launch (an internal error: the trainer
+// builds these arguments).
+void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
+                 const ops::LossStats& stats) {
+  const ops::BatchShape& s = b.shape;
+  ROOFLINE_ASSERT(s.batch > 0 && s.batch <= max_batch, "fused step: batch exceeds the network's size");
+  ROOFLINE_ASSERT(s.in_h == s.out_h && s.in_w == s.out_w && s.in_h * s.in_w == pixels,
+                  "fused step: images must have the model's input size");
+  ROOFLINE_ASSERT(s.stride >= s.batch && s.stride <= INT_MAX, "fused step: stride");
+  ROOFLINE_ASSERT(steps > 0 && steps <= INT_MAX, "fused step: steps");
+  ROOFLINE_ASSERT(stats.step != nullptr, "fused step: the device step counter is required");
+  ROOFLINE_ASSERT(b.images && b.labels && b.order, "fused step: data pointers");
+}
+
+// The trainer's device step counter: ops take it const because only the SGD
+// op advances it on the layer path; a fused launch is that op too.
+std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
+
+class FusedMlp final : public FusedPath {
+ public:
+  FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
+    Context& ctx = net.context();
+    const std::int64_t B = net.max_batch();
+    a_.layers = static_cast<int>(layers.size());
+    for (size_t l = 0; l < layers.size(); ++l) {
+      a_.layer[l] = layers[l];
+      bufs_.push_back(ctx.empty({B * layers[l].out}, DType::F32, "fused activations"));
+      a_.act[l] = bufs_.back().f32();
+      bufs_.push_back(ctx.empty({B * layers[l].out}, DType::F32, "fused activation gradients"));
+      a_.dz[l] = bufs_.back().f32();
+    }
+    a_.param_count = model.param_count();
+    spare_ = ctx.empty({a_.param_count}, DType::F32, "fused spare parameter block");
+    ctx.memset_async(spare_.raw(), 0, spare_.nbytes());  // its padding stays zero, as the Network's
+    row_loss_ = ctx.empty({B}, DType::F32, "fused per-row losses");
+    row_correct_ = ctx.empty({B}, DType::I32, "fused per-row hits");
+    a_.params[0] = net.param_data();
+    a_.params[1] = spare_.f32();
+    a_.momentum = net.momentum_data();
+    a_.row_loss = row_loss_.f32();
+    a_.row_correct = row_correct_.i32();
+    launch_ = fused::mlp_launch(ctx.cuda(), a_);
+    ctx.synchronize();
+  }
+
+  std::string name() const override { return "fused-mlp"; }
+  std::string describe() const override {
+    return fmt::format(
+        "one cooperative kernel per chunk of steps, {} blocks x {} threads, {} KB shared memory, {} "
+        "grid barriers per step",
+        launch_.blocks, fused::kThreads, launch_.smem / 1024, 2 * a_.layers - 1);
+  }
+
+  void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
+    check_batch(b, net_.max_batch(), a_.layer[0].in, steps, stats);
+    fused::MlpArgs a = a_;
+    a.src = source(b);
+    a.sgd = sgd;
+    a.stats = stats;
+    a.step = step_counter(stats);
+    a.rows = static_cast<int>(b.shape.batch);
+    a.steps = static_cast<int>(steps);
+    NvtxRange range(model_.name() + "/fused/train");
+    fused::mlp_train(net_.context().cuda(), a, launch_);
+  }
+
+  void infer(std::int64_t rows, float* probs) override {
+    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
+    fused::MlpArgs a = a_;
+    a.x = net_.input();
+    a.probs = probs;
+    a.rows = static_cast<int>(rows);
+    NvtxRange range(model_.name() + "/fused/forward");
+    fused::mlp_infer(net_.context().cuda(), a, launch_);
+  }
+
+ private:
+  const Model& model_;
+  Network& net_;
+  fused::MlpArgs a_;
+  fused::Launch launch_;
+  std::vector<Tensor> bufs_;
+  Tensor spare_, row_loss_, row_correct_;
+};
+
+class FusedCnn final : public FusedPath {
+ public:
+  FusedCnn(const Model& model, Network& net, const fused::CnnArgs& shape) : model_(model), net_(net), a_(shape) {
+    Context& ctx = net.context();
+    const std::int64_t B = net.max_batch();
+    a_.param_count = model.param_count();
+    a_.params = net.param_data();
+    a_.momentum = net.momentum_data();
+    launch_ = fused::cnn_launch(ctx.cuda(), a_);
+    partials_ = ctx.empty({static_cast<std::int64_t>(launch_.blocks) * a_.param_count}, DType::F32,
+                          "fused per-block gradients");
+    row_loss_ = ctx.empty({B}, DType::F32, "fused per-row losses");
+    row_correct_ = ctx.empty({B}, DType::I32, "fused per-row hits");
+    a_.partials = partials_.f32();
+    a_.row_loss = row_loss_.f32();
+    a_.row_correct = row_correct_.i32();
+  }
+
+  std::string name() const override { return "fused-cnn"; }
+  std::string describe() const override {
+    return fmt::format(
+        "one cooperative kernel per chunk of steps, {} blocks x {} threads (a block per sample), {} KB "
+        "shared memory, 2 grid barriers per step",
+        launch_.blocks, fused::kThreads, launch_.smem / 1024);
+  }
+
+  void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
+    check_batch(b, net_.max_batch(), 28 * 28, steps, stats);
+    fused::CnnArgs a = a_;
+    a.src = source(b);
+    a.sgd = sgd;
+    a.stats = stats;
+    a.step = step_counter(stats);
+    a.rows = static_cast<int>(b.shape.batch);
+    a.steps = static_cast<int>(steps);
+    NvtxRange range(model_.name() + "/fused/train");
+    fused::cnn_train(net_.context().cuda(), a, launch_);
+  }
+
+  void infer(std::int64_t rows, float* probs) override {
+    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
+    fused::CnnArgs a = a_;
+    a.x = net_.input();
+    a.probs = probs;
+    a.rows = static_cast<int>(rows);
+    NvtxRange range(model_.name() + "/fused/forward");
+    fused::cnn_infer(net_.context().cuda(), a);
+  }
+
+ private:
+  const Model& model_;
+  Network& net_;
+  fused::CnnArgs a_;
+  fused::Launch launch_;
+  Tensor partials_, row_loss_, row_correct_;
+};
+
+#endif  // ROOFLINE_HAVE_CUDA
+
+}  // namespace
+
+std::string fused_kernel_name(const Model& model, std::int64_t image_h, std::int64_t image_w, std::string* why) {
+  std::vector<fused::MlpLayer> mlp;
+  fused::CnnArgs cnn;
+  std::string why_mlp, why_cnn;
+  if (why) why->clear();
+  if (match_mlp(model, image_h, image_w, mlp, why_mlp)) return "fused-mlp";
+  if (match_cnn(model, image_h, image_w, cnn, why_cnn)) return "fused-cnn";
+  if (why) *why = fmt::format("{} has no fused kernel (fused-mlp: {}; fused-cnn: {})", model.name(), why_mlp, why_cnn);
+  return "";
+}
+
+std::unique_ptr<FusedPath> make_fused_path(const Model& model, Network& net, std::int64_t image_h, std::int64_t image_w,
+                                           std::string* why) {
+  std::string reason;
+  std::unique_ptr<FusedPath> out;
+  const std::string kind = fused_kernel_name(model, image_h, image_w, &reason);
+  if (!net.context().is_cuda()) {
+    reason = "the fused kernels are GPU-only";
+  } else if (!kind.empty()) {
+#if ROOFLINE_HAVE_CUDA
+    try {
+      std::string unused;
+      if (kind == "fused-mlp") {
+        std::vector<fused::MlpLayer> mlp;
+        match_mlp(model, image_h, image_w, mlp, unused);
+        out = std::make_unique<FusedMlp>(model, net, mlp);
+      } else {
+        fused::CnnArgs cnn;
+        match_cnn(model, image_h, image_w, cnn, unused);
+        out = std::make_unique<FusedCnn>(model, net, cnn);
+      }
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Unsupported) throw;
+      reason = e.what();
+    }
+#else
+    reason = "this build has no CUDA";
+#endif
+  }
+  if (why) *why = out ? std::string() : reason;
+  return out;
+}
+
+}  // namespace roofline::engine

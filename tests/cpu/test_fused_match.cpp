@@ -1,0 +1,109 @@
+// Which models get a fused GPU kernel (no GPU needed to ask), --gpu-path
+// parsing, and that the CPU never takes the fused path.
+#include <gtest/gtest.h>
+
+#include "cpu/test_engine_fixtures.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/engine/fused.hpp"
+#include "roofline/engine/layer.hpp"
+#include "roofline/engine/network.hpp"
+#include "roofline/engine/trainer.hpp"
+#include "support/cli.hpp"
+
+using namespace roofline;
+using namespace roofline::engine;
+
+TEST(FusedMatch, TheSeedModelsThatHaveAFusedKernel) {
+  std::string why = "stale";
+  EXPECT_EQ(fused_kernel_name(*make_model("simple-mlp"), 28, 28, &why), "fused-mlp");
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_EQ(fused_kernel_name(*make_model("simple-cnn"), 28, 28, &why), "fused-cnn");
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_EQ(fused_kernel_name(*make_model("ece408"), 28, 28, &why), "");
+  EXPECT_NE(why.find("ece408 has no fused kernel"), std::string::npos) << why;
+  EXPECT_NE(why.find("not all Linear"), std::string::npos) << why;
+}
+
+TEST(FusedMatch, ImagesThatWouldNeedResizingGoTheLayerPath) {
+  std::string why;
+  EXPECT_EQ(fused_kernel_name(*make_model("simple-mlp"), 32, 32, &why), "");
+  EXPECT_NE(why.find("resize"), std::string::npos) << why;
+  EXPECT_EQ(fused_kernel_name(*make_model("simple-cnn"), 32, 32, &why), "");
+  EXPECT_NE(why.find("28×28"), std::string::npos) << why;
+}
+
+TEST(FusedMatch, OtherStacksOfLinearLayersAndNearMisses) {
+  std::string why;
+  Model deep("deep", {1, 28, 28}, 10);
+  deep.add(make_flatten("f"))
+      .add(make_linear("a", 784, 64, ops::Activation::ReLU))
+      .add(make_linear("b", 64, 64, ops::Activation::ReLU, false))
+      .add(make_linear("c", 64, 32))
+      .add(make_linear("d", 32, 10));
+  EXPECT_EQ(fused_kernel_name(deep, 28, 28, &why), "fused-mlp") << why;
+
+  Model one("one", {1, 28, 28}, 10);  // a single Linear: no hidden layer to fuse around
+  one.add(make_flatten("f")).add(make_linear("a", 784, 10));
+  EXPECT_EQ(fused_kernel_name(one, 28, 28, &why), "");
+
+  Model wide("wide", {1, 28, 28}, 40);  // more classes than a warp's lanes
+  wide.add(make_flatten("f")).add(make_linear("a", 784, 64, ops::Activation::ReLU)).add(make_linear("b", 64, 40));
+  EXPECT_EQ(fused_kernel_name(wide, 28, 28, &why), "");
+  EXPECT_NE(why.find("classes"), std::string::npos) << why;
+
+  Model cnn3("cnn3", {1, 28, 28}, 10);  // simple-cnn with a 3×3 first convolution: not its kernel
+  cnn3.add(make_conv2d("conv1", 1, 1, 3))
+      .add(make_maxpool2d("pool1", 2, 2))
+      .add(make_conv2d("conv2", 1, 1, 5))
+      .add(make_maxpool2d("pool2", 2, 2))
+      .add(make_flatten("flatten"))
+      .add(make_linear("fc1", 16, 100, ops::Activation::ReLU))
+      .add(make_linear("fc2", 100, 10));
+  EXPECT_EQ(fused_kernel_name(cnn3, 28, 28, &why), "");
+}
+
+TEST(FusedMatch, GpuPathNames) {
+  EXPECT_EQ(parse_gpu_path("auto"), GpuPath::Auto);
+  EXPECT_EQ(parse_gpu_path(" Fused "), GpuPath::Fused);
+  EXPECT_EQ(parse_gpu_path("layers"), GpuPath::Layers);
+  EXPECT_STREQ(to_string(GpuPath::Fused), "fused");
+  try {
+    parse_gpu_path("graphs");
+    FAIL() << "an unknown path must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.hint()).find("auto, fused or layers"), std::string::npos);
+  }
+}
+
+TEST(FusedMatch, TheCpuNeverTakesTheFusedPath) {
+  auto model = make_model("simple-mlp");
+  Context cpu(Backend::Cpu);
+  Network net(*model, cpu, 4);
+  std::string why;
+  EXPECT_EQ(make_fused_path(*model, net, 28, 28, &why), nullptr);
+  EXPECT_NE(why.find("GPU-only"), std::string::npos) << why;
+
+  roofline::test::TempDir tmp;
+  roofline::test::write_synthetic_mnist(tmp.path(), 64, 16);
+  TrainOptions o;
+  o.batch = 16;
+  o.epochs = 1;
+  o.infer_reps = 2;
+  o.gpu_path = GpuPath::Fused;  // a GPU choice: the CPU run ignores it
+  TrainResult r = train_and_evaluate(cpu, *model, load_mnist_dir(tmp.path()), o);
+  EXPECT_EQ(r.gpu_path, "");
+  EXPECT_EQ(r.steps, 4);
+}
+
+TEST(FusedMatch, BenchRefusesAnUnknownGpuPath) {
+  roofline::test::TempDir tmp;
+  auto r = roofline::test::run_cli(
+      {"--db", tmp.file("r.db"), "bench", "simple-mlp", "--device", "cpu", "--gpu-path", "fast"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("unknown GPU path 'fast'"), std::string::npos) << r.err;
+  auto s = roofline::test::run_cli(
+      {"--db", tmp.file("r.db"), "bench", "simple-mlp", "--device", "cpu", "--fused-steps", "0"});
+  EXPECT_EQ(s.exit_code, 2) << s.out << s.err;
+  EXPECT_NE(s.err.find("--fused-steps"), std::string::npos) << s.err;
+}

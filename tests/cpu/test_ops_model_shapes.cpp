@@ -1,0 +1,38 @@
+// The harness's checks at the models' own layer sizes (check_model_shapes):
+// on the CPU backends here, on the GPU in tests/gpu/test_ops_gpu.cpp.
+#include <gtest/gtest.h>
+
+#include "roofline/core/error.hpp"
+#include "roofline/engine/op_harness.hpp"
+
+using namespace roofline::engine;
+
+TEST(OpsModelShapes, ConvolutionsAndPoolsMatchTheFloat64ReferenceOnTheCpu) {
+  Context ctx(Backend::Cpu);
+  Rng rng(42);
+  for (const char* op : {"conv2d", "conv2d+relu", "maxpool2d"}) {
+    auto results = harness::check_model_shapes(op, ctx, rng, 2);
+    ASSERT_FALSE(results.empty()) << op;
+    for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+  }
+}
+
+TEST(OpsModelShapes, CheckConvTakesAnyShapeAndRejectsAnInvalidOne) {
+  Context ctx(Backend::Cpu);
+  Rng rng(7);
+  ops::Conv2dShape s;
+  s.n = 3;
+  s.c = 5;
+  s.h = 9;
+  s.w = 13;
+  s.k = 12;
+  s.r = 5;
+  s.s = 2;
+  s.pad = 1;
+  s.act = ops::Activation::ReLU;
+  auto results = harness::check_conv(s, ctx, rng);
+  ASSERT_FALSE(results.empty());
+  for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+  s.r = 12;  // larger than the padded input (9 + 2)
+  EXPECT_THROW(harness::check_conv(s, ctx, rng), roofline::Error);
+}
