@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "roofline/profiler/metrics.hpp"
+#include "roofline/profiler/range_profiler.hpp"
 
 using namespace roofline;
 using namespace roofline::prof;
@@ -354,4 +355,24 @@ TEST(Metrics, MemoryMetricsComeFirstAndThreadsAreCollected) {
     EXPECT_EQ(all[2], m::kDramWrite);
     EXPECT_NE(std::find(all.begin(), all.end(), m::kThreadsLaunched), all.end());
   }
+}
+
+TEST(ReplayDramWarning, OnlyWhenDramWritesWereReadUnderReplay) {
+  using roofline::prof::RangeProfilerStats;
+  using roofline::prof::replay_dram_write_warning;
+  RangeProfilerStats st;
+  st.profiled = 3;
+  st.passes = 7;
+  const std::vector<std::string> with = {"gpu__time_duration.sum", "dram__bytes_write.sum"};
+  const std::vector<std::string> without = {"gpu__time_duration.sum", "dram__bytes_read.sum"};
+  std::string w = replay_dram_write_warning(st, with);
+  EXPECT_NE(w.find("7 passes"), std::string::npos) << w;
+  EXPECT_NE(w.find("--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum"), std::string::npos)
+      << w;
+  EXPECT_TRUE(replay_dram_write_warning(st, without).empty()) << "no DRAM writes collected";
+  st.passes = 1;
+  EXPECT_TRUE(replay_dram_write_warning(st, with).empty()) << "one pass: no replay, exact";
+  st.passes = 7;
+  st.profiled = 0;
+  EXPECT_TRUE(replay_dram_write_warning(st, with).empty()) << "nothing profiled";
 }

@@ -46,7 +46,7 @@ grep -E "^\[  (PASSED|FAILED) " "$D/cpu_tests.txt" | tee -a "$D/summary.txt"
 log "2. tracing overhead (5 repetitions, interleaved; medians)"
 now() { date +%s.%N; }
 : > "$D/overhead_raw.csv"
-for w in small large; do
+for w in small busy large; do
   for rep in 1 2 3 4 5; do
     for mode in plain traced kernels_only; do
       t0=$(now)
@@ -66,7 +66,7 @@ python3 - "$D/overhead_raw.csv" <<'EOF' | tee -a "$D/summary.txt"
 import csv, statistics, sys
 rows = list(csv.reader(open(sys.argv[1])))
 print(f"{'workload':8} {'mode':13} {'loop med s':>11} {'wall med s':>11} {'loop ovh':>9} {'wall ovh':>9}  target <= 5 %")
-for w in ("small", "large"):
+for w in ("small", "busy", "large"):
     med = {}
     for mode in ("plain", "traced", "kernels_only"):
         r = [x for x in rows if x[0] == w and x[1] == mode]

@@ -100,6 +100,12 @@ class PmSampler {
   // Stops sampling, decodes what is left and joins the thread. Throws on failure.
   void stop();
   CounterStatus try_stop() noexcept;
+  // At process exit: stops sampling and decodes what is left like try_stop(),
+  // but leaves the PM-sampling object enabled for the driver to free with the
+  // process. cuptiPmSamplingDisable at exit crashed (SIGSEGV in
+  // libnvperf_host) after a 1.5 s program of 300,000 launches on the H100
+  // (CUDA 13.0, driver 580, 2026-11-24), losing the program's final profile.
+  CounterStatus try_stop_at_exit() noexcept;
 
   bool running() const;
   std::vector<PmSample> samples() const;  // everything kept so far (copy)
@@ -115,6 +121,7 @@ class PmSampler {
   static std::vector<std::string> supported_metrics(int device);
 
  private:
+  CounterStatus stop_impl(bool release) noexcept;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

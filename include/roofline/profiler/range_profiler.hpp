@@ -88,6 +88,13 @@ struct RangeProfilerStats {
   double l2_clean_seconds = 0;        // host time spent cleaning (synchronizing included)
 };
 
+// A warning for profiles whose DRAM writes were read under kernel replay
+// (stats.passes > 1 with dram__bytes_write among the metrics): replay's save and
+// restore of device memory leaves dirty lines in L2 that the kernel's range then
+// writes back, so those counts run high (+16-19 MB per kernel against ncu on the
+// H100, 2026-11-24, docs/counters.md). Empty when the counts are exact.
+std::string replay_dram_write_warning(const RangeProfilerStats& stats, const std::vector<std::string>& metrics);
+
 class RangeProfiler {
  public:
   explicit RangeProfiler(RangeProfilerOptions opts = {});

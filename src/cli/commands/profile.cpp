@@ -129,7 +129,8 @@ class ProfileCommand : public Command {
     sub.add_option("--counters-limit", counters_limit_,
                    "launches measured per kernel name with --counters (default 1; 0: every launch)")
         ->check(CLI::NonNegativeNumber);
-    sub.add_option("--metrics", metrics_, "extra counter metrics for --counters (comma-separated)")->delimiter(',');
+    sub.add_option("--metrics", metrics_, "counter metrics for --counters instead of the default set (comma-separated; e.g. "
+                    "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum: one pass, exact DRAM bytes)")->delimiter(',');
     sub.add_option("--device", device_,
                    "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
         ->check(CLI::NonNegativeNumber);

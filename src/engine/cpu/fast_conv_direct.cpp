@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/engine/cpu/fast_ops.hpp"
+#include "src/engine/cpu/parallel.hpp"
 
 namespace roofline::engine::fast {
 
@@ -240,12 +241,11 @@ void conv2d_backward_weight_direct(const ops::Conv2dShape& s, float* dw, float* 
   const int64_t chunks = (s.n + kChunk - 1) / kChunk;
   std::vector<double> partial(static_cast<size_t>(chunks * stride), 0.0);
   const int threads = macs(s) > kParallelMacs ? std::max(1, std::min<int>(omp_get_max_threads(), int(chunks))) : 1;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t ch = 0; ch < chunks; ++ch) {
+  parallel_for(chunks, threads, [&](int64_t ch) {  // the full team: see parallel_for
     double* pw = partial.data() + static_cast<size_t>(ch * stride);
     for (int64_t n = ch * kChunk; n < std::min(s.n, (ch + 1) * kChunk); ++n)
       weight_grad_image(s, n, pw, db ? pw + nw : nullptr, dpre, in);
-  }
+  });
   for (int64_t i = 0; i < nw; ++i) {
     double acc = 0;
     for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[static_cast<size_t>(ch * stride + i)];

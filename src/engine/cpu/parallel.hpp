@@ -30,15 +30,34 @@ inline int threads_for(double work, double per_thread, std::int64_t tasks) {
 
 // Runs f(i) for i in [0, n) on `threads` threads (static schedule: thread t
 // always gets the same tasks, so data it touched last time is in its cache).
+//
+// The region always has the full team (max_threads()), of which only the
+// first `threads` work: libgomp ends the surplus threads of its pool when a
+// region asks for fewer threads than the one before, and creates new ones when
+// a later region asks for more. Ops with different team sizes one after the
+// other (14 threads for a convolution, 2 for the pooling after it) then
+// created and destroyed threads every step: on the 16-core GPU host,
+// simple-cnn inference at batch 128 took 913 µs on 16 threads and 306 µs on
+// one (2026-11-24, docs/perf-notes.md). Idle members only pass the closing
+// barrier.
 template <class F>
 void parallel_for(std::int64_t n, int threads, F&& f) {
   if (threads <= 1 || n <= 1) {
     for (std::int64_t i = 0; i < n; ++i) f(i);
     return;
   }
-  const int t = static_cast<int>(std::min<std::int64_t>(threads, n));
-#pragma omp parallel for schedule(static) num_threads(t)
-  for (std::int64_t i = 0; i < n; ++i) f(i);
+  const int team = max_threads();
+  const std::int64_t t = std::min<std::int64_t>(std::min(threads, team), n);
+#pragma omp parallel num_threads(team)
+  {
+    const std::int64_t id = omp_get_thread_num();
+    if (id < t) {
+      // schedule(static) over t threads: contiguous blocks, the first n % t one longer.
+      const std::int64_t q = n / t, r = n % t;
+      const std::int64_t begin = id * q + std::min(id, r), end = begin + q + (id < r ? 1 : 0);
+      for (std::int64_t i = begin; i < end; ++i) f(i);
+    }
+  }
 }
 
 // A grid of gm × gn tiles of tm × tn (multiples of the alignments) covering M × N.

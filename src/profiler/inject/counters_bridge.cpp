@@ -95,20 +95,22 @@ void on_context_created() {
 // before the CUDA runtime's own exit handlers. The samples are kept for the
 // final profile. Waits at most ~2 s for a start in progress on the writer
 // thread (which could itself be waiting on CUPTI inside this callback).
-void stop_pm(const char* when) {
+void stop_pm(const char* when, bool at_exit) {
   if (g_child) return;
   std::unique_lock<std::mutex> lock(g_pm_mu, std::defer_lock);
   for (int i = 0; i < 200 && !lock.try_lock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (!lock.owns_lock()) return;
   g_pm_done = true;  // no (re)start after this
   if (!g_pm || !g_pm->running()) return;
-  prof::CounterStatus s = g_pm->try_stop();
+  // At exit the sampler is stopped and drained but not disabled: the process's
+  // end frees it (PmSampler::try_stop_at_exit says why).
+  prof::CounterStatus s = at_exit ? g_pm->try_stop_at_exit() : g_pm->try_stop();
   if (!s.ok()) CuptiCollector::instance().add_warning(std::string("PM sampling (stopped ") + when + "): " + s.message());
 }
 
-void on_context_destroy() { stop_pm("as a CUDA context was destroyed"); }
+void on_context_destroy() { stop_pm("as a CUDA context was destroyed", false); }
 
-void stop_pm_at_exit() { stop_pm("at exit"); }
+void stop_pm_at_exit() { stop_pm("at exit", true); }
 
 }  // namespace
 
@@ -179,7 +181,7 @@ void counters_fill(prof::ProfileData& p) {
 
 void counters_finish() {
   CuptiCollector& c = CuptiCollector::instance();
-  stop_pm("at exit");
+  stop_pm("at exit", true);
   {
     std::lock_guard<std::mutex> lock(g_pm_mu);
     if (g_pm) {
@@ -200,6 +202,7 @@ void counters_finish() {
     if (!s.ok()) c.add_warning("per-kernel counters: " + s.message());
     if (!g_rp->status().ok()) c.add_warning("per-kernel counters: " + g_rp->status().message());
     prof::RangeProfilerStats st = g_rp->stats();
+    if (std::string w = prof::replay_dram_write_warning(st, g_rp->metrics()); !w.empty()) c.add_warning(w);
     if (st.skipped_graphs + st.skipped_capture > 0)
       c.add_warning("per-kernel counters: kernels in CUDA graphs or stream capture were not measured (" +
                     std::to_string(st.skipped_graphs + st.skipped_capture) + " launches)");

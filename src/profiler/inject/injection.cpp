@@ -20,10 +20,15 @@
 //   ROOFLINE_API=0         no CUDA API records (kernels and copies only)
 //   ROOFLINE_SNAPSHOT_MS   shortest time between snapshots (default 500)
 //   ROOFLINE_COUNTERS, ROOFLINE_PM, ...: hardware counters (counters_bridge.hpp)
+//   ROOFLINE_CRASH_BACKTRACE=1  on SIGSEGV/SIGBUS/SIGABRT, print the crashing
+//                          thread's frames to stderr (for debugging a crash inside
+//                          the profiled program; addresses are library-relative:
+//                          resolve them with addr2line on an unstripped build)
 //
 // Nothing here throws across the C boundary: failures become warnings in the
 // profile, or a line on stderr when even the profile cannot be written.
 #include <cupti.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -195,6 +200,27 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   errno = saved_errno;
 }
 
+// ROOFLINE_CRASH_BACKTRACE=1: the crashing thread's frames on stderr, then the
+// default action (the launcher still reports the signal). backtrace() may
+// allocate on its first call, so it is called once at install time.
+void on_crash(int sig) {
+  static const char head[] = "roofline: crash backtrace (ROOFLINE_CRASH_BACKTRACE):\n";
+  ssize_t ignored = write(STDERR_FILENO, head, sizeof head - 1);
+  (void)ignored;
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_crash_backtrace() {
+  if (std::getenv("ROOFLINE_CRASH_BACKTRACE") == nullptr) return;
+  void* warm[1];
+  (void)backtrace(warm, 1);
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, on_crash);
+}
+
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_sigaction = on_signal;
@@ -273,6 +299,7 @@ void start() {
   pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
   std::atexit(at_exit);
   install_signal_handlers();
+  install_crash_backtrace();
   try {
     g->writer = new std::thread(writer_loop);
   } catch (const std::exception& e) {

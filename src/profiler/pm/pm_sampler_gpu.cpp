@@ -367,7 +367,11 @@ void PmSampler::start(int device, std::uint64_t interval_ns) {
   start();
 }
 
-CounterStatus PmSampler::try_stop() noexcept {
+CounterStatus PmSampler::try_stop() noexcept { return stop_impl(/*release=*/true); }
+
+CounterStatus PmSampler::try_stop_at_exit() noexcept { return stop_impl(/*release=*/false); }
+
+CounterStatus PmSampler::stop_impl(bool release) noexcept {
   Impl& im = *impl_;
   if (!im.running) return status();
   {
@@ -386,7 +390,7 @@ CounterStatus PmSampler::try_stop() noexcept {
     healthy = im.status.ok();
   }
   if (result.ok() && healthy) (void)im.decode_once();  // what the last period left in the buffer
-  im.release();
+  if (release) im.release();
   im.running = false;
   std::lock_guard<std::mutex> lock(im.data_mu);
   if (!result.ok() && im.status.ok()) im.status = result;

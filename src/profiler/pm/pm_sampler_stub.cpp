@@ -27,6 +27,7 @@ void PmSampler::start(int device, std::uint64_t interval_ns) {
   start();
 }
 CounterStatus PmSampler::try_stop() noexcept { return CounterStatus::success(); }
+CounterStatus PmSampler::try_stop_at_exit() noexcept { return CounterStatus::success(); }
 void PmSampler::stop() {}
 bool PmSampler::running() const { return false; }
 std::vector<PmSample> PmSampler::samples() const { return {}; }
