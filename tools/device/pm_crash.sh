@@ -11,11 +11,15 @@ OUT=${OUT:-/tmp/roofline-pm-crash}
 D="$OUT/pm_crash"; mkdir -p "$D"
 R=./build/bin/roofline P=./build/tests/programs/overhead_workload
 export ROOFLINE_DB="$D/pm.db"
-for v in default nosnap noapi; do
-  extra=()
+MDBG=$(ls /usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0 2>/dev/null)
+for v in default nosnap noapi noapi_nopool default_nopool noapi_nopm noapi_mcheck; do
+  extra=() pm=(--pm-sampling)
   [[ $v == nosnap ]] && extra=(ROOFLINE_SNAPSHOT_MS=1000000)
-  [[ $v == noapi ]] && extra=(ROOFLINE_API=0)
-  env ROOFLINE_CRASH_BACKTRACE=1 "${extra[@]}" "$R" -q profile --pm-sampling -- "$P" small > "$D/$v.txt" 2>&1
+  [[ $v == noapi* ]] && extra=(ROOFLINE_API=0)
+  [[ $v == *nopool ]] && extra+=(ROOFLINE_CUPTI_POOL=0)
+  [[ $v == *nopm ]] && pm=()
+  [[ $v == *mcheck && -n $MDBG ]] && extra+=(LD_PRELOAD=$MDBG GLIBC_TUNABLES=glibc.malloc.check=3)
+  env ROOFLINE_CRASH_BACKTRACE=1 "${extra[@]}" "$R" -q profile "${pm[@]}" -- "$P" small > "$D/$v.txt" 2>&1
   echo "pm_crash $v: rc=$?"
   grep -A30 "crash backtrace" "$D/$v.txt" | head -32
 done

@@ -66,6 +66,7 @@ struct PmSamplerOptions {
   std::size_t hw_buffer_bytes = 0;      // 0: sized for 4 decode periods of samples (at least 32 MiB)
   double dram_peak_bps = 0;             // 0: from the device's memory clock and bus width
   std::size_t max_kept_samples = 0;     // 0: keep all; else the oldest are dropped (and counted)
+  std::size_t min_image_samples = 0;    // the counter-data image holds at least this many samples
 };
 
 struct PmStats {
@@ -79,6 +80,8 @@ struct PmStats {
   std::uint64_t stale_samples = 0;
   std::uint64_t dropped_samples = 0;  // lost to a full counter-data image or max_kept_samples
   std::uint64_t image_full = 0;       // decode passes that filled the counter-data image (samples may be lost)
+  std::uint64_t image_overruns = 0;       // CUPTI calls that wrote past the counter-data image (into its guard)
+  std::uint64_t image_overrun_bytes = 0;  // the furthest such write, in bytes past the image
   bool hw_overflow = false;           // the hardware buffer overflowed (samples lost for good)
   double decode_seconds = 0;          // host time spent decoding and evaluating (background thread)
 };

@@ -80,6 +80,8 @@ class HostObject {
   CounterStatus config_image(std::vector<std::uint8_t>& out) const;
   CounterStatus evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t index,
                          const std::vector<const char*>& names, std::vector<double>& values) const;
+  CounterStatus evaluate(const std::uint8_t* image, std::size_t image_size, std::size_t index,
+                         const std::vector<const char*>& names, std::vector<double>& values) const;
 
  private:
   CUpti_Profiler_Host_Object* obj_ = nullptr;

@@ -158,11 +158,16 @@ CounterStatus HostObject::config_image(std::vector<std::uint8_t>& out) const {
 
 CounterStatus HostObject::evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t index,
                                    const std::vector<const char*>& names, std::vector<double>& values) const {
+  return evaluate(counter_data.data(), counter_data.size(), index, names, values);
+}
+
+CounterStatus HostObject::evaluate(const std::uint8_t* image, std::size_t image_size, std::size_t index,
+                                   const std::vector<const char*>& names, std::vector<double>& values) const {
   values.assign(names.size(), 0.0);
   auto p = ROOFLINE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
   p.pHostObject = obj_;
-  p.pCounterDataImage = counter_data.data();
-  p.counterDataImageSize = counter_data.size();
+  p.pCounterDataImage = image;
+  p.counterDataImageSize = image_size;
   p.rangeIndex = index;
   p.ppMetricNames = const_cast<const char**>(names.data());
   p.numMetrics = names.size();

@@ -154,6 +154,9 @@ void counters_start_pm() {
   prof::PmSamplerOptions o;
   o.device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
   o.interval_ns = std::strtoull(env("ROOFLINE_PM_INTERVAL_NS", "100000").c_str(), nullptr, 10);
+  // Experiments (tools/device/pm_crash_rate.sh): counter-data image and hardware buffer sizes.
+  o.min_image_samples = std::strtoull(env("ROOFLINE_PM_IMAGE_SAMPLES", "0").c_str(), nullptr, 10);
+  o.hw_buffer_bytes = std::strtoull(env("ROOFLINE_PM_HW_MB", "0").c_str(), nullptr, 10) << 20;
   auto* pm = new prof::PmSampler(o);
   prof::CounterStatus s = pm->try_start();
   if (!s.ok()) {
@@ -186,6 +189,10 @@ void counters_finish() {
     std::lock_guard<std::mutex> lock(g_pm_mu);
     if (g_pm) {
       if (!g_pm->status().ok()) c.add_warning("PM sampling: " + g_pm->status().message());
+      if (const prof::PmStats st = g_pm->stats(); st.image_overruns > 0)
+        c.add_warning("PM sampling: CUPTI wrote up to " + std::to_string(st.image_overrun_bytes) +
+                      " bytes past the counter-data image in " + std::to_string(st.image_overruns) +
+                      " decode(s); roofline's guard after the image caught them (docs/profiler.md)");
       if (g_pm->stats().hw_overflow || g_pm->stats().dropped_samples > 0)
         c.add_warning("PM sampling lost " + std::to_string(g_pm->stats().dropped_samples) +
                       " samples (buffer full): use a longer --pm-interval");

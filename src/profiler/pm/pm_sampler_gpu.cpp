@@ -27,6 +27,8 @@ namespace {
 constexpr std::size_t kMaxImageSamples = 65536;
 constexpr std::size_t kHwBytesPerSample = 8192;  // measured 4-7 KiB with four metrics
 constexpr std::size_t kMinHwBuffer = 32ull << 20, kMaxHwBuffer = 512ull << 20;
+constexpr std::size_t kImageGuard = 1ull << 20;  // canary bytes after the counter-data image
+constexpr std::uint8_t kCanary = 0xA5;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -39,7 +41,13 @@ struct PmSampler::Impl {
   bool acquired = false;
   CUpti_PmSampling_Object* obj = nullptr;
   cupti::HostObject host;
-  std::vector<std::uint8_t> config, counter_data;
+  std::vector<std::uint8_t> config;
+  // The counter-data image: image_bytes for CUPTI, then kImageGuard bytes of
+  // canary (kCanary) that CUPTI is never told about; check_guard() reports any
+  // byte written past the image (docs/profiler.md, "PM sampling and the heap").
+  std::vector<std::uint8_t> counter_data;
+  std::size_t image_bytes = 0;
+  void check_guard(const char* after);
   std::vector<PmMetricCandidate> chosen;
   std::vector<std::string> chosen_names;
   std::vector<const char*> names;
@@ -53,6 +61,7 @@ struct PmSampler::Impl {
   bool stop_requested = false;
 
   mutable std::mutex data_mu;  // samples, st, status
+  std::string overrun_call;  // the first CUPTI call caught writing past the image
   std::vector<PmSample> samples;
   PmStats st;
   CounterStatus status;
@@ -115,6 +124,19 @@ void PmSampler::Impl::keep(std::vector<PmSample>&& got, std::uint64_t empty, std
   }
 }
 
+void PmSampler::Impl::check_guard(const char* after) {
+  const std::uint8_t* g = counter_data.data() + image_bytes;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < kImageGuard; ++i)
+    if (g[i] != kCanary) last = i + 1;
+  if (last == 0) return;
+  std::fill(counter_data.begin() + static_cast<std::ptrdiff_t>(image_bytes), counter_data.end(), kCanary);
+  std::lock_guard<std::mutex> lock(data_mu);
+  ++st.image_overruns;
+  st.image_overrun_bytes = std::max<std::uint64_t>(st.image_overrun_bytes, last);
+  if (overrun_call.empty()) overrun_call = after;
+}
+
 CounterStatus PmSampler::Impl::decode_once() {
   const double t0 = now_seconds();
   CounterStatus result;
@@ -123,8 +145,9 @@ CounterStatus PmSampler::Impl::decode_once() {
     auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
     dp.pPmSamplingObject = obj;
     dp.pCounterDataImage = counter_data.data();
-    dp.counterDataImageSize = counter_data.size();
+    dp.counterDataImageSize = image_bytes;
     CUptiResult r = cuptiPmSamplingDecodeData(&dp);
+    check_guard("cuptiPmSamplingDecodeData");
     if (r == CUPTI_ERROR_OUT_OF_MEMORY || dp.overflow) {
       std::lock_guard<std::mutex> lock(data_mu);
       st.hw_overflow = true;
@@ -139,7 +162,7 @@ CounterStatus PmSampler::Impl::decode_once() {
     }
     auto ip = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
     ip.pCounterDataImage = counter_data.data();
-    ip.counterDataImageSize = counter_data.size();
+    ip.counterDataImageSize = image_bytes;
     if (CUptiResult e = cuptiPmSamplingGetCounterDataInfo(&ip); e != CUPTI_SUCCESS) {
       result = cupti::status(e, "cuptiPmSamplingGetCounterDataInfo");
       break;
@@ -153,7 +176,7 @@ CounterStatus PmSampler::Impl::decode_once() {
       auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       sp.pPmSamplingObject = obj;
       sp.pCounterDataImage = counter_data.data();
-      sp.counterDataImageSize = counter_data.size();
+      sp.counterDataImageSize = image_bytes;
       sp.sampleIndex = i;
       if (CUptiResult e = cuptiPmSamplingCounterDataGetSampleInfo(&sp); e != CUPTI_SUCCESS) {
         result = cupti::status(e, "cuptiPmSamplingCounterDataGetSampleInfo");
@@ -171,7 +194,7 @@ CounterStatus PmSampler::Impl::decode_once() {
         ++stale;
         continue;
       }
-      result = host.evaluate(counter_data, i, names, values);
+      result = host.evaluate(counter_data.data(), image_bytes, i, names, values);
       if (!result.ok()) break;
       pairs.clear();
       for (std::size_t k = 0; k < chosen.size(); ++k) pairs.emplace_back(chosen[k], values[k]);
@@ -181,7 +204,7 @@ CounterStatus PmSampler::Impl::decode_once() {
     if (!result.ok()) break;
     auto rp = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
     rp.pPmSamplingObject = obj;
-    rp.counterDataSize = counter_data.size();
+    rp.counterDataSize = image_bytes;
     rp.pCounterData = counter_data.data();
     if (CUptiResult e = cuptiPmSamplingCounterDataImageInitialize(&rp); e != CUPTI_SUCCESS) {
       result = cupti::status(e, "cuptiPmSamplingCounterDataImageInitialize");
@@ -292,7 +315,8 @@ CounterStatus PmSampler::try_start() noexcept {
     period_ns = std::min<std::uint64_t>(period_ns, (kMaxImageSamples / 4) * o.interval_ns);
     im.decode_period_ns = std::max<std::uint64_t>(period_ns, 1000000ull);
     const std::size_t per_period = static_cast<std::size_t>(im.decode_period_ns / o.interval_ns) + 1;
-    const std::size_t image_samples = std::min(kMaxImageSamples, 4 * per_period + 256);
+    const std::size_t image_samples =
+        std::min(kMaxImageSamples, std::max(o.min_image_samples, 4 * per_period + 256));
     std::size_t hw = o.hw_buffer_bytes;
     if (hw == 0) hw = std::clamp(4 * per_period * kHwBytesPerSample, kMinHwBuffer, kMaxHwBuffer);
 
@@ -335,10 +359,12 @@ CounterStatus PmSampler::try_start() noexcept {
       p.maxSamples = static_cast<std::uint32_t>(image_samples);
       if (CUptiResult r = cuptiPmSamplingGetCounterDataSize(&p); r != CUPTI_SUCCESS)
         return fail(cupti::status(r, "cuptiPmSamplingGetCounterDataSize"));
-      im.counter_data.assign(p.counterDataSize, 0);
+      im.image_bytes = p.counterDataSize;
+      im.counter_data.assign(p.counterDataSize + kImageGuard, kCanary);
+      std::fill(im.counter_data.begin(), im.counter_data.begin() + static_cast<std::ptrdiff_t>(p.counterDataSize), 0);
       auto ip = ROOFLINE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
       ip.pPmSamplingObject = im.obj;
-      ip.counterDataSize = im.counter_data.size();
+      ip.counterDataSize = im.image_bytes;
       ip.pCounterData = im.counter_data.data();
       if (CUptiResult r = cuptiPmSamplingCounterDataImageInitialize(&ip); r != CUPTI_SUCCESS)
         return fail(cupti::status(r, "cuptiPmSamplingCounterDataImageInitialize"));
