@@ -1,6 +1,10 @@
 // Core clock estimate for machines that publish none (no cpufreq, no
 // "cpu MHz"): a chain of dependent integer adds retires one add per cycle on
-// every x86 and Arm core we know, so adds / seconds is the clock.
+// every x86 and Arm core we know, so adds / seconds is the clock. The added
+// value is a register, not an immediate: recent Intel cores (Golden Cove and
+// later) fold chains of immediate adds in the renamer, and `add $1` measured
+// 16.3 GHz on the GPU host's Emerald Rapids VM (2026-11-24, against 2.1 GHz in
+// /proc/cpuinfo), which made every derived CPU peak 4-8x too high.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -14,9 +18,9 @@ namespace {
 constexpr int kAddsPerIteration = 32;
 
 #if defined(__x86_64__)
-#define ROOFLINE_ADD1 "add $1, %0\n\t"
+#define ROOFLINE_ADD1 "add %1, %0\n\t"
 #elif defined(__aarch64__)
-#define ROOFLINE_ADD1 "add %0, %0, #1\n\t"
+#define ROOFLINE_ADD1 "add %0, %0, %1\n\t"
 #endif
 
 #ifdef ROOFLINE_ADD1
@@ -27,7 +31,9 @@ constexpr int kAddsPerIteration = 32;
 // The asm keeps the compiler from folding the chain into one multiply; the
 // loop counter and branch run on other ports, in the shadow of the chain.
 __attribute__((noinline)) std::uint64_t add_chain(std::uint64_t x, std::uint64_t iterations) {
-  for (std::uint64_t i = 0; i < iterations; ++i) asm volatile(ROOFLINE_ADD32 : "+r"(x));
+  std::uint64_t one = 1;
+  asm volatile("" : "+r"(one));  // a value the compiler cannot see: it stays a register operand
+  for (std::uint64_t i = 0; i < iterations; ++i) asm volatile(ROOFLINE_ADD32 : "+r"(x) : "r"(one));
   return x;
 }
 #endif
