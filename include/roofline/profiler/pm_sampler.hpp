@@ -108,6 +108,9 @@ class PmSampler {
   // process. cuptiPmSamplingDisable at exit crashed (SIGSEGV in
   // libnvperf_host) after a 1.5 s program of 300,000 launches on the H100
   // (CUDA 13.0, driver 580, 2026-11-24), losing the program's final profile.
+  // That was while the injection library still started the sampler from a
+  // second thread (counters_bridge.cpp says why that broke); disabling at
+  // exit buys nothing, so it stays skipped.
   CounterStatus try_stop_at_exit() noexcept;
 
   bool running() const;

@@ -78,15 +78,20 @@ void on_context_created() {
     prof::CounterStatus s = g_rp->attach(c.subscriber());
     if (!s.ok()) c.add_warning("per-kernel counters: " + s.message());
   }
-  if (g_pm_wanted && g_wake_for_pm) {
-    // The exit handler is registered here, on the program's thread, before the
-    // writer thread starts the sampler: a program that exits while the start
-    // is still in progress (profile_target ran 0.4 s and crashed with SIGSEGV
-    // on the H100, 2026-11-22) then still runs stop_pm() before the CUDA
-    // runtime's exit handlers, and stop_pm() waits for the start to finish.
-    static std::once_flag registered;
-    std::call_once(registered, [] { std::atexit(stop_pm_at_exit); });
-    g_wake_for_pm();
+  if (g_pm_wanted) {
+    // The sampler starts here, on the program's thread, before its first
+    // launch, and the exit handler is registered after the start. Starting it
+    // on the writer thread instead let a short program exit during the start:
+    // exit handlers run newest first, so the static destructors of the
+    // profiler libraries the start had just loaded (libnvperf_host) ran while
+    // the start was still inside them (SIGSEGV in NVPW_CUDA_LoadDriver, 4 of 4
+    // runs of the 0.4 s profile_target on the H100, 2026-11-24). Registered
+    // after them, stop_pm_at_exit runs before them.
+    static std::once_flag started;
+    std::call_once(started, [] {
+      counters_start_pm();
+      std::atexit(stop_pm_at_exit);
+    });
   }
 }
 
