@@ -17,6 +17,10 @@
 namespace roofline::prof {
 
 namespace {
+constexpr const char* kL2EvictKernel = "roofline_l2_evict";  // counters/l2_evict_ptx.cpp
+}  // namespace
+
+namespace {
 
 // Activity buffers are recycled: a new one is requested on the application's
 // thread (inside a CUDA call), so it must cost nothing there. Fresh buffers
@@ -306,6 +310,16 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+        // --counters: its L2 clean is the profiler's work, not the program's; a launch
+        // it replayed has no timestamps (seen on the H100: start == end, so 0 ns).
+        if (k->name && std::strcmp(k->name, kL2EvictKernel) == 0) {
+          internal_kernels_.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        if (k->end <= k->start) {
+          untimed_kernels_.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
         a.type = Activity::Type::Kernel;
         a.start = k->start;
         a.end = k->end;
@@ -515,6 +529,10 @@ ProfileData CuptiCollector::snapshot() {
     if (std::find(p.warnings.begin(), p.warnings.end(), w) == p.warnings.end()) p.warnings.push_back(w);
   if (std::uint64_t d = dropped_.load())
     p.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records (its buffers were full)");
+  if (std::uint64_t u = untimed_kernels_.load())
+    p.warnings.push_back(std::to_string(u) +
+                         " kernel launches came without timestamps (the launches --counters replayed): they are "
+                         "left out of the kernel tables; time kernels in a run without --counters");
   if (std::uint64_t u = nvtx_.unmatched_pops())
     p.warnings.push_back(std::to_string(u) +
                          " NVTX range ends had no matching start (ranges opened before tracing began)");
@@ -534,6 +552,8 @@ void CuptiCollector::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   warnings_.clear();
   dropped_.store(0);
+  internal_kernels_.store(0);
+  untimed_kernels_.store(0);
 }
 
 void CuptiCollector::prepare_fork() {
@@ -564,6 +584,8 @@ void CuptiCollector::child_after_fork() {
   nvtx_.unlock_after_fork();
   aggregator_.unlock_after_fork();
   dropped_.store(0);
+  internal_kernels_.store(0);
+  untimed_kernels_.store(0);
   if (tracing) {
     // No CUPTI call in the child (its CUPTI state is the parent's): the
     // parent's start time heads the file.

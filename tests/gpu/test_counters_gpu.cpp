@@ -191,9 +191,12 @@ TEST(RangeProfiler, SeedPolynomialIsFaddPlusFmulAndStreamsItsInput) {
     RecordProperty("poly.dram_read", std::to_string(rd));
     RecordProperty("poly.dram_write", std::to_string(wr));
     EXPECT_NEAR(rd, e.dram_read_min, 0.05 * e.dram_read_min);
-    // Up to an L2's worth of output may still sit dirty in L2 when the kernel ends.
+    // Up to an L2's worth of output may still sit dirty in L2 when the kernel ends;
+    // under kernel replay up to an L2's worth of lines the replay left dirty may be
+    // written back inside the range (70.5 MB against 67.1 MB written, H100,
+    // 2026-11-24). The one-pass test below bounds it tightly.
     EXPECT_GE(wr, e.dram_write_min - r.l2_bytes);
-    EXPECT_LE(wr, 1.05 * e.dram_write_min);
+    EXPECT_LE(wr, e.dram_write_min + r.l2_bytes);
   }
 }
 
@@ -257,13 +260,13 @@ TEST(RangeProfiler, ReadOnlyKernelAfterACopyWritesNoDramInOnePass) {
   RangeProfiler rp(o);
   CounterStatus s = rp.try_start();
   ASSERT_TRUE(s.ok()) << s.message();
-  Expected e;
-  for (const char* phase : {"copy", "read"}) {
+  Expected e, poly;
+  for (const char* phase : {"poly", "copy", "read"}) {
     {
       std::lock_guard<std::mutex> lock(g_phase_mu);
       g_phase = phase;
     }
-    e = kf.run_phase(phase);
+    (std::string(phase) == "poly" ? poly : e) = kf.run_phase(phase);
   }
   s = rp.try_stop();
   ASSERT_TRUE(s.ok()) << s.message();
@@ -280,6 +283,21 @@ TEST(RangeProfiler, ReadOnlyKernelAfterACopyWritesNoDramInOnePass) {
     EXPECT_LE(wr, 1 << 20) << "dirty lines of the copy before it were counted: is the L2 clean on?";
   }
   EXPECT_EQ(seen, 1) << "one range of the read kernel";
+  // The seed's polynomial streams 4 bytes in and 4 out per element: in one pass its
+  // DRAM writes are what it wrote, less what may still sit dirty in L2 at its end.
+  int poly_seen = 0;
+  for (const auto& rec : rp.records()) {
+    if (rec.nvtx_path != "poly" || rec.kernel.find(poly.kernel) == std::string::npos) continue;
+    ++poly_seen;
+    const double rd = rec.values.count(m::kDramRead) ? rec.values.at(m::kDramRead) : NAN;
+    const double wr = rec.values.count(m::kDramWrite) ? rec.values.at(m::kDramWrite) : NAN;
+    RecordProperty("poly.dram_write_one_pass", std::to_string(wr));
+    EXPECT_NEAR(rd, poly.dram_read_min, 0.05 * poly.dram_read_min);
+    EXPECT_LE(wr, 1.05 * poly.dram_write_min);
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) EXPECT_GE(wr, poly.dram_write_min - prop.l2CacheSize);
+  }
+  EXPECT_EQ(poly_seen, 1) << "one range of the polynomial kernel";
 }
 
 namespace {
