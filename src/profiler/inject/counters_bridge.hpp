@@ -5,7 +5,10 @@
 // for them through the environment:
 //   ROOFLINE_COUNTERS=1, ROOFLINE_COUNTERS_LIMIT (instances per kernel name,
 //   0 = all), ROOFLINE_METRICS (comma-separated), ROOFLINE_PM=1,
-//   ROOFLINE_PM_INTERVAL_NS, ROOFLINE_DEVICE.
+//   ROOFLINE_PM_INTERVAL_NS, ROOFLINE_DEVICE; for experiments
+//   (tools/device/pm_crash_rate.sh) ROOFLINE_PM_IMAGE_SAMPLES (the counter-data
+//   image holds at least this many samples) and ROOFLINE_PM_HW_MB (hardware
+//   buffer size).
 // Problems (ERR_NVGPUCTRPERM, another profiler, unknown metric) become
 // warnings in the profile and tracing goes on. Built with the counters code
 // when it is in the tree (ROOFLINE_INJECT_COUNTERS); otherwise a request
