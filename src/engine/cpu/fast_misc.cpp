@@ -28,9 +28,19 @@ int64_t chunks_of(int64_t n) { return (n + kChunk - 1) / kChunk; }
 // reference's raster scan (a later value wins when it is strictly greater or
 // NaN, so the first maximum and the last NaN win), because that rule combines
 // the same way over a row's fold as over single values.
-template <int K>
-ROOFLINE_CLONES void pool_plane_k(const float* __restrict ip, float* __restrict o, std::int32_t* __restrict a,
-                                  int64_t W, int64_t OH, int64_t OW, int64_t st) {
+// ST > 0: the stride as a compile-time constant (the models' pools have stride = kernel),
+// so the vectorizer loads whole rows and shuffles instead of gathering x * st;
+// ST = 0: the stride `st` given at run time.
+//
+// No AVX-512 clone: the models' pooled rows are 4-40 outputs wide, and a 16-lane
+// main loop never ran on the 12-wide rows of simple-cnn's first pool, which all
+// went through the scalar, branchy remainder (1.7 us per 24x24 plane on the GPU
+// host, 2026-11-24); 8 lanes cover them.
+#define ROOFLINE_CLONES_NARROW __attribute__((target_clones("avx2", "default")))
+template <int K, int ST>
+ROOFLINE_CLONES_NARROW void pool_plane_k(const float* __restrict ip, float* __restrict o, std::int32_t* __restrict a,
+                                  int64_t W, int64_t OH, int64_t OW, int64_t st_runtime) {
+  const int64_t st = ST > 0 ? ST : st_runtime;
   for (int64_t y = 0; y < OH; ++y) {
     float* oy = o + y * OW;
     std::int32_t* ay = a + y * OW;
@@ -192,12 +202,16 @@ void maxpool2d_forward(const ops::Pool2dShape& s, float* out, std::int32_t* argm
     const float* ip = in + p * s.h * s.w;
     float* o = out + p * OH * OW;
     std::int32_t* a = argmax + p * OH * OW;
-    if (s.kernel == 2)
-      pool_plane_k<2>(ip, o, a, s.w, OH, OW, s.stride);
+    if (s.kernel == 2 && s.stride == 2)
+      pool_plane_k<2, 2>(ip, o, a, s.w, OH, OW, s.stride);
+    else if (s.kernel == 4 && s.stride == 4)
+      pool_plane_k<4, 4>(ip, o, a, s.w, OH, OW, s.stride);
+    else if (s.kernel == 2)
+      pool_plane_k<2, 0>(ip, o, a, s.w, OH, OW, s.stride);
     else if (s.kernel == 3)
-      pool_plane_k<3>(ip, o, a, s.w, OH, OW, s.stride);
+      pool_plane_k<3, 0>(ip, o, a, s.w, OH, OW, s.stride);
     else if (s.kernel == 4)
-      pool_plane_k<4>(ip, o, a, s.w, OH, OW, s.stride);
+      pool_plane_k<4, 0>(ip, o, a, s.w, OH, OW, s.stride);
     else
       pool_plane_any(s, ip, o, a);
   });
