@@ -36,3 +36,22 @@ TEST(OpsModelShapes, CheckConvTakesAnyShapeAndRejectsAnInvalidOne) {
   s.r = 12;  // larger than the padded input (9 + 2)
   EXPECT_THROW(harness::check_conv(s, ctx, rng), roofline::Error);
 }
+
+// Every model's Linear layers, among them the short ones (simple-cnn's 16→100,
+// ece408's 32→10) that take the broadcast path of the forward (in ≤ 32).
+TEST(OpsModelShapes, LinearsMatchTheFloat64ReferenceOnTheCpu) {
+  Context ctx(Backend::Cpu);
+  Rng rng(11);
+  for (const char* op : {"linear", "linear+relu"}) {
+    for (std::int64_t batch : {1, 5, 64}) {
+      auto results = harness::check_model_shapes(op, ctx, rng, batch);
+      ASSERT_FALSE(results.empty()) << op;
+      bool short_k = false;
+      for (const auto& r : results) {
+        EXPECT_TRUE(r.passed()) << r.describe();
+        short_k |= r.describe().find("in=16 ") != std::string::npos;
+      }
+      EXPECT_TRUE(short_k) << op << ": simple-cnn's 16-feature layer is among the model shapes";
+    }
+  }
+}
