@@ -132,10 +132,10 @@ class CuptiCollector {
   std::vector<std::string> warnings_;
   std::vector<std::pair<const void*, std::string>> registered_strings_;  // NVTX registered strings
   std::atomic<std::uint64_t> dropped_{0};
-  // Kernel records left out of the timing tables: the range profiler's own L2
-  // clean (roofline_l2_evict), and launches it replayed, which CUPTI reports
-  // with no duration (start == end).
-  std::atomic<std::uint64_t> internal_kernels_{0}, untimed_kernels_{0};
+  // Kernel records left out of the timing tables because CUPTI gave them no
+  // duration (start == end: the launches --counters replayed). The range
+  // profiler's own L2 clean (roofline_l2_evict) is left out too, uncounted.
+  std::atomic<std::uint64_t> untimed_kernels_{0};
   Forward forward_ = nullptr;
   void* forward_user_ = nullptr;
   void (*context_hook_)() = nullptr;

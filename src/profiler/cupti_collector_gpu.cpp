@@ -312,10 +312,7 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
         auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
         // --counters: its L2 clean is the profiler's work, not the program's; a launch
         // it replayed has no timestamps (seen on the H100: start == end, so 0 ns).
-        if (k->name && std::strcmp(k->name, kL2EvictKernel) == 0) {
-          internal_kernels_.fetch_add(1, std::memory_order_relaxed);
-          continue;
-        }
+        if (k->name && std::strcmp(k->name, kL2EvictKernel) == 0) continue;
         if (k->end <= k->start) {
           untimed_kernels_.fetch_add(1, std::memory_order_relaxed);
           continue;
@@ -552,7 +549,6 @@ void CuptiCollector::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   warnings_.clear();
   dropped_.store(0);
-  internal_kernels_.store(0);
   untimed_kernels_.store(0);
 }
 
@@ -584,7 +580,6 @@ void CuptiCollector::child_after_fork() {
   nvtx_.unlock_after_fork();
   aggregator_.unlock_after_fork();
   dropped_.store(0);
-  internal_kernels_.store(0);
   untimed_kernels_.store(0);
   if (tracing) {
     // No CUPTI call in the child (its CUPTI state is the parent's): the

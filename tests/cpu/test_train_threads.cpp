@@ -7,11 +7,16 @@
 // interaction or a tiling bug that only shows with many threads fails here.
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <mutex>
+#include <set>
 
 #include "cpu/test_engine_fixtures.hpp"
 #include "roofline/engine/trainer.hpp"
+#include "src/engine/cpu/parallel.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;
@@ -103,14 +108,6 @@ TEST(TrainCpuThreads, ResultsAreBitwiseTheSameForAnyThreadCount) {
 // another did that every step (simple-cnn inference at batch 128 on a 16-core
 // host: 913 µs on 16 threads against 306 µs on one). Regions asking for 8, 2, 5
 // and 3 threads in turn must run on the same 8 OS threads.
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <mutex>
-#include <set>
-
-#include "src/engine/cpu/parallel.hpp"
-
 TEST(FastParallel, RegionsOfDifferentSizesReuseTheSameThreads) {
   Threads eight(8);
   std::mutex mu;

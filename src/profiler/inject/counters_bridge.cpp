@@ -41,12 +41,12 @@ namespace {
 prof::RangeProfiler* g_rp = nullptr;
 prof::PmSampler* g_pm = nullptr;
 prof::PmSeries* g_series = nullptr;
-// g_pm is started on the writer thread and stopped at exit or when a context
-// is destroyed (on the program's thread): one at a time.
+// g_pm is started when the first context appears and stopped at exit or when a
+// context is destroyed, each on the program's thread; g_pm_mu also covers the
+// writer thread's snapshots of its samples.
 std::mutex g_pm_mu;
 bool g_pm_wanted = false, g_pm_tried = false, g_pm_done = false;
 std::atomic<bool> g_rp_pending{false};  // attach at the first context
-void (*g_wake_for_pm)() = nullptr;
 bool g_child = false;  // a forked child: g_pm_mu may have been held by the parent's writer at the fork
 
 void forward(void* user, int domain, std::uint32_t cbid, const void* data) {
@@ -66,6 +66,26 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 void stop_pm_at_exit();
+
+// Starts PM sampling if asked, once (on_context_created, on the program's thread).
+void start_pm() {
+  std::lock_guard<std::mutex> lock(g_pm_mu);
+  if (!g_pm_wanted || g_pm_tried || g_pm_done) return;
+  g_pm_tried = true;
+  prof::PmSamplerOptions o;
+  o.device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
+  o.interval_ns = std::strtoull(env("ROOFLINE_PM_INTERVAL_NS", "100000").c_str(), nullptr, 10);
+  // Experiments (tools/device/pm_crash_rate.sh): counter-data image and hardware buffer sizes.
+  o.min_image_samples = std::strtoull(env("ROOFLINE_PM_IMAGE_SAMPLES", "0").c_str(), nullptr, 10);
+  o.hw_buffer_bytes = std::strtoull(env("ROOFLINE_PM_HW_MB", "0").c_str(), nullptr, 10) << 20;
+  auto* pm = new prof::PmSampler(o);
+  prof::CounterStatus s = pm->try_start();
+  if (!s.ok()) {
+    CuptiCollector::instance().add_warning("PM sampling did not start (tracing goes on without it): " + s.message());
+    return;  // pm is leaked: its destructor would call into CUPTI
+  }
+  g_pm = pm;
+}
 
 // Inside CUPTI's context-created callback, on the creating thread, before
 // the context's first launch. The range profiler is attached here rather
@@ -89,7 +109,7 @@ void on_context_created() {
     // after them, stop_pm_at_exit runs before them.
     static std::once_flag started;
     std::call_once(started, [] {
-      counters_start_pm();
+      start_pm();
       std::atexit(stop_pm_at_exit);
     });
   }
@@ -119,7 +139,7 @@ void stop_pm_at_exit() { stop_pm("at exit", true); }
 
 }  // namespace
 
-void counters_init(void (*wake_for_pm)()) {
+void counters_init() {
   CuptiCollector& c = CuptiCollector::instance();
   bool counters = wanted("ROOFLINE_COUNTERS"), pm = wanted("ROOFLINE_PM");
   if ((counters || pm) && !c.subscriber()) {
@@ -142,38 +162,15 @@ void counters_init(void (*wake_for_pm)()) {
     g_rp_pending.store(true);
   }
   if (pm) {
-    // PM sampling needs an initialised driver and a context: it starts on the
-    // writer thread once the program has created one.
+    // PM sampling needs an initialised driver and a context: it starts in the
+    // context-created callback (on_context_created).
     g_pm_wanted = true;
-    g_wake_for_pm = wake_for_pm;
     g_series = new prof::PmSeries();
   }
   c.set_context_destroy_hook(on_context_destroy);
   c.set_context_hook(on_context_created);
 }
 
-void counters_start_pm() {
-  std::lock_guard<std::mutex> lock(g_pm_mu);
-  if (!g_pm_wanted || g_pm_tried || g_pm_done) return;
-  g_pm_tried = true;
-  prof::PmSamplerOptions o;
-  o.device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
-  o.interval_ns = std::strtoull(env("ROOFLINE_PM_INTERVAL_NS", "100000").c_str(), nullptr, 10);
-  // Experiments (tools/device/pm_crash_rate.sh): counter-data image and hardware buffer sizes.
-  o.min_image_samples = std::strtoull(env("ROOFLINE_PM_IMAGE_SAMPLES", "0").c_str(), nullptr, 10);
-  o.hw_buffer_bytes = std::strtoull(env("ROOFLINE_PM_HW_MB", "0").c_str(), nullptr, 10) << 20;
-  auto* pm = new prof::PmSampler(o);
-  prof::CounterStatus s = pm->try_start();
-  if (!s.ok()) {
-    CuptiCollector::instance().add_warning("PM sampling did not start (tracing goes on without it): " + s.message());
-    return;  // pm is leaked: its destructor would call into CUPTI
-  }
-  g_pm = pm;
-  // stop_pm_at_exit was registered in on_context_created, after CUPTI and the
-  // CUDA runtime registered theirs, so it runs before them at exit (atexit
-  // runs in reverse order): the decode thread is never left running into a
-  // CUDA or CUPTI that is being torn down.
-}
 
 void counters_fill(prof::ProfileData& p) {
   if (!g_child) {
@@ -235,12 +232,11 @@ void counters_child_after_fork() {
 
 #else
 
-void counters_init(void (*)()) {
+void counters_init() {
   if (wanted("ROOFLINE_COUNTERS") || wanted("ROOFLINE_PM"))
     CuptiCollector::instance().add_warning(
         "this injection library was built without hardware-counter support: --counters and --pm-sampling were ignored");
 }
-void counters_start_pm() {}
 void counters_fill(prof::ProfileData&) {}
 void counters_finish() {}
 void counters_child_after_fork() {}

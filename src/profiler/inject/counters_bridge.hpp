@@ -19,12 +19,11 @@
 namespace roofline::inject {
 
 // At InitializeInjection, after the collector started. When a CUDA context
-// appears (inside CUPTI's callback) the range profiler is attached and
-// `wake_for_pm` is called; PM sampling is stopped before a context is
-// destroyed and, through its own atexit handler, before CUDA's exit handlers.
-void counters_init(void (*wake_for_pm)());
-// On the writer thread, once a context exists: starts PM sampling if asked.
-void counters_start_pm();
+// appears (inside CUPTI's callback) the range profiler is attached and PM
+// sampling started; PM sampling is stopped before a context is destroyed and,
+// through its own atexit handler, before the exit handlers of CUDA, CUPTI and
+// the profiler libraries.
+void counters_init();
 // Adds PM samples and per-kernel counters to a snapshot (under the writer lock).
 void counters_fill(prof::ProfileData& p);
 // At exit, before the final profile: stops sampling and detaches the range profiler.

@@ -127,17 +127,15 @@ void writer_loop() {
   while (!g->stopping.load()) {
     pollfd pfd{g->pipe_rd, POLLIN, 0};
     int r = poll(&pfd, 1, static_cast<int>(interval));
-    bool signal_snapshot = false, context = false;
+    bool signal_snapshot = false;
     if (r > 0 && (pfd.revents & POLLIN)) {
       char buf[16];
       ssize_t n = read(g->pipe_rd, buf, sizeof buf);
       for (ssize_t i = 0; i < n; ++i) {
         signal_snapshot |= buf[i] == 's';
-        context |= buf[i] == 'p';
       }
     }
     if (g->stopping.load()) break;
-    if (context) roofline::inject::counters_start_pm();
     if (signal_snapshot) {
       c.flush(true);
       write_profile(false);
@@ -295,7 +293,7 @@ void start() {
     g->pipe_rd = fds[0];
     g->pipe_wr = fds[1];
   }
-  roofline::inject::counters_init([] { wake('p'); });
+  roofline::inject::counters_init();
   pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
   std::atexit(at_exit);
   install_signal_handlers();

@@ -47,7 +47,7 @@ struct PmSampler::Impl {
   // byte written past the image (docs/profiler.md, "PM sampling and the heap").
   std::vector<std::uint8_t> counter_data;
   std::size_t image_bytes = 0;
-  void check_guard(const char* after);
+  void check_guard();
   std::vector<PmMetricCandidate> chosen;
   std::vector<std::string> chosen_names;
   std::vector<const char*> names;
@@ -61,7 +61,6 @@ struct PmSampler::Impl {
   bool stop_requested = false;
 
   mutable std::mutex data_mu;  // samples, st, status
-  std::string overrun_call;  // the first CUPTI call caught writing past the image
   std::vector<PmSample> samples;
   PmStats st;
   CounterStatus status;
@@ -124,7 +123,7 @@ void PmSampler::Impl::keep(std::vector<PmSample>&& got, std::uint64_t empty, std
   }
 }
 
-void PmSampler::Impl::check_guard(const char* after) {
+void PmSampler::Impl::check_guard() {
   const std::uint8_t* g = counter_data.data() + image_bytes;
   std::size_t last = 0;
   for (std::size_t i = 0; i < kImageGuard; ++i)
@@ -134,7 +133,6 @@ void PmSampler::Impl::check_guard(const char* after) {
   std::lock_guard<std::mutex> lock(data_mu);
   ++st.image_overruns;
   st.image_overrun_bytes = std::max<std::uint64_t>(st.image_overrun_bytes, last);
-  if (overrun_call.empty()) overrun_call = after;
 }
 
 CounterStatus PmSampler::Impl::decode_once() {
@@ -147,7 +145,7 @@ CounterStatus PmSampler::Impl::decode_once() {
     dp.pCounterDataImage = counter_data.data();
     dp.counterDataImageSize = image_bytes;
     CUptiResult r = cuptiPmSamplingDecodeData(&dp);
-    check_guard("cuptiPmSamplingDecodeData");
+    check_guard();  // the one call that writes the image
     if (r == CUPTI_ERROR_OUT_OF_MEMORY || dp.overflow) {
       std::lock_guard<std::mutex> lock(data_mu);
       st.hw_overflow = true;
