@@ -71,7 +71,8 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
   const KernelSet& ks = kernels();
   const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, blocks = (s.k + kConvBlock - 1) / kConvBlock;
   const int64_t ostride = (P + 15) / 16 * 16;
-  const int threads = threads_for(conv_flops(s), kFlopsPerThread, s.n * blocks);
+  const int threads =
+      threads_for(conv_flops(s) + kFlopsPerTask * double(s.n * blocks), kFlopsPerThread, s.n * blocks);
   parallel_for(s.n * blocks, threads, [&](int64_t t) {
     thread_local std::vector<float> buf;
     const int64_t n = t / blocks, k0 = (t % blocks) * kConvBlock;
@@ -102,7 +103,7 @@ void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* d
       for (int64_t r = 0; r < s.r; ++r)
         for (int64_t q = 0; q < s.s; ++q)
           wf[((c * s.k + k) * s.r + r) * s.s + q] = w[((k * s.c + c) * s.r + (s.r - 1 - r)) * s.s + (s.s - 1 - q)];
-  const int threads = threads_for(conv_flops(s), kFlopsPerThread, s.n);
+  const int threads = threads_for(conv_flops(s) + kFlopsPerTask * double(s.n), kFlopsPerThread, s.n);
   parallel_for(s.n, threads, [&](int64_t n) {
     thread_local std::vector<float> pad_buf, out_buf;
     float* pad = scratch(pad_buf, s.k * HP * WP);  // (k, HP, WP)
@@ -136,7 +137,8 @@ void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, con
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) offsets[static_cast<size_t>((c * s.r + r) * s.s + q)] = c * s.h * s.w + r * s.w + q;
   const int64_t* tap_off = offsets.data();
-  const int threads = threads_for(conv_flops(s), kFlopsPerThread, chunks * blocks);
+  const int threads =
+      threads_for(conv_flops(s) + kFlopsPerTask * double(s.n * blocks), kFlopsPerThread, chunks * blocks);
   parallel_for(chunks * blocks, threads, [&](int64_t t) {
     thread_local std::vector<float> g_buf;
     const int64_t ch = t / blocks, k0 = (t % blocks) * kConvBlock;

@@ -197,7 +197,10 @@ ROOFLINE_CLONES void bias_grad_cols(const ops::BiasGradShape& s, float* dpre, fl
 
 void maxpool2d_forward(const ops::Pool2dShape& s, float* out, std::int32_t* argmax, const float* in) {
   const int64_t OH = s.oh(), OW = s.ow(), planes = s.n * s.c;
-  const int threads = threads_for(4.0 * double(planes * s.h * s.w), kBytesPerThread, planes);
+  // A window's compares and selects, not its bytes, set the time (~1 ns per output
+  // on the narrow rows of the models' pools).
+  const int threads = std::max(threads_for(4.0 * double(planes * s.h * s.w), kBytesPerThread, planes),
+                               threads_for(double(planes * OH * OW), kElementsPerThread, planes));
   parallel_for(planes, threads, [&](int64_t p) {
     const float* ip = in + p * s.h * s.w;
     float* o = out + p * OH * OW;
@@ -263,9 +266,23 @@ void activation_bias_backward(const ops::BiasGradShape& s, float* dpre, float* d
   });
 }
 
+// exp, not bytes, sets these loops' time: threads by elements.
+int rows_threads(const ops::RowsShape& s) { return threads_for(double(s.rows * s.cols), kElementsPerThread, s.rows); }
+
+// The reference's operations, each exp computed once (stored, then divided):
+// the same values.
 void softmax_forward(const ops::RowsShape& s, float* out, const float* in) {
-  parallel_for(s.rows, threads_for(8.0 * double(s.rows * s.cols), kBytesPerThread, s.rows), [&](int64_t i) {
-    ref::softmax_forward<float>({1, s.cols}, out + i * s.cols, in + i * s.cols);
+  parallel_for(s.rows, rows_threads(s), [&](int64_t i) {
+    const float* x = in + i * s.cols;
+    float* o = out + i * s.cols;
+    float m = x[0];
+    for (int64_t j = 1; j < s.cols; ++j) m = x[j] > m ? x[j] : m;
+    float sum = 0;
+    for (int64_t j = 0; j < s.cols; ++j) {
+      o[j] = std::exp(x[j] - m);
+      sum += o[j];
+    }
+    for (int64_t j = 0; j < s.cols; ++j) o[j] = o[j] / sum;
   });
 }
 
@@ -276,13 +293,13 @@ void softmax_backward(const ops::RowsShape& s, float* din, const float* dout, co
 }
 
 void log_softmax_forward(const ops::RowsShape& s, float* out, const float* in) {
-  parallel_for(s.rows, threads_for(8.0 * double(s.rows * s.cols), kBytesPerThread, s.rows), [&](int64_t i) {
+  parallel_for(s.rows, rows_threads(s), [&](int64_t i) {
     ref::log_softmax_forward<float>({1, s.cols}, out + i * s.cols, in + i * s.cols);
   });
 }
 
 void log_softmax_backward(const ops::RowsShape& s, float* din, const float* dout, const float* out) {
-  parallel_for(s.rows, threads_for(12.0 * double(s.rows * s.cols), kBytesPerThread, s.rows), [&](int64_t i) {
+  parallel_for(s.rows, rows_threads(s), [&](int64_t i) {
     ref::log_softmax_backward<float>({1, s.cols}, din + i * s.cols, dout + i * s.cols, out + i * s.cols);
   });
 }

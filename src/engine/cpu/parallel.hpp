@@ -18,6 +18,14 @@ namespace roofline::engine::fast {
 constexpr double kFlopsPerThread = 256e3;
 // Bytes per thread for memory-bound loops (~4 µs at L2/L3 speeds).
 constexpr double kBytesPerThread = 128e3;
+// Loops whose elements cost far more than their bytes (a max-pool window
+// compare-and-select, an exp): elements per thread, ~3 µs at ~1-2 ns each.
+constexpr double kElementsPerThread = 2048;
+// What a task of a small convolution costs beside its FLOPs (scratch, the
+// flattened copy-out), in FLOP-equivalents: a 12×12 plane of simple-cnn took
+// ~0.15-0.23 µs per image for 1.6 kFLOP (2026-11-24, one thread), so FLOPs
+// alone kept batch 128 on one thread (29 µs on the GPU host).
+constexpr double kFlopsPerTask = 16e3;
 
 inline int max_threads() { return std::max(1, omp_get_max_threads()); }
 
