@@ -159,21 +159,59 @@ __device__ __forceinline__ void load_vec(float (&v)[R], const float* p) {
   }
 }
 
-template <int T, int LD, class Op>
-__device__ __forceinline__ void stage(float* s, const Op& op, int rows, int r0, int k0, int kc) {
-  const int total = T * kc;
-  for (int e = threadIdx.x; e < total; e += kThreads) {
-    int r, k;
-    if constexpr (Op::kContig) {
-      r = e / kc;
-      k = e - r * kc;
-    } else {
-      k = e / T;
-      r = e - k * T;
+// One operand's share of a K chunk (T rows × KC), held in registers between
+// the loads and the shared-memory store so that a thread's kPer loads are all
+// in flight at once (an L2 round trip per chunk, not one per element) and the
+// next chunk's loads overlap this chunk's arithmetic. Elements past `rows` or
+// `kc` are zero.
+template <int T, int KC, class Op>
+struct Staged {
+  static constexpr int kPer = T * KC / kThreads;
+  static constexpr int kLine = Op::kContig ? KC : T;  // the extent adjacent in memory
+  static_assert(T * KC % kThreads == 0, "a chunk is whole rounds of the block");
+  float v[kPer];
+
+  // Element i of this thread: consecutive threads take consecutive positions
+  // along the line (coalesced), with no division by a run-time value.
+  __device__ __forceinline__ static void place(int i, int& r, int& k) {
+    int along, across;
+    if constexpr (kThreads % kLine == 0) {
+      along = static_cast<int>(threadIdx.x) % kLine;
+      across = static_cast<int>(threadIdx.x) / kLine + i * (kThreads / kLine);
+    } else if constexpr (kLine % kThreads == 0) {
+      along = static_cast<int>(threadIdx.x) + (i % (kLine / kThreads)) * kThreads;
+      across = i / (kLine / kThreads);
+    } else {  // division by a constant
+      const int e = static_cast<int>(threadIdx.x) + i * kThreads;
+      along = e % kLine;
+      across = e / kLine;
     }
-    s[k * LD + r] = r0 + r < rows ? op(r0 + r, k0 + k) : 0.f;
+    if constexpr (Op::kContig) {
+      k = along;
+      r = across;
+    } else {
+      r = along;
+      k = across;
+    }
   }
-}
+  __device__ __forceinline__ void load(const Op& op, int rows, int r0, int k0, int kc) {
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      int r, k;
+      place(i, r, k);
+      v[i] = (k < kc && r0 + r < rows) ? op(r0 + r, k0 + k) : 0.f;
+    }
+  }
+  template <int LD>
+  __device__ __forceinline__ void store(float* s) const {
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      int r, k;
+      place(i, r, k);
+      s[k * LD + r] = v[i];
+    }
+  }
+};
 
 template <class Cfg, class OpA, class OpB, class Epi>
 __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, const OpB& b_op, const Epi& epi,
@@ -187,11 +225,20 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
   for (int i = 0; i < Cfg::RM; ++i)
 #pragma unroll
     for (int j = 0; j < Cfg::RN; ++j) acc[i][j] = 0.f;
+  Staged<Cfg::TM, Cfg::KC, OpA> sa;
+  Staged<Cfg::TN, Cfg::KC, OpB> sb;
+  sa.load(a_op, M, m0, 0, min(Cfg::KC, K));
+  sb.load(b_op, N, n0, 0, min(Cfg::KC, K));
   for (int k0 = 0; k0 < K; k0 += Cfg::KC) {
     const int kc = min(Cfg::KC, K - k0);
-    stage<Cfg::TM, Cfg::LDA>(As, a_op, M, m0, k0, kc);
-    stage<Cfg::TN, Cfg::LDB>(Bs, b_op, N, n0, k0, kc);
+    sa.template store<Cfg::LDA>(As);
+    sb.template store<Cfg::LDB>(Bs);
     __syncthreads();
+    if (k0 + Cfg::KC < K) {  // the next chunk's loads fly during this chunk's FMAs
+      const int kn = min(Cfg::KC, K - k0 - Cfg::KC);
+      sa.load(a_op, M, m0, k0 + Cfg::KC, kn);
+      sb.load(b_op, N, n0, k0 + Cfg::KC, kn);
+    }
     for (int kk = g; kk < kc; kk += Cfg::KG) {
       float av[Cfg::RM], bv[Cfg::RN];
       load_vec<Cfg::RM>(av, As + kk * Cfg::LDA + ty * Cfg::RM);

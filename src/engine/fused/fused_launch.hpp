@@ -64,7 +64,14 @@ struct MlpArgs {
   ops::LossStats stats;          // training: what ops::cross_entropy would add
   std::int32_t* step = nullptr;  // training: the device step counter (read at the start, advanced by `steps`)
   int rows = 0, steps = 0;
+  // Diagnostics (ROOFLINE_FUSED_PHASES=1): block 0's SM clock and global
+  // timer (ns) at the start of each step and after each of its grid barriers,
+  // for the launch's first kPhaseSteps steps; the last row is inference's.
+  // nullptr: not recorded.
+  std::int64_t* phase_clock = nullptr;  // (kPhaseSteps + 1, kMaxPhases, 2)
 };
+constexpr int kPhaseSteps = 32;
+constexpr int kMaxPhases = 2 * kMaxLayers + 2;
 
 // Shared memory and grid for the MLP kernels (the same for training and
 // inference); throws Error(Unsupported) when they cannot be co-resident.

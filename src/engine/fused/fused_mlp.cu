@@ -4,9 +4,14 @@
 //   F_l   (l < L−1)  act[l] = act(A_l · W_lᵀ + b_l), A_0 gathered from the images
 //   head             a warp per row: the last layer, log-softmax + NLL, its
 //                    gradient dz[L−1], and dz[L−2] = (dz[L−1]·W_{L−1}) ⊙ act'
-//   B_l   (l = L−2 … 0)  dz[l−1] = (dz[l]·W_l) ⊙ act'  (l ≥ 1), beside the
-//                    weight gradients of layer l (and L−1 in the first) fused
-//                    with their SGD update, and the step's loss statistics
+//   B_l   (l = L−2 … 1)  dz[l−1] = (dz[l]·W_l) ⊙ act' (the first beside the
+//                    step's loss statistics)
+//   B_0              every layer's weight gradients, each fused with its SGD
+//                    update (all dz are complete: the phases before stay
+//                    within one round of the grid)
+// Tiles stage their operands through registers, a chunk's loads all in flight
+// at once and the next chunk's beside this chunk's FMAs; the first layer's
+// K (784 pixels) is a single chunk.
 // Parameters ping-pong between two blocks, so a tile reading W_l for an input
 // gradient never races the tile that updates it, and no gradient buffer is
 // needed. Every reduction runs in a fixed order: the same inputs give the
@@ -23,6 +28,7 @@ namespace roofline::engine::fused {
 namespace {
 
 using CfgRows = TileCfg<16, 16, 4, 4, 256>;    // GEMMs over batch rows: forward, input gradients
+using CfgFirst = TileCfg<16, 16, 4, 4, 512>;   // the first layer's forward: 784 pixels in two chunks
 using CfgWeight = TileCfg<32, 32, 4, 4, 128>;  // weight gradients (K = rows)
 
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
@@ -36,17 +42,17 @@ __host__ __device__ constexpr int tiles(int m, int n) {
 __host__ __device__ constexpr int head_floats(int in, int classes) { return classes * in + 32 + kWarps * (in + 32); }
 
 // Forward of layer l for `rows` rows: every tile of act[l].
-template <class OpA>
+template <class Cfg, class OpA>
 __device__ void forward_tile(const MlpArgs& a, int l, const float* cur, const OpA& in_op, int rows, int job,
                              float* smem) {
   const MlpLayer& L = a.layer[l];
-  const int tn = cdiv(L.out, CfgRows::TN);
-  const int m0 = (job / tn) * CfgRows::TM, n0 = (job % tn) * CfgRows::TN;
+  const int tn = cdiv(L.out, Cfg::TN);
+  const int m0 = (job / tn) * Cfg::TM, n0 = (job % tn) * Cfg::TN;
   float* out = a.act[l];
   const float* bias = cur + L.b_off;
   const bool has_bias = L.bias, act = L.relu;
   const int ld = L.out;
-  tile_gemm<CfgRows>(
+  tile_gemm<Cfg>(
       rows, L.out, L.in, m0, n0, in_op, Dense{cur + L.w_off, L.in},
       [=](int m, int n, float s) {
         const float v = has_bias ? s + ldf(bias + n) : s;
@@ -55,18 +61,33 @@ __device__ void forward_tile(const MlpArgs& a, int l, const float* cur, const Op
       smem);
 }
 
+// Phase diagnostics: block 0 notes its SM clock and the global timer (ns)
+// (row < 0: not recorded).
+__device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
+  if (a.phase_clock && row >= 0 && blockIdx.x == 0 && threadIdx.x == 0 && phase < kMaxPhases) {
+    std::int64_t* p = a.phase_clock + 2 * (row * kMaxPhases + phase);
+    std::uint64_t ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    p[0] = clock64();
+    p[1] = static_cast<std::int64_t>(ns);
+  }
+  ++phase;
+}
+
 template <class OpA0>
 __device__ void forward_layers(const MlpArgs& a, const float* cur, const OpA0& x_op, int rows, float* smem,
-                               cg::grid_group& grid) {
+                               cg::grid_group& grid, int row, int& phase) {
+  static_assert(CfgFirst::TM == CfgRows::TM && CfgFirst::TN == CfgRows::TN, "the same tiles");
   for (int l = 0; l + 1 < a.layers; ++l) {
     const int n = tiles<CfgRows>(rows, a.layer[l].out);
     for (int job = blockIdx.x; job < n; job += gridDim.x) {
       if (l == 0)
-        forward_tile(a, 0, cur, x_op, rows, job, smem);
+        forward_tile<CfgFirst>(a, 0, cur, x_op, rows, job, smem);
       else
-        forward_tile(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
+        forward_tile<CfgRows>(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
     }
     grid.sync();
+    mark(a, row, phase);
   }
 }
 
@@ -95,12 +116,20 @@ __device__ float head_logit(const MlpLayer& H, const float* w, const float* b, c
   return H.relu ? relu(z) : z;
 }
 
+// The label of the batch row `row` of this step (−1 past the rows).
+__device__ __forceinline__ int row_label(const MlpArgs& a, std::int64_t base, int row, int rows) {
+  return row < rows ? __ldg(a.src.labels + __ldg(a.src.order + base + row)) : -1;
+}
+
 __device__ void head_train(const MlpArgs& a, const float* cur, int rows, std::int64_t base, float* smem) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // Its two dependent loads fly while the weights are staged.
+  int next_label = row_label(a, base, blockIdx.x * kWarps + warp, rows);
   if (!stage_head(a, cur, rows, smem)) return;
   const int Lh = a.layers - 1;
   const MlpLayer& H = a.layer[Lh];
   const MlpLayer& P = a.layer[Lh - 1];
-  const int in = H.in, C = H.out, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int in = H.in, C = H.out;
   const float* w = smem;                             // (C, in)
   const float* b = smem + C * in;                    // (32)
   float* h = smem + C * in + 32 + warp * (in + 32);  // (in): this warp's row
@@ -110,8 +139,9 @@ __device__ void head_train(const MlpArgs& a, const float* cur, int rows, std::in
     const float* src = a.act[Lh - 1] + static_cast<std::int64_t>(row) * in;
     for (int k = lane; k < in; k += 32) h[k] = ldf(src + k);
     __syncwarp();
+    const int label = next_label;
+    next_label = row_label(a, base, row + gridDim.x * kWarps, rows);
     const float z = head_logit(H, w, b, h);
-    const int label = __ldg(a.src.labels + __ldg(a.src.order + base + row));
     float loss;
     bool correct;
     const float dl = row_loss_grad(z, C, label, scale, &loss, &correct);
@@ -210,27 +240,36 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     const std::int64_t base = static_cast<std::int64_t>(step) * a.src.stride;
     const float* cur = a.params[t & 1];
     float* next = a.params[(t & 1) ^ 1];
-    forward_layers(a, cur, Gather{a.src, base}, rows, smem, grid);
+    const int row = t < kPhaseSteps ? t : -1;
+    int phase = 0;
+    mark(a, row, phase);
+    forward_layers(a, cur, Gather{a.src, base}, rows, smem, grid, row, phase);
     head_train(a, cur, rows, base, smem);
     grid.sync();
+    mark(a, row, phase);
+    // Input gradients layer by layer; every weight gradient (and its SGD
+    // update) in the last phase, where all dz are complete: the input-gradient
+    // phases stay within one round of the grid.
     for (int l = L - 2; l >= 0; --l) {
       const int n_in = l >= 1 ? tiles<CfgRows>(rows, a.layer[l].in) : 0;
-      const int n_w = weight_tiles(a.layer[l]);
-      const int n_last = l == L - 2 ? weight_tiles(a.layer[L - 1]) : 0;
       const int n_stats = l == L - 2 ? 1 : 0;
-      const int total = n_in + n_w + n_last + n_stats;
+      int n_w = 0;
+      if (l == 0)
+        for (int q = 0; q < L; ++q) n_w += weight_tiles(a.layer[q]);
+      const int total = n_in + n_w + n_stats;
       for (int job = blockIdx.x; job < total; job += gridDim.x) {
         if (job < n_in) {
           input_grad_tile(a, l, cur, rows, job, smem);
         } else if (job < n_in + n_w) {
-          weight_tile(a, l, cur, next, rows, base, job - n_in, smem);
-        } else if (job < n_in + n_w + n_last) {
-          weight_tile(a, L - 1, cur, next, rows, base, job - n_in - n_w, smem);
+          int q = 0, j = job - n_in;  // layer q's tile j
+          while (j >= weight_tiles(a.layer[q])) j -= weight_tiles(a.layer[q++]);
+          weight_tile(a, q, cur, next, rows, base, j, smem);
         } else if (threadIdx.x < 32) {
           add_stats(a.stats, a.row_loss, a.row_correct, rows, step);
         }
       }
       grid.sync();
+      mark(a, row, phase);
     }
   }
   // The result of an odd number of steps is in params[1]: copy it home.
@@ -247,8 +286,11 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_con
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   cg::grid_group grid = cg::this_grid();
-  forward_layers(a, a.params[0], Dense{a.x, a.layer[0].in}, a.rows, smem, grid);
+  int phase = 0;
+  mark(a, kPhaseSteps, phase);
+  forward_layers(a, a.params[0], Dense{a.x, a.layer[0].in}, a.rows, smem, grid, kPhaseSteps, phase);
   head_infer(a, a.params[0], a.rows, smem);
+  mark(a, kPhaseSteps, phase);  // block 0's own end, not the grid's
 }
 
 void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Launch& l) {
@@ -262,6 +304,7 @@ void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Lau
 std::size_t mlp_smem_bytes(const MlpArgs& a) {
   const MlpLayer& H = a.layer[a.layers - 1];
   int floats = CfgRows::kSmemFloats;
+  floats = std::max(floats, CfgFirst::kSmemFloats);
   floats = std::max(floats, CfgWeight::kSmemFloats);
   floats = std::max(floats, head_floats(H.in, H.out));
   return static_cast<std::size_t>(floats) * sizeof(float);

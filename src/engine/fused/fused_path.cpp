@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <vector>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -166,6 +168,55 @@ void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixel
 // op advances it on the layer path; a fused launch is that op too.
 std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
 
+// ROOFLINE_FUSED_PHASES: the median time of each phase between block 0's
+// marks (fused_mlp.cu), in µs at the SM clock the global timer implies.
+std::string phase_report(const std::vector<std::int64_t>& h, int layers) {
+  const int P = fused::kMaxPhases, marks = 2 * layers;
+  auto clk = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m))]; };
+  auto ns = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m) + 1)]; };
+  std::vector<std::string> names;
+  for (int l = 0; l + 1 < layers; ++l) names.push_back(fmt::format("F{}", l));
+  names.push_back("head");
+  for (int l = layers - 2; l >= 0; --l) names.push_back(fmt::format("B{}", l));
+  std::vector<int> rows;
+  for (int t = 0; t < fused::kPhaseSteps; ++t) {
+    bool ok = clk(t, 0) != 0;
+    for (int m = 1; m < marks && ok; ++m) ok = clk(t, m) > clk(t, m - 1);
+    if (ok) rows.push_back(t);
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::string out;
+  if (rows.size() >= 2) {
+    const int r0 = rows.front(), r1 = rows.back();
+    const double ghz = static_cast<double>(clk(r1, marks - 1) - clk(r0, 0)) /
+                       static_cast<double>(std::max<std::int64_t>(1, ns(r1, marks - 1) - ns(r0, 0)));
+    out += fmt::format("fused-mlp training phases (block 0, median of {} steps, SM clock {:.0f} MHz):", rows.size(),
+                       ghz * 1e3);
+    for (int m = 1; m < marks; ++m) {
+      std::vector<double> d;
+      for (int t : rows) d.push_back(static_cast<double>(clk(t, m) - clk(t, m - 1)) / ghz / 1e3);
+      out += fmt::format(" {} {:.2f} us |", names[static_cast<size_t>(m - 1)], d.size() ? median(d) : 0.0);
+    }
+    std::vector<double> step;
+    for (size_t i = 0; i + 1 < rows.size(); ++i)
+      if (rows[i + 1] == rows[i] + 1) step.push_back(static_cast<double>(clk(rows[i + 1], 0) - clk(rows[i], 0)) / ghz / 1e3);
+    out += fmt::format(" step {:.2f} us\n", median(step));
+    const int ir = fused::kPhaseSteps;
+    if (clk(ir, 0) != 0) {
+      out += "fused-mlp last inference (block 0):";
+      for (int m = 1; m < layers + 1; ++m)
+        out += fmt::format(" {} {:.2f} us", m < layers ? names[static_cast<size_t>(m - 1)] : "head",
+                           static_cast<double>(clk(ir, m) - clk(ir, m - 1)) / ghz / 1e3);
+      out += "\n";
+    }
+  }
+  return out.empty() ? "fused-mlp phase report: fewer than two training steps recorded\n" : out;
+}
+
 class FusedMlp final : public FusedPath {
  public:
   FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
@@ -190,7 +241,23 @@ class FusedMlp final : public FusedPath {
     a_.row_loss = row_loss_.f32();
     a_.row_correct = row_correct_.i32();
     launch_ = fused::mlp_launch(ctx.cuda(), a_);
+    if (const char* e = std::getenv("ROOFLINE_FUSED_PHASES"); e && *e && std::string(e) != "0") {
+      phases_ = ctx.empty({(fused::kPhaseSteps + 1) * fused::kMaxPhases * 2}, DType::F64, "fused phase clocks");
+      ctx.memset_async(phases_.raw(), 0, phases_.nbytes());
+      a_.phase_clock = reinterpret_cast<std::int64_t*>(phases_.raw());
+    }
     ctx.synchronize();
+  }
+  ~FusedMlp() override {
+    if (!a_.phase_clock) return;
+    try {
+      net_.context().synchronize();
+      std::vector<std::int64_t> h(static_cast<size_t>(phases_.numel()));
+      copy_bytes(h.data(), Device::cpu(), phases_.raw(), phases_.device(), h.size() * sizeof h[0]);
+      fmt::print(stderr, "{}", phase_report(h, a_.layers));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "fused-mlp phase report failed: {}\n", e.what());
+    }
   }
 
   std::string name() const override { return "fused-mlp"; }
@@ -210,6 +277,13 @@ class FusedMlp final : public FusedPath {
     a.step = step_counter(stats);
     a.rows = static_cast<int>(b.shape.batch);
     a.steps = static_cast<int>(steps);
+    // Diagnostics: only launches of at least 4 steps are recorded, each
+    // replacing the last (rows of different launches may come from different
+    // SMs' clocks, and an epoch's short last chunk would overwrite a few).
+    if (a.phase_clock && steps >= 4)
+      net_.context().memset_async(phases_.raw(), 0, fused::kPhaseSteps * fused::kMaxPhases * 2 * sizeof(std::int64_t));
+    else
+      a.phase_clock = nullptr;
     NvtxRange range(model_.name() + "/fused/train");
     fused::mlp_train(net_.context().cuda(), a, launch_);
   }
@@ -230,7 +304,7 @@ class FusedMlp final : public FusedPath {
   fused::MlpArgs a_;
   fused::Launch launch_;
   std::vector<Tensor> bufs_;
-  Tensor spare_, row_loss_, row_correct_;
+  Tensor spare_, row_loss_, row_correct_, phases_;
 };
 
 class FusedCnn final : public FusedPath {

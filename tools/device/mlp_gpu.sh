@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# simple-mlp's fused GPU kernel on the GPU machine (issue 3): its tests, then
+# `roofline bench simple-mlp --device gpu` at batch 1, 64 and 128 beside the
+# PyTorch peer with ROOFLINE_FUSED_PHASES=1 (block 0's time per phase of a
+# step and of the last inference, printed to the log).
+#   tools/device/run.sh mlp_gpu:240
+set -u
+OUT=${OUT:-/tmp/roofline-mlp-gpu}
+mkdir -p "$OUT/mlp_gpu"
+export ROOFLINE_DB=${ROOFLINE_DB:-$OUT/roofline.db}
+R=./build/bin/roofline
+./build/bin/roofline_gpu_tests --gtest_filter='TrainGpu*:*Fused*' > "$OUT/mlp_gpu/tests.log" 2>&1
+echo "fused tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/mlp_gpu/tests.log"
+for spec in "64,128 --epochs 5" "1 --epochs 1 --max-steps 2000 --lr 0.001"; do
+  # shellcheck disable=SC2086
+  ROOFLINE_FUSED_PHASES=1 timeout 100 "$R" bench simple-mlp --device gpu --batch $spec --peer pytorch \
+    > "$OUT/mlp_gpu/bench-${spec%% *}.txt" 2> "$OUT/mlp_gpu/bench-${spec%% *}.log"
+  echo "bench simple-mlp gpu batch ${spec%% *}: rc=$?"
+  grep -E "phases|inference \(block" "$OUT/mlp_gpu/bench-${spec%% *}.log"
+  grep -E -A12 "Table 4|speedup|x PyTorch|×" "$OUT/mlp_gpu/bench-${spec%% *}.txt" | head -30
+done
