@@ -293,29 +293,4 @@ struct DenseT {
     return r == ones_at ? 1.f : ldf(p + static_cast<std::int64_t>(k) * ld + r);
   }
 };
-// The training batch itself: op(r = sample, k = pixel) gathered from the uint8
-// images of this step and normalised.
-struct Gather {
-  static constexpr bool kContig = true;
-  BatchSource s;
-  std::int64_t base;  // step·stride
-  __device__ float operator()(int r, int k) const {
-    const std::int64_t idx = __ldg(s.order + base + r);
-    return normalise(__ldg(s.images + idx * s.pixels + k), s.mean, s.inv_std);
-  }
-};
-// The same, transposed for a weight gradient: op(r = pixel, k = sample), with
-// the all-ones bias column at r == pixels when ones is set.
-struct GatherT {
-  static constexpr bool kContig = false;
-  BatchSource s;
-  std::int64_t base;
-  bool ones;
-  __device__ float operator()(int r, int k) const {
-    if (r == s.pixels) return ones ? 1.f : 0.f;
-    const std::int64_t idx = __ldg(s.order + base + k);
-    return normalise(__ldg(s.images + idx * s.pixels + r), s.mean, s.inv_std);
-  }
-};
-
 }  // namespace roofline::engine::fused

@@ -58,6 +58,7 @@ struct MlpArgs {
   float* row_loss = nullptr;            // (max_batch)
   std::int32_t* row_correct = nullptr;  // (max_batch)
   BatchSource src;                      // training
+  float* xb[2] = {nullptr, nullptr};    // training: (max_batch, layer[0].in) each, step t's batch in xb[t % 2]
   const float* x = nullptr;             // inference: (rows, layer[0].in), already gathered
   float* probs = nullptr;               // inference: (rows, classes)
   ops::SgdConfig sgd;

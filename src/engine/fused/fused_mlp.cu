@@ -1,7 +1,10 @@
 // fused-mlp: a stack of Linear(+ReLU) layers trained by one cooperative
 // persistent kernel per chunk of steps. Per step, with L layers, 2L − 1
 // phases separated by grid barriers (5 for simple-mlp):
-//   F_l   (l < L−1)  act[l] = act(A_l · W_lᵀ + b_l), A_0 gathered from the images
+//   F_l   (l < L−1)  act[l] = act(A_l · W_lᵀ + b_l), A_0 the step's normalised
+//                    batch, gathered during the step before (by the blocks
+//                    the head leaves idle) or, for a launch's first step,
+//                    before it (one more barrier per launch)
 //   head             a warp per row: the last layer, log-softmax + NLL, its
 //                    gradient dz[L−1], and dz[L−2] = (dz[L−1]·W_{L−1}) ⊙ act'
 //   B_l   (l = L−2 … 1)  dz[l−1] = (dz[l]·W_l) ⊙ act' (the first beside the
@@ -74,15 +77,39 @@ __device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
   ++phase;
 }
 
-template <class OpA0>
-__device__ void forward_layers(const MlpArgs& a, const float* cur, const OpA0& x_op, int rows, float* smem,
+// The normalised batch of one step (`base` = its first index into the order)
+// into dst (rows, pixels): job j of gather_jobs(), kPer elements a thread with
+// all their loads in flight. The same float operations as ops::gather_batch.
+constexpr int kGatherPer = 4;
+__device__ int gather_jobs(const MlpArgs& a, int rows) { return cdiv(rows * a.src.pixels, kThreads * kGatherPer); }
+__device__ void gather_job(const MlpArgs& a, int rows, std::int64_t base, float* dst, int job) {
+  const int pixels = a.src.pixels, total = rows * pixels, e0 = job * kThreads * kGatherPer;
+  float v[kGatherPer];
+#pragma unroll
+  for (int i = 0; i < kGatherPer; ++i) {
+    const int e = e0 + i * kThreads + static_cast<int>(threadIdx.x);
+    v[i] = 0.f;
+    if (e < total) {
+      const int r = e / pixels, k = e - r * pixels;
+      const std::int64_t idx = __ldg(a.src.order + base + r);
+      v[i] = normalise(__ldg(a.src.images + idx * pixels + k), a.src.mean, a.src.inv_std);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kGatherPer; ++i) {
+    const int e = e0 + i * kThreads + static_cast<int>(threadIdx.x);
+    if (e < total) dst[e] = v[i];
+  }
+}
+
+__device__ void forward_layers(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem,
                                cg::grid_group& grid, int row, int& phase) {
   static_assert(CfgFirst::TM == CfgRows::TM && CfgFirst::TN == CfgRows::TN, "the same tiles");
   for (int l = 0; l + 1 < a.layers; ++l) {
     const int n = tiles<CfgRows>(rows, a.layer[l].out);
     for (int job = blockIdx.x; job < n; job += gridDim.x) {
       if (l == 0)
-        forward_tile<CfgFirst>(a, 0, cur, x_op, rows, job, smem);
+        forward_tile<CfgFirst>(a, 0, cur, Dense{x, a.layer[0].in}, rows, job, smem);
       else
         forward_tile<CfgRows>(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
     }
@@ -206,7 +233,7 @@ __device__ void input_grad_tile(const MlpArgs& a, int l, const float* cur, int r
 
 // Layer l's weight-gradient tile (the bias as an extra all-ones input
 // column), each gradient applied at once: next = SGD(cur, gradient).
-__device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* next, int rows, std::int64_t base,
+__device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* next, int rows, const float* x,
                             int job, float* smem) {
   const MlpLayer& L = a.layer[l];
   const int N = L.in + (L.bias ? 1 : 0);
@@ -221,10 +248,8 @@ __device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* ne
     next[i] = sgd_one(ldf(cur + i), s, mom + i, sgd);
   };
   const DenseT dz{a.dz[l], L.out, -1};  // (j, i) = dz[l][i·out + j]
-  if (l == 0)
-    tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, GatherT{a.src, base, L.bias}, epi, smem);
-  else
-    tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, DenseT{a.act[l - 1], L.in, L.bias ? L.in : -1}, epi, smem);
+  const float* in_act = l == 0 ? x : a.act[l - 1];  // (rows, in)
+  tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, DenseT{in_act, L.in, L.bias ? L.in : -1}, epi, smem);
 }
 
 __device__ int weight_tiles(const MlpLayer& L) { return tiles<CfgWeight>(L.out, L.in + (L.bias ? 1 : 0)); }
@@ -235,6 +260,10 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
   cg::grid_group grid = cg::this_grid();
   const int rows = a.rows, L = a.layers;
   const int step0 = *a.step;  // every block reads it before block 0 advances it
+  // The first step's batch; each step then gathers the next one's.
+  for (int job = blockIdx.x; job < gather_jobs(a, rows); job += gridDim.x)
+    gather_job(a, rows, static_cast<std::int64_t>(step0) * a.src.stride, a.xb[0], job);
+  grid.sync();
   for (int t = 0; t < a.steps; ++t) {
     const int step = step0 + t;
     const std::int64_t base = static_cast<std::int64_t>(step) * a.src.stride;
@@ -243,8 +272,19 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     const int row = t < kPhaseSteps ? t : -1;
     int phase = 0;
     mark(a, row, phase);
-    forward_layers(a, cur, Gather{a.src, base}, rows, smem, grid, row, phase);
+    const float* x = a.xb[t & 1];
+    float* x_next = a.xb[(t & 1) ^ 1];
+    const std::int64_t base_next = base + a.src.stride;
+    forward_layers(a, cur, x, rows, smem, grid, row, phase);
     head_train(a, cur, rows, base, smem);
+    if (t + 1 < a.steps) {  // the next step's batch, on the blocks the head leaves idle
+      const int head_blocks = min(static_cast<int>(gridDim.x), cdiv(rows, kWarps));
+      const int idle = static_cast<int>(gridDim.x) - head_blocks;
+      const int first = idle > 0 ? static_cast<int>(blockIdx.x) - head_blocks : static_cast<int>(blockIdx.x);
+      if (first >= 0)
+        for (int job = first; job < gather_jobs(a, rows); job += idle > 0 ? idle : static_cast<int>(gridDim.x))
+          gather_job(a, rows, base_next, x_next, job);
+    }
     grid.sync();
     mark(a, row, phase);
     // Input gradients layer by layer; every weight gradient (and its SGD
@@ -263,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
         } else if (job < n_in + n_w) {
           int q = 0, j = job - n_in;  // layer q's tile j
           while (j >= weight_tiles(a.layer[q])) j -= weight_tiles(a.layer[q++]);
-          weight_tile(a, q, cur, next, rows, base, j, smem);
+          weight_tile(a, q, cur, next, rows, x, j, smem);
         } else if (threadIdx.x < 32) {
           add_stats(a.stats, a.row_loss, a.row_correct, rows, step);
         }
@@ -288,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_con
   cg::grid_group grid = cg::this_grid();
   int phase = 0;
   mark(a, kPhaseSteps, phase);
-  forward_layers(a, a.params[0], Dense{a.x, a.layer[0].in}, a.rows, smem, grid, kPhaseSteps, phase);
+  forward_layers(a, a.params[0], a.x, a.rows, smem, grid, kPhaseSteps, phase);
   head_infer(a, a.params[0], a.rows, smem);
   mark(a, kPhaseSteps, phase);  // block 0's own end, not the grid's
 }

@@ -230,6 +230,10 @@ class FusedMlp final : public FusedPath {
       bufs_.push_back(ctx.empty({B * layers[l].out}, DType::F32, "fused activation gradients"));
       a_.dz[l] = bufs_.back().f32();
     }
+    for (float*& x : a_.xb) {
+      bufs_.push_back(ctx.empty({B * layers[0].in}, DType::F32, "fused batch (normalised)"));
+      x = bufs_.back().f32();
+    }
     a_.param_count = model.param_count();
     spare_ = ctx.empty({a_.param_count}, DType::F32, "fused spare parameter block");
     ctx.memset_async(spare_.raw(), 0, spare_.nbytes());  // its padding stays zero, as the Network's
