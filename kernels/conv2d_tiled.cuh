@@ -3,11 +3,11 @@
 // (conv2d_direct.cuh stays the general path and the reference these are
 // checked against on the GPU).
 //
-// conv2d_tiled: a block = 256 consecutive output pixels of one image × KB
-// output channels. The input rows those pixels need (all input channels,
-// zero-padded) and the block's weights are staged in shared memory; each
-// thread keeps one pixel × KB channels in registers, the KB weights of a tap
-// read as float4 broadcasts. With FLIP it computes the input gradient: the
+// conv2d_tiled: a block = 256 thread slots of one image (PX output pixels
+// each, in one row) × KB output channels. The input rows those pixels need
+// (all input channels, zero-padded) and the block's weights are staged in
+// shared memory; each thread keeps PX pixels × KB channels in registers, the
+// KB weights of a tap read as float4 broadcasts. With FLIP it computes the input gradient: the
 // output gradient convolved with the weights flipped and transposed
 // (pad' = kernel − 1 − pad), so one kernel serves both passes.
 //
@@ -46,25 +46,34 @@ struct TiledConvDims {
   int r, s, ph, pw;
 };
 
-// The most output rows 256 consecutive pixels of one image can touch.
-__host__ __device__ constexpr int tiled_rows_max(int oh, int ow) {
-  const int rows = (kConvThreads - 1) / ow + 2;
+// Threads take PX output pixels of one row, strided by the row's thread
+// count G = ⌈ow / PX⌉ (pixels x0, x0 + G, …: a warp's lanes read adjacent
+// words, so no bank conflicts); PX > 1 amortises each tap's weight load over
+// PX pixels (conv 1→4 7×7 at PX 1 issued an LDS and an LDS.128 per 4 FMAs).
+__host__ __device__ constexpr int tiled_cols(int ow, int px) { return (ow + px - 1) / px; }
+// The most output rows 256 consecutive thread slots of one image can touch.
+__host__ __device__ constexpr int tiled_rows_max(int oh, int ow, int px = 1) {
+  const int rows = (kConvThreads - 1) / tiled_cols(ow, px) + 2;
   return rows < oh ? rows : oh;
 }
 // Shared memory of conv2d_tiled (floats): the input rows, then the weights.
-__host__ __device__ constexpr int tiled_in_floats(const TiledConvDims& d) {
-  return conv_round4(d.ci * (tiled_rows_max(d.oh, d.ow) + d.r - 1) * (d.ow + d.s - 1));
+__host__ __device__ constexpr int tiled_in_floats(const TiledConvDims& d, int px = 1) {
+  return conv_round4(d.ci * (tiled_rows_max(d.oh, d.ow, px) + d.r - 1) * (d.ow + d.s - 1));
 }
-template <int KB>
+template <int KB, int PX = 1>
 __host__ __device__ constexpr int tiled_smem_floats(const TiledConvDims& d) {
-  return tiled_in_floats(d) + d.ci * d.r * d.s * KB;
+  return tiled_in_floats(d, PX) + d.ci * d.r * d.s * KB;
+}
+// Grid x of conv2d_tiled: blocks of 256 thread slots over an image's oh · G.
+__host__ __device__ constexpr int tiled_blocks_x(const TiledConvDims& d, int px) {
+  return (d.oh * tiled_cols(d.ow, px) + kConvThreads - 1) / kConvThreads;
 }
 
 // out (n, co, oh, ow) = act(Σ in ⋆ w + b). Weights: FLIP false: w (co, ci, r, s);
 // FLIP true: w is the forward layer's (ci, co, r, s), used flipped.
-// Grid: (ceil(oh·ow / 256), ceil(co / KB), n); dynamic shared memory
-// tiled_smem_floats<KB>(d) floats.
-template <int KB, bool FLIP>
+// Grid: (tiled_blocks_x(d, PX), ceil(co / KB), n); dynamic shared memory
+// tiled_smem_floats<KB, PX>(d) floats.
+template <int KB, int PX, bool FLIP>
 __global__ void __launch_bounds__(kConvThreads)
     conv2d_tiled(TiledConvDims d, float* __restrict__ out, const float* __restrict__ in, const float* __restrict__ w,
                  const float* __restrict__ b, bool relu) {
@@ -72,14 +81,15 @@ __global__ void __launch_bounds__(kConvThreads)
   extern __shared__ float4 conv_smem4[];
   float* sm = reinterpret_cast<float*>(conv_smem4);
   const int plane = d.oh * d.ow;
-  const int p0 = static_cast<int>(blockIdx.x) * kConvThreads;
+  const int G = tiled_cols(d.ow, PX);
+  const int p0 = static_cast<int>(blockIdx.x) * kConvThreads;  // first thread slot (row · G + column)
   const int k0 = static_cast<int>(blockIdx.y) * KB;
   const int img = static_cast<int>(blockIdx.z);
-  const int y_first = p0 / d.ow;
-  const int y_last = min(d.oh - 1, (p0 + kConvThreads - 1) / d.ow);
+  const int y_first = p0 / G;
+  const int y_last = min(d.oh - 1, (p0 + kConvThreads - 1) / G);
   const int nrows = y_last - y_first + d.r, ncols = d.ow + d.s - 1;
-  float* in_s = sm;                      // (ci, nrows, ncols)
-  float* w_s = sm + tiled_in_floats(d);  // (ci, r, s, KB)
+  float* in_s = sm;                          // (ci, nrows, ncols)
+  float* w_s = sm + tiled_in_floats(d, PX);  // (ci, r, s, KB)
   const int tile = nrows * ncols;
   const float* src = in + static_cast<std::int64_t>(img) * d.ci * d.ih * d.iw;
   for (int i = threadIdx.x; i < d.ci * tile; i += kConvThreads) {
@@ -99,34 +109,49 @@ __global__ void __launch_bounds__(kConvThreads)
   }
   __syncthreads();
   const int p = p0 + static_cast<int>(threadIdx.x);
-  if (p >= plane) return;  // no barrier follows
-  const int y = p / d.ow, x = p - y * d.ow, ly = y - y_first;
-  float acc[KB];
+  if (p >= d.oh * G) return;  // no barrier follows
+  const int y = p / G, x0 = p - y * G, ly = y - y_first;
+  int xs[PX];  // this thread's pixels; one past the row reads pixel x0's inputs and is not written
   CONV_TILED_UNROLL
-  for (int kk = 0; kk < KB; ++kk) acc[kk] = 0.f;
+  for (int q = 0; q < PX; ++q) xs[q] = x0 + q * G < d.ow ? x0 + q * G : x0;
+  float acc[PX][KB];
+  CONV_TILED_UNROLL
+  for (int q = 0; q < PX; ++q)
+    CONV_TILED_UNROLL
+  for (int kk = 0; kk < KB; ++kk) acc[q][kk] = 0.f;
   for (int c = 0; c < d.ci; ++c)
     for (int rr = 0; rr < d.r; ++rr) {
-      const float* row = in_s + (c * nrows + ly + rr) * ncols + x;
+      const float* row = in_s + (c * nrows + ly + rr) * ncols;
       const float* wr = w_s + (c * taps + rr * d.s) * KB;
       for (int ss = 0; ss < d.s; ++ss) {
-        const float v = row[ss];
+        float v[PX];
         CONV_TILED_UNROLL
-        for (int q = 0; q < KB / 4; ++q) {
-          const float4 wv = reinterpret_cast<const float4*>(wr + ss * KB)[q];
-          acc[4 * q + 0] = fmaf(v, wv.x, acc[4 * q + 0]);
-          acc[4 * q + 1] = fmaf(v, wv.y, acc[4 * q + 1]);
-          acc[4 * q + 2] = fmaf(v, wv.z, acc[4 * q + 2]);
-          acc[4 * q + 3] = fmaf(v, wv.w, acc[4 * q + 3]);
+        for (int q = 0; q < PX; ++q) v[q] = row[xs[q] + ss];
+        CONV_TILED_UNROLL
+        for (int qk = 0; qk < KB / 4; ++qk) {
+          const float4 wv = reinterpret_cast<const float4*>(wr + ss * KB)[qk];
+          CONV_TILED_UNROLL
+          for (int q = 0; q < PX; ++q) {
+            acc[q][4 * qk + 0] = fmaf(v[q], wv.x, acc[q][4 * qk + 0]);
+            acc[q][4 * qk + 1] = fmaf(v[q], wv.y, acc[q][4 * qk + 1]);
+            acc[q][4 * qk + 2] = fmaf(v[q], wv.z, acc[q][4 * qk + 2]);
+            acc[q][4 * qk + 3] = fmaf(v[q], wv.w, acc[q][4 * qk + 3]);
+          }
         }
       }
     }
-  float* dst = out + static_cast<std::int64_t>(img) * d.co * plane + p;
+  float* dst = out + static_cast<std::int64_t>(img) * d.co * plane + y * d.ow;
   CONV_TILED_UNROLL
-  for (int kk = 0; kk < KB; ++kk) {
-    const int k = k0 + kk;
-    if (k >= d.co) break;
-    const float v = acc[kk] + (b ? b[k] : 0.f);
-    dst[static_cast<std::int64_t>(k) * plane] = relu ? (v <= 0.f ? 0.f : v) : v;
+  for (int q = 0; q < PX; ++q) {
+    const int x = x0 + q * G;
+    if (x >= d.ow) break;
+    CONV_TILED_UNROLL
+    for (int kk = 0; kk < KB; ++kk) {
+      const int k = k0 + kk;
+      if (k >= d.co) break;
+      const float v = acc[q][kk] + (b ? b[k] : 0.f);
+      dst[static_cast<std::int64_t>(k) * plane + x] = relu ? (v <= 0.f ? 0.f : v) : v;
+    }
   }
 }
 

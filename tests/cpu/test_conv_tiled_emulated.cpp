@@ -155,20 +155,28 @@ double rel_error(const std::vector<float>& got, const std::vector<double>& want)
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
-template <int KB, bool FLIP>
+template <int KB, int PX, bool FLIP>
 void run_tiled(const rk::TiledConvDims& d, float* out, const float* in, const float* w, const float* b, bool relu) {
-  ASSERT_LE(rk::tiled_smem_floats<KB>(d), int(sizeof(rk::conv_smem4) / 4));
-  const dim3 grid((d.oh * d.ow + kConvThreads - 1) / kConvThreads, (d.co + KB - 1) / KB, d.n);
-  launch(grid, kConvThreads, [&] { rk::conv2d_tiled<KB, FLIP>(d, out, in, w, b, relu); });
+  ASSERT_LE((rk::tiled_smem_floats<KB, PX>(d)), int(sizeof(rk::conv_smem4) / 4));
+  const dim3 grid(rk::tiled_blocks_x(d, PX), (d.co + KB - 1) / KB, d.n);
+  launch(grid, kConvThreads, [&] { rk::conv2d_tiled<KB, PX, FLIP>(d, out, in, w, b, relu); });
 }
 
+// Every (channels per block, pixels per thread) the launcher may pick.
 template <bool FLIP>
-void run_tiled(int kb, const rk::TiledConvDims& d, float* out, const float* in, const float* w, const float* b,
+void run_tiled(int kb, int px, const rk::TiledConvDims& d, float* out, const float* in, const float* w, const float* b,
                bool relu) {
-  if (kb == 4) run_tiled<4, FLIP>(d, out, in, w, b, relu);
-  if (kb == 8) run_tiled<8, FLIP>(d, out, in, w, b, relu);
-  if (kb == 16) run_tiled<16, FLIP>(d, out, in, w, b, relu);
+  if (px == 4 && kb == 4) return run_tiled<4, 4, FLIP>(d, out, in, w, b, relu);
+  if (px == 4 && kb == 8) return run_tiled<8, 4, FLIP>(d, out, in, w, b, relu);  // the kernel allows it; unused
+  if (px == 4) return run_tiled<16, 4, FLIP>(d, out, in, w, b, relu);
+  if (kb == 4) run_tiled<4, 1, FLIP>(d, out, in, w, b, relu);
+  if (kb == 8) run_tiled<8, 1, FLIP>(d, out, in, w, b, relu);
+  if (kb == 16) run_tiled<16, 1, FLIP>(d, out, in, w, b, relu);
 }
+struct TiledVariant {
+  int kb, px;
+};
+constexpr TiledVariant kTiledVariants[] = {{4, 1}, {8, 1}, {16, 1}, {4, 4}, {8, 4}, {16, 4}};
 
 template <int KB>
 void run_wgrad(const rk::WgradDims& d, int parts, int slices, float* partial, const float* in, const float* dout) {
@@ -212,18 +220,21 @@ void check_shape(const Shape& s, int parts, int slices, std::mt19937& gen) {
           fwd[((size_t(n) * s.k + k) * oh + y) * ow + x] = acc > 0 ? acc : 0;  // with ReLU
         }
 
-  // Forward (bias + ReLU), as conv2d_forward launches it.
-  std::vector<float> out(fwd.size(), NAN);
-  const rk::TiledConvDims tf{s.n, s.c, s.h, s.w, s.k, oh, ow, s.r, s.s, s.pad, s.pad};
-  run_tiled<false>(channels_per_block(s.k), tf, out.data(), in.data(), w.data(), b.data(), true);
-  EXPECT_LE(rel_error(out, fwd), 1e-5) << "forward";
+  for (const TiledVariant v : kTiledVariants) {
+    SCOPED_TRACE(::testing::Message() << "channels per block " << v.kb << ", pixels per thread " << v.px);
+    // Forward (bias + ReLU), as conv2d_forward launches it.
+    std::vector<float> out(fwd.size(), NAN);
+    const rk::TiledConvDims tf{s.n, s.c, s.h, s.w, s.k, oh, ow, s.r, s.s, s.pad, s.pad};
+    run_tiled<false>(v.kb, v.px, tf, out.data(), in.data(), w.data(), b.data(), true);
+    EXPECT_LE(rel_error(out, fwd), 1e-5) << "forward";
 
-  // Input gradient, as conv2d_backward_input launches it (pad <= r - 1 and s - 1).
-  if (s.pad <= s.r - 1 && s.pad <= s.s - 1) {
-    std::vector<float> g(din.size(), NAN);
-    const rk::TiledConvDims tb{s.n, s.k, oh, ow, s.c, s.h, s.w, s.r, s.s, s.r - 1 - s.pad, s.s - 1 - s.pad};
-    run_tiled<true>(channels_per_block(s.c), tb, g.data(), dout.data(), w.data(), nullptr, false);
-    EXPECT_LE(rel_error(g, din), 1e-5) << "input gradient";
+    // Input gradient, as conv2d_backward_input launches it (pad <= r - 1 and s - 1).
+    if (s.pad <= s.r - 1 && s.pad <= s.s - 1) {
+      std::vector<float> g(din.size(), NAN);
+      const rk::TiledConvDims tb{s.n, s.k, oh, ow, s.c, s.h, s.w, s.r, s.s, s.r - 1 - s.pad, s.s - 1 - s.pad};
+      run_tiled<true>(v.kb, v.px, tb, g.data(), dout.data(), w.data(), nullptr, false);
+      EXPECT_LE(rel_error(g, din), 1e-5) << "input gradient";
+    }
   }
 
   // Weight and bias gradient, as wgrad_tiled launches it (with `parts` image

@@ -102,6 +102,14 @@ TEST(OpsGpu, TiledConvolutionEdgesMatchTheFloat64Reference) {
       {"stride 2: direct kernels", 2, 3, 15, 15, 8, 3, 3, 2, 1, true, true},
       {"one-row images", 4, 2, 1, 9, 3, 1, 3, 1, 0, false, true},
       {"ece408 conv2 at batch 5", 5, 4, 40, 40, 16, 7, 7, 1, 0, true, true},
+      {"ece408 conv1 at batch 40: 4 pixels per thread (forward, >= 2 blocks per SM)", 40, 1, 86, 86, 4, 7, 7, 1, 0,
+       true, true},
+      {"ece408 conv2 at batch 24: 8-channel blocks, not 16, to fill the SMs", 24, 4, 40, 40, 16, 7, 7, 1, 0, true,
+       true},
+      {"ece408 conv2 at batch 128: 4 pixels per thread in the input gradient", 128, 4, 40, 40, 16, 7, 7, 1, 0, true,
+       true},
+      {"4 pixels per thread over 30-wide rows (a thread's last pixel past the row)", 270, 1, 30, 30, 4, 5, 5, 1, 2,
+       true, false},
   };
   Context ctx(Backend::Cuda);
   Rng rng(408);

@@ -107,45 +107,73 @@ void allow_smem(const CudaState* st, int bytes) {
   have = bytes;
 }
 
-template <int KB>
+template <int KB, int PX>
 int tiled_bytes(const kernels::TiledConvDims& d) {
-  return kernels::tiled_smem_floats<KB>(d) * static_cast<int>(sizeof(float));
+  return kernels::tiled_smem_floats<KB, PX>(d) * static_cast<int>(sizeof(float));
 }
 
-int tiled_bytes(const kernels::TiledConvDims& d, int kb) {
-  return kb == 4 ? tiled_bytes<4>(d) : kb == 8 ? tiled_bytes<8>(d) : tiled_bytes<16>(d);
+int tiled_bytes(const kernels::TiledConvDims& d, int kb, int px) {
+  if (px == 4) return tiled_bytes<4, 4>(d);  // tiled_shape gives 4 pixels only to 4-channel blocks
+  return kb == 4 ? tiled_bytes<4, 1>(d) : kb == 8 ? tiled_bytes<8, 1>(d) : tiled_bytes<16, 1>(d);
+}
+
+// The tiled kernel's shape: output channels per block (kb) and pixels per
+// thread (px). As many channels as the layer has (up to 16: fewer shared loads
+// per FMA), cut back while the grid would have fewer than 1.5 blocks per SM
+// (320 blocks of 16 channels ran at 28% occupancy; 640 of 8 took the same
+// time). 4-channel blocks take 4 pixels per thread when the grid stays that
+// large: one LDS.128 of weights then serves 16 FMAs, not 4 (ncu, ece408 at
+// batch 64 on the H100, 2026-11-24: conv 1→4 7×7 22.4 → 15.7 µs; conv2's
+// input gradient at batch 128 122 → 85 µs). Wider blocks gained nothing from
+// 4 pixels (8 channels at batch 64: 35 → 37 µs, 16 at batch 128: 51 → 59 µs).
+struct TiledShape {
+  int kb = 4, px = 1;
+};
+TiledShape tiled_shape(const CudaState* st, const kernels::TiledConvDims& d) {
+  auto blocks = [&](int kb, int px) {
+    return std::int64_t(kernels::tiled_blocks_x(d, px)) * ((d.co + kb - 1) / kb) * d.n;
+  };
+  const std::int64_t enough = 3 * std::int64_t(st->sm_count) / 2;
+  TiledShape t;
+  t.kb = channels_per_block(d.co);
+  while (t.kb > 4 && blocks(t.kb, 1) < enough) t.kb /= 2;
+  if (t.kb == 4 && d.ow >= 8 && blocks(4, 4) >= enough) t.px = 4;
+  return t;
 }
 
 // The kernels size their shared memory in int; this bound, in 64 bits, keeps
 // that exact.
-bool tiled_fits(const CudaState* st, const kernels::TiledConvDims& d, int kb) {
-  const std::int64_t rows = std::min<std::int64_t>((kernels::kConvThreads - 1) / d.ow + 2, d.oh);
+bool tiled_fits(const CudaState* st, const kernels::TiledConvDims& d, int kb, int px) {
+  const std::int64_t cols = (std::int64_t(d.ow) + px - 1) / px;
+  const std::int64_t rows = std::min<std::int64_t>((kernels::kConvThreads - 1) / cols + 2, d.oh);
   const std::int64_t floats =
       std::int64_t(d.ci) * (rows + d.r - 1) * (d.ow + d.s - 1) + 3 + std::int64_t(d.ci) * d.r * d.s * kb;
   return d.n <= 65535 && (d.co + kb - 1) / kb <= 65535 && floats * 4 <= smem_limit(st) &&
-         tiled_bytes(d, kb) <= smem_limit(st);
+         tiled_bytes(d, kb, px) <= smem_limit(st);
 }
 
-template <int KB, bool FLIP>
+template <int KB, int PX, bool FLIP>
 void launch_tiled_kb(const CudaState* st, const kernels::TiledConvDims& d, float* out, const float* in, const float* w,
                      const float* b, bool relu) {
-  const int bytes = tiled_bytes<KB>(d);
-  allow_smem<kernels::conv2d_tiled<KB, FLIP>>(st, bytes);
-  const dim3 grid(static_cast<unsigned>((d.oh * d.ow + kernels::kConvThreads - 1) / kernels::kConvThreads),
-                  static_cast<unsigned>((d.co + KB - 1) / KB), static_cast<unsigned>(d.n));
-  kernels::conv2d_tiled<KB, FLIP><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, out, in, w, b, relu);
+  const int bytes = tiled_bytes<KB, PX>(d);
+  allow_smem<kernels::conv2d_tiled<KB, PX, FLIP>>(st, bytes);
+  const dim3 grid(static_cast<unsigned>(kernels::tiled_blocks_x(d, PX)), static_cast<unsigned>((d.co + KB - 1) / KB),
+                  static_cast<unsigned>(d.n));
+  kernels::conv2d_tiled<KB, PX, FLIP><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, out, in, w, b, relu);
   CUDA_CHECK_LAUNCH();
 }
 
 template <bool FLIP>
-void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, int kb, float* out, const float* in,
+void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, int kb, int px, float* out, const float* in,
                   const float* w, const float* b, bool relu) {
-  if (kb == 4)
-    launch_tiled_kb<4, FLIP>(st, d, out, in, w, b, relu);
+  if (px == 4)  // with kb 4 only (tiled_shape)
+    launch_tiled_kb<4, 4, FLIP>(st, d, out, in, w, b, relu);
+  else if (kb == 4)
+    launch_tiled_kb<4, 1, FLIP>(st, d, out, in, w, b, relu);
   else if (kb == 8)
-    launch_tiled_kb<8, FLIP>(st, d, out, in, w, b, relu);
+    launch_tiled_kb<8, 1, FLIP>(st, d, out, in, w, b, relu);
   else
-    launch_tiled_kb<16, FLIP>(st, d, out, in, w, b, relu);
+    launch_tiled_kb<16, 1, FLIP>(st, d, out, in, w, b, relu);
 }
 
 template <int KB>
@@ -220,9 +248,9 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
   if (s.stride == 1) {
     const kernels::TiledConvDims t{int(s.n),    int(s.c), int(s.h), int(s.w),   int(s.k),  int(s.oh()),
                                    int(s.ow()), int(s.r), int(s.s), int(s.pad), int(s.pad)};
-    const int kb = channels_per_block(s.k);
-    if (tiled_fits(st, t, kb)) {
-      launch_tiled<false>(st, t, kb, out, in, w, b, s.act == ops::Activation::ReLU);
+    const TiledShape ts = tiled_shape(st, t);
+    if (tiled_fits(st, t, ts.kb, ts.px)) {
+      launch_tiled<false>(st, t, ts.kb, ts.px, out, in, w, b, s.act == ops::Activation::ReLU);
       return;
     }
   }
@@ -239,9 +267,9 @@ void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float
     const kernels::TiledConvDims t{
         int(s.n), int(s.k), int(s.oh()),          int(s.ow()),         int(s.c), int(s.h), int(s.w),
         int(s.r), int(s.s), int(s.r - 1 - s.pad), int(s.s - 1 - s.pad)};
-    const int kb = channels_per_block(s.c);
-    if (tiled_fits(st, t, kb)) {
-      launch_tiled<true>(st, t, kb, din, dpre, w, nullptr, false);
+    const TiledShape ts = tiled_shape(st, t);
+    if (tiled_fits(st, t, ts.kb, ts.px)) {
+      launch_tiled<true>(st, t, ts.kb, ts.px, din, dpre, w, nullptr, false);
       return;
     }
   }
