@@ -32,6 +32,8 @@ namespace {
 
 using CfgRows = TileCfg<16, 16, 4, 4, 256>;    // GEMMs over batch rows: forward, input gradients
 using CfgFirst = TileCfg<16, 16, 4, 4, 512>;   // the first layer's forward: 784 pixels in two chunks
+using CfgFirst8 = TileCfg<16, 8, 4, 2, 512>;   // … in narrower tiles when 16-wide ones would idle half the grid
+using CfgFirst2 = TileCfg<16, 2, 4, 1, 512>;   // … and narrowest at a batch of a few rows
 using CfgWeight = TileCfg<32, 32, 4, 4, 128>;  // weight gradients (K = rows)
 
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
@@ -102,17 +104,30 @@ __device__ void gather_job(const MlpArgs& a, int rows, std::int64_t base, float*
   }
 }
 
+// The first layer's tiles: as wide as fill the grid (a batch of 1 has 16
+// tiles of 16 outputs for 132 blocks; of 2 outputs, 128).
+template <class Cfg>
+__device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem) {
+  const int n = tiles<Cfg>(rows, a.layer[0].out);
+  for (int job = blockIdx.x; job < n; job += gridDim.x)
+    forward_tile<Cfg>(a, 0, cur, Dense{x, a.layer[0].in}, rows, job, smem);
+}
+
 __device__ void forward_layers(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem,
                                cg::grid_group& grid, int row, int& phase) {
-  static_assert(CfgFirst::TM == CfgRows::TM && CfgFirst::TN == CfgRows::TN, "the same tiles");
-  for (int l = 0; l + 1 < a.layers; ++l) {
+  const int wide = tiles<CfgFirst>(rows, a.layer[0].out), grid_blocks = static_cast<int>(gridDim.x);
+  if (wide * (CfgFirst::TN / CfgFirst2::TN) <= grid_blocks)
+    first_layer<CfgFirst2>(a, cur, x, rows, smem);
+  else if (wide * (CfgFirst::TN / CfgFirst8::TN) <= grid_blocks)
+    first_layer<CfgFirst8>(a, cur, x, rows, smem);
+  else
+    first_layer<CfgFirst>(a, cur, x, rows, smem);
+  grid.sync();
+  mark(a, row, phase);
+  for (int l = 1; l + 1 < a.layers; ++l) {
     const int n = tiles<CfgRows>(rows, a.layer[l].out);
-    for (int job = blockIdx.x; job < n; job += gridDim.x) {
-      if (l == 0)
-        forward_tile<CfgFirst>(a, 0, cur, Dense{x, a.layer[0].in}, rows, job, smem);
-      else
-        forward_tile<CfgRows>(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
-    }
+    for (int job = blockIdx.x; job < n; job += gridDim.x)
+      forward_tile<CfgRows>(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
     grid.sync();
     mark(a, row, phase);
   }
@@ -345,6 +360,8 @@ std::size_t mlp_smem_bytes(const MlpArgs& a) {
   const MlpLayer& H = a.layer[a.layers - 1];
   int floats = CfgRows::kSmemFloats;
   floats = std::max(floats, CfgFirst::kSmemFloats);
+  floats = std::max(floats, CfgFirst8::kSmemFloats);
+  floats = std::max(floats, CfgFirst2::kSmemFloats);
   floats = std::max(floats, CfgWeight::kSmemFloats);
   floats = std::max(floats, head_floats(H.in, H.out));
   return static_cast<std::size_t>(floats) * sizeof(float);
