@@ -8,6 +8,7 @@
 #include "roofline/engine/layer.hpp"
 #include "roofline/engine/network.hpp"
 #include "roofline/engine/trainer.hpp"
+#include "src/engine/fused/fused_launch.hpp"
 #include "support/cli.hpp"
 
 using namespace roofline;
@@ -106,4 +107,44 @@ TEST(FusedMatch, BenchRefusesAnUnknownGpuPath) {
       {"--db", tmp.file("r.db"), "bench", "simple-mlp", "--device", "cpu", "--fused-steps", "0"});
   EXPECT_EQ(s.exit_code, 2) << s.out << s.err;
   EXPECT_NE(s.err.find("--fused-steps"), std::string::npos) << s.err;
+}
+
+namespace {
+
+// The phase clocks of `steps` steps of a 3-layer MLP at 2 GHz: mark m of a
+// step comes m µs after mark m − 1, and a step starts where the last ended.
+std::vector<std::int64_t> synthetic_phases(int steps) {
+  namespace f = roofline::engine::fused;
+  std::vector<std::int64_t> h(static_cast<size_t>((f::kPhaseSteps + 1) * f::kMaxPhases * 2), 0);
+  std::int64_t clk = 1000000, ns = 5000;
+  for (int t = 0; t < steps; ++t)
+    for (int m = 0; m < 6; ++m) {
+      clk += 2000 * m;
+      ns += 1000 * m;
+      h[static_cast<size_t>(2 * (t * f::kMaxPhases + m))] = clk;
+      h[static_cast<size_t>(2 * (t * f::kMaxPhases + m) + 1)] = ns;
+    }
+  return h;
+}
+
+}  // namespace
+
+TEST(FusedPhaseReport, MedianPerPhaseAtTheClockTheTimerImplies) {
+  namespace f = roofline::engine::fused;
+  std::vector<std::int64_t> h = synthetic_phases(f::kPhaseSteps);
+  // One step read from another SM's clock (it runs backwards) is left out, not averaged in.
+  h[static_cast<size_t>(2 * (7 * f::kMaxPhases + 3))] = 1;
+  const std::string r = f::mlp_phase_report(h, 3);
+  EXPECT_NE(r.find("median of 31 steps"), std::string::npos) << r;
+  EXPECT_NE(r.find("SM clock 2000 MHz"), std::string::npos) << r;
+  for (const char* want : {"F0 1.00 us", "F1 2.00 us", "head 3.00 us", "B1 4.00 us", "B0 5.00 us", "step 15.00 us"})
+    EXPECT_NE(r.find(want), std::string::npos) << want << " in " << r;
+  EXPECT_EQ(r.find("inference"), std::string::npos) << "no inference was recorded: " << r;
+}
+
+TEST(FusedPhaseReport, SaysWhenThereIsNothingToReport) {
+  namespace f = roofline::engine::fused;
+  EXPECT_NE(f::mlp_phase_report(synthetic_phases(1), 3).find("fewer than two training steps"), std::string::npos);
+  EXPECT_NE(f::mlp_phase_report(std::vector<std::int64_t>(10, 0), 3).find("expected"), std::string::npos);
+  EXPECT_NE(f::mlp_phase_report(synthetic_phases(4), 1).find("expected"), std::string::npos);
 }

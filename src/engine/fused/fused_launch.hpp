@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "roofline/engine/ops.hpp"
 
@@ -73,6 +75,12 @@ struct MlpArgs {
 };
 constexpr int kPhaseSteps = 32;
 constexpr int kMaxPhases = 2 * kMaxLayers + 2;
+
+// ROOFLINE_FUSED_PHASES's report from the phase_clock buffer copied to the
+// host ((kPhaseSteps + 1) · kMaxPhases · 2 values): each phase's median over
+// the recorded steps whose marks increase, in µs at the SM clock the global
+// timer implies, then the last inference's phases (fused_path.cpp).
+std::string mlp_phase_report(const std::vector<std::int64_t>& clocks, int layers);
 
 // Shared memory and grid for the MLP kernels (the same for training and
 // inference); throws Error(Unsupported) when they cannot be co-resident.

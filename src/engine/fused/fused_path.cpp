@@ -136,42 +136,15 @@ bool match_cnn(const Model& model, std::int64_t ih, std::int64_t iw, fused::CnnA
   return true;
 }
 
-#if ROOFLINE_HAVE_CUDA
+}  // namespace
 
-fused::BatchSource source(const FusedBatch& b) {
-  fused::BatchSource s;
-  s.images = b.images;
-  s.labels = b.labels;
-  s.order = b.order;
-  s.pixels = static_cast<int>(b.shape.in_h * b.shape.in_w);
-  s.stride = static_cast<int>(b.shape.stride);
-  s.mean = b.shape.mean;
-  s.inv_std = b.shape.inv_std;
-  return s;
-}
+namespace fused {
 
-// What both fused paths check before a launch (an internal error: the trainer
-// builds these arguments).
-void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
-                 const ops::LossStats& stats) {
-  const ops::BatchShape& s = b.shape;
-  ROOFLINE_ASSERT(s.batch > 0 && s.batch <= max_batch, "fused step: batch exceeds the network's size");
-  ROOFLINE_ASSERT(s.in_h == s.out_h && s.in_w == s.out_w && s.in_h * s.in_w == pixels,
-                  "fused step: images must have the model's input size");
-  ROOFLINE_ASSERT(s.stride >= s.batch && s.stride <= INT_MAX, "fused step: stride");
-  ROOFLINE_ASSERT(steps > 0 && steps <= INT_MAX, "fused step: steps");
-  ROOFLINE_ASSERT(stats.step != nullptr, "fused step: the device step counter is required");
-  ROOFLINE_ASSERT(b.images && b.labels && b.order, "fused step: data pointers");
-}
-
-// The trainer's device step counter: ops take it const because only the SGD
-// op advances it on the layer path; a fused launch is that op too.
-std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
-
-// ROOFLINE_FUSED_PHASES: the median time of each phase between block 0's
-// marks (fused_mlp.cu), in µs at the SM clock the global timer implies.
-std::string phase_report(const std::vector<std::int64_t>& h, int layers) {
+std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
   const int P = fused::kMaxPhases, marks = 2 * layers;
+  if (layers < 2 || layers > kMaxLayers || h.size() != static_cast<size_t>((kPhaseSteps + 1) * P * 2))
+    return fmt::format("fused-mlp phase report: {} values for {} layers, expected {} for 2 to {} layers\n", h.size(),
+                       layers, (kPhaseSteps + 1) * P * 2, kMaxLayers);
   auto clk = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m))]; };
   auto ns = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m) + 1)]; };
   std::vector<std::string> names;
@@ -217,6 +190,42 @@ std::string phase_report(const std::vector<std::int64_t>& h, int layers) {
   return out.empty() ? "fused-mlp phase report: fewer than two training steps recorded\n" : out;
 }
 
+}  // namespace fused
+
+namespace {
+
+#if ROOFLINE_HAVE_CUDA
+
+fused::BatchSource source(const FusedBatch& b) {
+  fused::BatchSource s;
+  s.images = b.images;
+  s.labels = b.labels;
+  s.order = b.order;
+  s.pixels = static_cast<int>(b.shape.in_h * b.shape.in_w);
+  s.stride = static_cast<int>(b.shape.stride);
+  s.mean = b.shape.mean;
+  s.inv_std = b.shape.inv_std;
+  return s;
+}
+
+// What both fused paths check before a launch (an internal error: the trainer
+// builds these arguments).
+void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
+                 const ops::LossStats& stats) {
+  const ops::BatchShape& s = b.shape;
+  ROOFLINE_ASSERT(s.batch > 0 && s.batch <= max_batch, "fused step: batch exceeds the network's size");
+  ROOFLINE_ASSERT(s.in_h == s.out_h && s.in_w == s.out_w && s.in_h * s.in_w == pixels,
+                  "fused step: images must have the model's input size");
+  ROOFLINE_ASSERT(s.stride >= s.batch && s.stride <= INT_MAX, "fused step: stride");
+  ROOFLINE_ASSERT(steps > 0 && steps <= INT_MAX, "fused step: steps");
+  ROOFLINE_ASSERT(stats.step != nullptr, "fused step: the device step counter is required");
+  ROOFLINE_ASSERT(b.images && b.labels && b.order, "fused step: data pointers");
+}
+
+// The trainer's device step counter: ops take it const because only the SGD
+// op advances it on the layer path; a fused launch is that op too.
+std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
+
 class FusedMlp final : public FusedPath {
  public:
   FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
@@ -258,7 +267,7 @@ class FusedMlp final : public FusedPath {
       net_.context().synchronize();
       std::vector<std::int64_t> h(static_cast<size_t>(phases_.numel()));
       copy_bytes(h.data(), Device::cpu(), phases_.raw(), phases_.device(), h.size() * sizeof h[0]);
-      fmt::print(stderr, "{}", phase_report(h, a_.layers));
+      fmt::print(stderr, "{}", fused::mlp_phase_report(h, a_.layers));
     } catch (const std::exception& e) {
       fmt::print(stderr, "fused-mlp phase report failed: {}\n", e.what());
     }
