@@ -42,9 +42,28 @@ __host__ __device__ constexpr int tiles(int m, int n) {
   return cdiv(m, Cfg::TM) * cdiv(n, Cfg::TN);
 }
 
-// The head's shared memory: W (C, in), b (32), per warp a row (in) and the
+// The head's shared memory: W (C, in) in rows of in + 1 (a lane per class
+// reads its row without bank conflicts), b (32), per warp a row (in) and the
 // row's output gradients (32).
-__host__ __device__ constexpr int head_floats(int in, int classes) { return classes * in + 32 + kWarps * (in + 32); }
+__host__ __device__ constexpr int head_floats(int in, int classes) {
+  return classes * (in + 1) + 32 + kWarps * (in + 32);
+}
+struct HeadSmem {
+  float* w;  // (C, in + 1)
+  float* b;  // (32)
+  float* h;  // (in): this warp's row
+  float* g;  // (32): its output gradients
+  int ld;
+};
+__device__ HeadSmem head_smem(float* smem, int in, int classes) {
+  const int ld = in + 1, warp = static_cast<int>(threadIdx.x) / 32;
+  float* h = smem + classes * ld + 32 + warp * (in + 32);
+  return {smem, smem + classes * ld, h, h + in, ld};
+}
+// This warp's copy of a row of the head's input.
+__device__ void load_head_row(float* h, const float* src, int in) {
+  for (int k = static_cast<int>(threadIdx.x) % 32; k < in; k += 32) h[k] = ldf(src + k);
+}
 
 // Forward of layer l for `rows` rows: every tile of act[l].
 template <class Cfg, class OpA>
@@ -135,25 +154,28 @@ __device__ void forward_layers(const MlpArgs& a, const float* cur, const float* 
 
 // Stages the last layer's weights and bias in shared memory; returns false
 // (block-uniform) when this block owns no row.
-__device__ bool stage_head(const MlpArgs& a, const float* cur, int rows, float* smem) {
+__device__ bool stage_head(const MlpArgs& a, const float* cur, int rows, const HeadSmem& s) {
   if (blockIdx.x * kWarps >= rows) return false;
   const MlpLayer& H = a.layer[a.layers - 1];
-  for (int i = threadIdx.x; i < H.out * H.in; i += kThreads) smem[i] = ldf(cur + H.w_off + i);
-  if (threadIdx.x < 32)
-    smem[H.out * H.in + threadIdx.x] = H.bias && threadIdx.x < H.out ? ldf(cur + H.b_off + threadIdx.x) : 0.f;
+  for (int i = threadIdx.x; i < H.out * H.in; i += kThreads) {
+    const int j = i / H.in;
+    s.w[j * s.ld + (i - j * H.in)] = ldf(cur + H.w_off + i);
+  }
+  if (threadIdx.x < 32) s.b[threadIdx.x] = H.bias && threadIdx.x < H.out ? ldf(cur + H.b_off + threadIdx.x) : 0.f;
   __syncthreads();
   return true;
 }
 
-// The last layer's logit for lane j < classes of one row (the row in `h`, shared memory).
-__device__ float head_logit(const MlpLayer& H, const float* w, const float* b, const float* h) {
+// The last layer's logit for lane j < classes of one row (the row in s.h):
+// lane j sums its class's products in order.
+__device__ float head_logit(const MlpLayer& H, const HeadSmem& s) {
   const int lane = threadIdx.x % 32;
   float z = 0.f;
-  for (int j = 0; j < H.out; ++j) {
+  if (lane < H.out) {
+    const float* wj = s.w + lane * s.ld;
     float p = 0.f;
-    for (int k = lane; k < H.in; k += 32) p = fmaf(h[k], w[j * H.in + k], p);
-    p = warp_sum(p);
-    if (lane == j) z = p + b[j];
+    for (int k = 0; k < H.in; ++k) p = fmaf(s.h[k], wj[k], p);
+    z = p + s.b[lane];
   }
   return H.relu ? relu(z) : z;
 }
@@ -166,24 +188,25 @@ __device__ __forceinline__ int row_label(const MlpArgs& a, std::int64_t base, in
 __device__ void head_train(const MlpArgs& a, const float* cur, int rows, std::int64_t base, float* smem) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // Its two dependent loads fly while the weights are staged.
-  int next_label = row_label(a, base, blockIdx.x * kWarps + warp, rows);
-  if (!stage_head(a, cur, rows, smem)) return;
   const int Lh = a.layers - 1;
   const MlpLayer& H = a.layer[Lh];
   const MlpLayer& P = a.layer[Lh - 1];
   const int in = H.in, C = H.out;
-  const float* w = smem;                             // (C, in)
-  const float* b = smem + C * in;                    // (32)
-  float* h = smem + C * in + 32 + warp * (in + 32);  // (in): this warp's row
-  float* g = h + in;                                 // (32): its output gradients
+  const HeadSmem s = head_smem(smem, in, C);
+  // The first row and its label load while the weights are staged.
+  const int first = blockIdx.x * kWarps + warp;
+  int next_label = row_label(a, base, first, rows);
+  if (first < rows) load_head_row(s.h, a.act[Lh - 1] + static_cast<std::int64_t>(first) * in, in);
+  if (!stage_head(a, cur, rows, s)) return;
+  float* h = s.h;
+  float* g = s.g;
   const float scale = 1.0f / static_cast<float>(rows);
-  for (int row = blockIdx.x * kWarps + warp; row < rows; row += gridDim.x * kWarps) {
-    const float* src = a.act[Lh - 1] + static_cast<std::int64_t>(row) * in;
-    for (int k = lane; k < in; k += 32) h[k] = ldf(src + k);
+  for (int row = first; row < rows; row += gridDim.x * kWarps) {
+    if (row != first) load_head_row(h, a.act[Lh - 1] + static_cast<std::int64_t>(row) * in, in);
     __syncwarp();
     const int label = next_label;
     next_label = row_label(a, base, row + gridDim.x * kWarps, rows);
-    const float z = head_logit(H, w, b, h);
+    const float z = head_logit(H, s);
     float loss;
     bool correct;
     const float dl = row_loss_grad(z, C, label, scale, &loss, &correct);
@@ -200,27 +223,26 @@ __device__ void head_train(const MlpArgs& a, const float* cur, int rows, std::in
     // dz[L−2] = (dz[L−1] · W) ⊙ act'(act[L−2])
     float* dprev = a.dz[Lh - 1] + static_cast<std::int64_t>(row) * in;
     for (int k = lane; k < in; k += 32) {
-      float s = 0.f;
-      for (int j = 0; j < C; ++j) s = fmaf(g[j], w[j * in + k], s);
-      dprev[k] = P.relu ? (h[k] > 0.f ? s : 0.f) : s;
+      float acc = 0.f;
+      for (int j = 0; j < C; ++j) acc = fmaf(g[j], s.w[j * s.ld + k], acc);
+      dprev[k] = P.relu ? (h[k] > 0.f ? acc : 0.f) : acc;
     }
     __syncwarp();  // h and g are this warp's next row
   }
 }
 
 __device__ void head_infer(const MlpArgs& a, const float* cur, int rows, float* smem) {
-  if (!stage_head(a, cur, rows, smem)) return;
   const int Lh = a.layers - 1;
   const MlpLayer& H = a.layer[Lh];
   const int in = H.in, C = H.out, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const float* w = smem;
-  const float* b = smem + C * in;
-  float* h = smem + C * in + 32 + warp * (in + 32);
-  for (int row = blockIdx.x * kWarps + warp; row < rows; row += gridDim.x * kWarps) {
-    const float* src = a.act[Lh - 1] + static_cast<std::int64_t>(row) * in;
-    for (int k = lane; k < in; k += 32) h[k] = ldf(src + k);
+  const HeadSmem s = head_smem(smem, in, C);
+  const int first = blockIdx.x * kWarps + warp;
+  if (first < rows) load_head_row(s.h, a.act[Lh - 1] + static_cast<std::int64_t>(first) * in, in);
+  if (!stage_head(a, cur, rows, s)) return;
+  for (int row = first; row < rows; row += gridDim.x * kWarps) {
+    if (row != first) load_head_row(s.h, a.act[Lh - 1] + static_cast<std::int64_t>(row) * in, in);
     __syncwarp();
-    const float z = head_logit(H, w, b, h);
+    const float z = head_logit(H, s);
     const float p = row_softmax(z, C);
     if (lane < C) a.probs[static_cast<std::int64_t>(row) * C + lane] = p;
     __syncwarp();
