@@ -14,7 +14,8 @@
 //                    within one round of the grid)
 // Tiles stage their operands through registers, a chunk's loads all in flight
 // at once and the next chunk's beside this chunk's FMAs; the first layer's
-// K (784 pixels) is a single chunk.
+// K (784 pixels) takes two chunks of 512, in tiles 2, 8 or 16 outputs wide as
+// the batch needs to fill the grid.
 // Parameters ping-pong between two blocks, so a tile reading W_l for an input
 // gradient never races the tile that updates it, and no gradient buffer is
 // needed. Every reduction runs in a fixed order: the same inputs give the
@@ -99,8 +100,8 @@ __device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
 }
 
 // The normalised batch of one step (`base` = its first index into the order)
-// into dst (rows, pixels): job j of gather_jobs(), kPer elements a thread with
-// all their loads in flight. The same float operations as ops::gather_batch.
+// into dst (rows, pixels): job j of gather_jobs(), kGatherPer elements a
+// thread with all their loads in flight. The same float operations as ops::gather_batch.
 constexpr int kGatherPer = 4;
 __device__ int gather_jobs(const MlpArgs& a, int rows) { return cdiv(rows * a.src.pixels, kThreads * kGatherPer); }
 __device__ void gather_job(const MlpArgs& a, int rows, std::int64_t base, float* dst, int job) {
