@@ -38,6 +38,12 @@ double conv_flops(const ops::Conv2dShape& s) {
   return 2.0 * double(s.n) * double(s.k) * double(s.oh() * s.ow()) * double(s.c * s.r * s.s);
 }
 
+// Threads for a pass of `pieces` (image, channel-block) pieces split into
+// `tasks`: its FLOPs plus each piece's fixed cost (parallel.hpp, kFlopsPerTask).
+int conv_threads(const ops::Conv2dShape& s, std::int64_t pieces, std::int64_t tasks) {
+  return threads_for(conv_flops(s) + kFlopsPerTask * double(pieces), kFlopsPerThread, tasks);
+}
+
 // A per-thread buffer that only grows.
 float* scratch(std::vector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
@@ -71,8 +77,7 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
   const KernelSet& ks = kernels();
   const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, blocks = (s.k + kConvBlock - 1) / kConvBlock;
   const int64_t ostride = (P + 15) / 16 * 16;
-  const int threads =
-      threads_for(conv_flops(s) + kFlopsPerTask * double(s.n * blocks), kFlopsPerThread, s.n * blocks);
+  const int threads = conv_threads(s, s.n * blocks, s.n * blocks);
   parallel_for(s.n * blocks, threads, [&](int64_t t) {
     thread_local std::vector<float> buf;
     const int64_t n = t / blocks, k0 = (t % blocks) * kConvBlock;
@@ -103,7 +108,7 @@ void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* d
       for (int64_t r = 0; r < s.r; ++r)
         for (int64_t q = 0; q < s.s; ++q)
           wf[((c * s.k + k) * s.r + r) * s.s + q] = w[((k * s.c + c) * s.r + (s.r - 1 - r)) * s.s + (s.s - 1 - q)];
-  const int threads = threads_for(conv_flops(s) + kFlopsPerTask * double(s.n), kFlopsPerThread, s.n);
+  const int threads = conv_threads(s, s.n, s.n);
   parallel_for(s.n, threads, [&](int64_t n) {
     thread_local std::vector<float> pad_buf, out_buf;
     float* pad = scratch(pad_buf, s.k * HP * WP);  // (k, HP, WP)
@@ -137,8 +142,7 @@ void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, con
     for (int64_t r = 0; r < s.r; ++r)
       for (int64_t q = 0; q < s.s; ++q) offsets[static_cast<size_t>((c * s.r + r) * s.s + q)] = c * s.h * s.w + r * s.w + q;
   const int64_t* tap_off = offsets.data();
-  const int threads =
-      threads_for(conv_flops(s) + kFlopsPerTask * double(s.n * blocks), kFlopsPerThread, chunks * blocks);
+  const int threads = conv_threads(s, s.n * blocks, chunks * blocks);
   parallel_for(chunks * blocks, threads, [&](int64_t t) {
     thread_local std::vector<float> g_buf;
     const int64_t ch = t / blocks, k0 = (t % blocks) * kConvBlock;

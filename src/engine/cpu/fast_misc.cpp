@@ -269,20 +269,9 @@ void activation_bias_backward(const ops::BiasGradShape& s, float* dpre, float* d
 // exp, not bytes, sets these loops' time: threads by elements.
 int rows_threads(const ops::RowsShape& s) { return threads_for(double(s.rows * s.cols), kElementsPerThread, s.rows); }
 
-// The reference's operations, each exp computed once (stored, then divided):
-// the same values.
 void softmax_forward(const ops::RowsShape& s, float* out, const float* in) {
   parallel_for(s.rows, rows_threads(s), [&](int64_t i) {
-    const float* x = in + i * s.cols;
-    float* o = out + i * s.cols;
-    float m = x[0];
-    for (int64_t j = 1; j < s.cols; ++j) m = x[j] > m ? x[j] : m;
-    float sum = 0;
-    for (int64_t j = 0; j < s.cols; ++j) {
-      o[j] = std::exp(x[j] - m);
-      sum += o[j];
-    }
-    for (int64_t j = 0; j < s.cols; ++j) o[j] = o[j] / sum;
+    ref::softmax_forward<float>({1, s.cols}, out + i * s.cols, in + i * s.cols);
   });
 }
 

@@ -186,9 +186,13 @@ void softmax_forward(const ops::RowsShape& s, T* out, const T* in) {
     const T* x = in + i * s.cols;
     T m = x[0];
     for (int64_t j = 1; j < s.cols; ++j) m = x[j] > m ? x[j] : m;
+    T* o = out + i * s.cols;
     T sum = 0;
-    for (int64_t j = 0; j < s.cols; ++j) sum += std::exp(x[j] - m);
-    for (int64_t j = 0; j < s.cols; ++j) out[i * s.cols + j] = std::exp(x[j] - m) / sum;
+    for (int64_t j = 0; j < s.cols; ++j) {
+      o[j] = std::exp(x[j] - m);  // each exp once, kept for the division
+      sum += o[j];
+    }
+    for (int64_t j = 0; j < s.cols; ++j) o[j] = o[j] / sum;
   }
 }
 

@@ -144,8 +144,7 @@ TiledShape tiled_shape(const CudaState* st, const kernels::TiledConvDims& d) {
 // The kernels size their shared memory in int; this bound, in 64 bits, keeps
 // that exact.
 bool tiled_fits(const CudaState* st, const kernels::TiledConvDims& d, int kb, int px) {
-  const std::int64_t cols = (std::int64_t(d.ow) + px - 1) / px;
-  const std::int64_t rows = std::min<std::int64_t>((kernels::kConvThreads - 1) / cols + 2, d.oh);
+  const std::int64_t rows = std::min<std::int64_t>((kernels::kConvThreads - 1) / kernels::tiled_cols(d.ow, px) + 2, d.oh);
   const std::int64_t floats =
       std::int64_t(d.ci) * (rows + d.r - 1) * (d.ow + d.s - 1) + 3 + std::int64_t(d.ci) * d.r * d.s * kb;
   return d.n <= 65535 && (d.co + kb - 1) / kb <= 65535 && floats * 4 <= smem_limit(st) &&

@@ -169,6 +169,7 @@ struct Staged {
   static constexpr int kPer = T * KC / kThreads;
   static constexpr int kLine = Op::kContig ? KC : T;  // the extent adjacent in memory
   static_assert(T * KC % kThreads == 0, "a chunk is whole rounds of the block");
+  static_assert(kThreads % kLine == 0 || kLine % kThreads == 0, "a line is a fraction or a multiple of the block");
   float v[kPer];
 
   // Element i of this thread: consecutive threads take consecutive positions
@@ -178,13 +179,9 @@ struct Staged {
     if constexpr (kThreads % kLine == 0) {
       along = static_cast<int>(threadIdx.x) % kLine;
       across = static_cast<int>(threadIdx.x) / kLine + i * (kThreads / kLine);
-    } else if constexpr (kLine % kThreads == 0) {
+    } else {
       along = static_cast<int>(threadIdx.x) + (i % (kLine / kThreads)) * kThreads;
       across = i / (kLine / kThreads);
-    } else {  // division by a constant
-      const int e = static_cast<int>(threadIdx.x) + i * kThreads;
-      along = e % kLine;
-      across = e / kLine;
     }
     if constexpr (Op::kContig) {
       k = along;

@@ -141,7 +141,7 @@ bool match_cnn(const Model& model, std::int64_t ih, std::int64_t iw, fused::CnnA
 namespace fused {
 
 std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
-  const int P = fused::kMaxPhases, marks = 2 * layers;
+  const int P = kMaxPhases, marks = 2 * layers;
   if (layers < 2 || layers > kMaxLayers || h.size() != static_cast<size_t>((kPhaseSteps + 1) * P * 2))
     return fmt::format("fused-mlp phase report: {} values for {} layers, expected {} for 2 to {} layers\n", h.size(),
                        layers, (kPhaseSteps + 1) * P * 2, kMaxLayers);
@@ -152,7 +152,7 @@ std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
   names.push_back("head");
   for (int l = layers - 2; l >= 0; --l) names.push_back(fmt::format("B{}", l));
   std::vector<int> rows;
-  for (int t = 0; t < fused::kPhaseSteps; ++t) {
+  for (int t = 0; t < kPhaseSteps; ++t) {
     bool ok = clk(t, 0) != 0;
     for (int m = 1; m < marks && ok; ++m) ok = clk(t, m) > clk(t, m - 1);
     if (ok) rows.push_back(t);
@@ -178,7 +178,7 @@ std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
     for (size_t i = 0; i + 1 < rows.size(); ++i)
       if (rows[i + 1] == rows[i] + 1) step.push_back(static_cast<double>(clk(rows[i + 1], 0) - clk(rows[i], 0)) / ghz / 1e3);
     out += fmt::format(" step {:.2f} us\n", median(step));
-    const int ir = fused::kPhaseSteps;
+    const int ir = kPhaseSteps;
     if (clk(ir, 0) != 0) {
       out += "fused-mlp last inference (block 0):";
       for (int m = 1; m < layers + 1; ++m)
