@@ -24,6 +24,8 @@
 
 #include <cstdint>
 
+#include "kernels/async_copy.cuh"
+
 // nvcc's unroll pragma, and nothing where a host compiler reads these kernels
 // (tests/cpu/test_conv_tiled_emulated.cpp runs them on the CPU).
 #ifdef __CUDACC__
@@ -95,18 +97,19 @@ __global__ void __launch_bounds__(kConvThreads)
   for (int i = threadIdx.x; i < d.ci * tile; i += kConvThreads) {
     const int c = i / tile, rem = i - c * tile, lr = rem / ncols, lc = rem - lr * ncols;
     const int iy = y_first - d.ph + lr, ix = lc - d.pw;
-    in_s[i] = iy >= 0 && iy < d.ih && ix >= 0 && ix < d.iw ? src[(c * d.ih + iy) * d.iw + ix] : 0.f;
+    const bool inside = iy >= 0 && iy < d.ih && ix >= 0 && ix < d.iw;
+    copy_async_f32(in_s + i, inside ? src + (c * d.ih + iy) * d.iw + ix : src, inside);
   }
   const int taps = d.r * d.s;
   for (int i = threadIdx.x; i < d.ci * taps * KB; i += kConvThreads) {
     const int kk = i % KB, crs = i / KB, c = crs / taps, rs = crs - c * taps, rr = rs / d.s, ss = rs - rr * d.s;
     const int k = k0 + kk;
-    float v = 0.f;
+    const float* wp = w;
     if (k < d.co)
-      v = FLIP ? w[((c * d.co + k) * d.r + (d.r - 1 - rr)) * d.s + (d.s - 1 - ss)]
-               : w[((k * d.ci + c) * d.r + rr) * d.s + ss];
-    w_s[i] = v;
+      wp += FLIP ? ((c * d.co + k) * d.r + (d.r - 1 - rr)) * d.s + (d.s - 1 - ss) : ((k * d.ci + c) * d.r + rr) * d.s + ss;
+    copy_async_f32(w_s + i, wp, k < d.co);
   }
+  copy_async_wait_all();
   __syncthreads();
   const int p = p0 + static_cast<int>(threadIdx.x);
   if (p >= d.oh * G) return;  // no barrier follows
@@ -211,14 +214,16 @@ __global__ void __launch_bounds__(kConvThreads)
     for (int i = threadIdx.x; i < d.c * hn * wp; i += kConvThreads) {
       const int c = i / (hn * wp), rem = i - c * hn * wp, ly = rem / wp, lx = rem - ly * wp;
       const int y = y0 + ly - d.ph, x = lx - d.pw;
-      in_s[(c * hs + ly) * wp + lx] = y >= 0 && y < d.h && x >= 0 && x < d.w ? src[(c * d.h + y) * d.w + x] : 0.f;
+      const bool inside = y >= 0 && y < d.h && x >= 0 && x < d.w;
+      copy_async_f32(in_s + (c * hs + ly) * wp + lx, inside ? src + (c * d.h + y) * d.w + x : src, inside);
     }
     const float* gsrc = dout + static_cast<std::int64_t>(img) * d.k * plane + y0 * d.ow;
     const int span = nr * d.ow;
     for (int i = threadIdx.x; i < KB * span; i += kConvThreads) {
       const int kk = i / span, e = i - kk * span, k = k0 + kk;  // coalesced reads along e
-      d_s[e * KB + kk] = k < d.k ? gsrc[static_cast<std::int64_t>(k) * plane + e] : 0.f;
+      copy_async_f32(d_s + e * KB + kk, k < d.k ? gsrc + static_cast<std::int64_t>(k) * plane + e : gsrc, k < d.k);
     }
+    copy_async_wait_all();
     __syncthreads();
     if (!active) continue;
     for (int ly = g; ly < nr; ly += d.groups) {

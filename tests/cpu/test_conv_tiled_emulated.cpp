@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #ifdef ROOFLINE_EMULATE_KERNELS
@@ -86,8 +87,11 @@ float4 conv_smem4[1 << 16];
 }  // namespace roofline_emulated::kernels
 
 #define roofline roofline_emulated
+#include "kernels/conv2d_regtile.cuh"
 #include "kernels/conv2d_tiled.cuh"
 #undef roofline
+
+#include "src/engine/cuda/conv_choice.hpp"
 
 namespace {
 
@@ -173,6 +177,48 @@ void run_tiled(int kb, int px, const rk::TiledConvDims& d, float* out, const flo
   if (kb == 8) run_tiled<8, 1, FLIP>(d, out, in, w, b, relu);
   if (kb == 16) run_tiled<16, 1, FLIP>(d, out, in, w, b, relu);
 }
+// The register-tiled kernel with the launch plan conv_pool.cu would use for
+// this tile and thread target.
+template <int KB, int R, bool FLIP>
+void run_regtile(const roofline::engine::cuda_ops::RegTilePlan& p, const rk::TiledConvDims& d, float* out,
+                 const float* in, const float* w, const float* b, bool relu) {
+  ASSERT_LE(p.smem_floats, std::int64_t(sizeof(rk::conv_smem4) / 4));
+  const rk::RegTileDims g{d, p.band};
+  ASSERT_EQ((rk::regtile_smem_floats<KB, R>(g)), p.smem_floats);
+  ASSERT_EQ(rk::regtile_bands<R>(g), p.bands);
+  const dim3 grid(p.bands, (d.co + KB - 1) / KB, d.n);
+  auto body = [&] {
+    if (d.s == 3) rk::conv2d_regtile<KB, R, 3, FLIP>(g, out, in, w, b, relu);
+    if (d.s == 5) rk::conv2d_regtile<KB, R, 5, FLIP>(g, out, in, w, b, relu);
+    if (d.s == 7) rk::conv2d_regtile<KB, R, 7, FLIP>(g, out, in, w, b, relu);
+  };
+  launch(grid, p.threads, body);
+}
+// false: the kernel does not apply to this shape (its width, or the tile).
+template <bool FLIP>
+bool run_regtile(int kb, int rows, int threads, const rk::TiledConvDims& d, float* out, const float* in,
+                 const float* w, const float* b, bool relu) {
+  namespace co = roofline::engine::cuda_ops;
+  co::RegTilePlan p;
+  const co::ConvGeometry geo{d.n, d.ci, d.co, d.oh, d.ow, d.r, d.s};
+  if (!co::plan_regtile(geo, 132, kb, rows, threads, p)) return false;
+  const int key = kb * 10 + rows;
+  if (key == 41) run_regtile<4, 1, FLIP>(p, d, out, in, w, b, relu);
+  if (key == 42) run_regtile<4, 2, FLIP>(p, d, out, in, w, b, relu);
+  if (key == 44) run_regtile<4, 4, FLIP>(p, d, out, in, w, b, relu);
+  if (key == 81) run_regtile<8, 1, FLIP>(p, d, out, in, w, b, relu);
+  if (key == 82) run_regtile<8, 2, FLIP>(p, d, out, in, w, b, relu);
+  if (key == 161) run_regtile<16, 1, FLIP>(p, d, out, in, w, b, relu);
+  return true;
+}
+struct RegTileVariant {
+  int kb, rows, threads;
+};
+// Every compiled tile, with the automatic thread count and with 32-thread
+// blocks (many bands: each band's first rows come from the previous band's).
+constexpr RegTileVariant kRegTileVariants[] = {{4, 1, 0},  {4, 2, 0},  {4, 4, 0},  {8, 1, 0},  {8, 2, 0},
+                                               {16, 1, 0}, {4, 1, 32}, {8, 2, 32}, {4, 4, 32}, {16, 1, 32}};
+
 struct TiledVariant {
   int kb, px;
 };
@@ -237,6 +283,75 @@ void check_shape(const Shape& s, int parts, int slices, std::mt19937& gen) {
     }
   }
 
+  int regtile_runs = 0;
+  for (const RegTileVariant v : kRegTileVariants) {
+    SCOPED_TRACE(::testing::Message() << "register tile: " << v.kb << " channels x " << v.rows << " rows, threads "
+                                      << v.threads);
+    std::vector<float> out(fwd.size(), NAN);
+    const rk::TiledConvDims tf{s.n, s.c, s.h, s.w, s.k, oh, ow, s.r, s.s, s.pad, s.pad};
+    if (!run_regtile<false>(v.kb, v.rows, v.threads, tf, out.data(), in.data(), w.data(), b.data(), true)) continue;
+    ++regtile_runs;
+    EXPECT_LE(rel_error(out, fwd), 1e-5) << "forward";
+    if (s.pad <= s.r - 1 && s.pad <= s.s - 1) {
+      std::vector<float> g(din.size(), NAN);
+      const rk::TiledConvDims tb{s.n, s.k, oh, ow, s.c, s.h, s.w, s.r, s.s, s.r - 1 - s.pad, s.s - 1 - s.pad};
+      if (run_regtile<true>(v.kb, v.rows, v.threads, tb, g.data(), dout.data(), w.data(), nullptr, false))
+        EXPECT_LE(rel_error(g, din), 1e-5) << "input gradient";
+    }
+  }
+  // The pooled inference launch (conv + bias + ReLU, then P × P max pools,
+  // stride P): 4-channel tiles, the automatic and 32-thread bands.
+  for (const int pool : {2, 4}) {
+    const int ohp = oh / pool, owp = ow / pool;
+    if (ohp < 1 || owp < 1) continue;
+    std::vector<double> want(size_t(s.n) * s.k * ohp * owp);
+    for (int n = 0; n < s.n; ++n)
+      for (int k = 0; k < s.k; ++k)
+        for (int py = 0; py < ohp; ++py)
+          for (int px = 0; px < owp; ++px) {
+            double m = -INFINITY;
+            for (int q = 0; q < pool; ++q)
+              for (int p = 0; p < pool; ++p)
+                m = std::max(m, fwd[((size_t(n) * s.k + k) * oh + py * pool + q) * ow + px * pool + p]);
+            want[((size_t(n) * s.k + k) * ohp + py) * owp + px] = m;
+          }
+    for (const int kb : {4, 8, 16})
+      for (const int threads : {0, 32}) {
+        SCOPED_TRACE(::testing::Message() << "pooled " << pool << ", " << kb << " channels, threads " << threads);
+        namespace co = roofline::engine::cuda_ops;
+        co::RegTilePlan p;
+        const co::ConvGeometry geo{s.n, s.c, s.k, ohp * pool, owp * pool, s.r, s.s};
+        if (!co::plan_regtile(geo, 132, kb, 1, threads, p, pool)) {
+          EXPECT_FALSE(s.s == 3 || s.s == 5 || s.s == 7) << "the pooled launch should apply";
+          continue;
+        }
+        EXPECT_EQ(p.band % pool, 0);
+        ASSERT_LE(p.smem_floats, std::int64_t(sizeof(rk::conv_smem4) / 4));
+        const rk::TiledConvDims tf{s.n, s.c, s.h, s.w, s.k, ohp * pool, owp * pool, s.r, s.s, s.pad, s.pad};
+        const rk::RegTileDims g{tf, p.band};
+        std::vector<float> out(want.size(), NAN);
+        auto body = [&] {
+          auto run = [&](auto kbc) {
+            constexpr int KB = decltype(kbc)::value;
+            if (pool == 2 && s.s == 3) rk::conv2d_regtile<KB, 1, 3, false, 2>(g, out.data(), in.data(), w.data(), b.data(), true);
+            if (pool == 2 && s.s == 5) rk::conv2d_regtile<KB, 1, 5, false, 2>(g, out.data(), in.data(), w.data(), b.data(), true);
+            if (pool == 2 && s.s == 7) rk::conv2d_regtile<KB, 1, 7, false, 2>(g, out.data(), in.data(), w.data(), b.data(), true);
+            if (pool == 4 && s.s == 3) rk::conv2d_regtile<KB, 1, 3, false, 4>(g, out.data(), in.data(), w.data(), b.data(), true);
+            if (pool == 4 && s.s == 5) rk::conv2d_regtile<KB, 1, 5, false, 4>(g, out.data(), in.data(), w.data(), b.data(), true);
+            if (pool == 4 && s.s == 7) rk::conv2d_regtile<KB, 1, 7, false, 4>(g, out.data(), in.data(), w.data(), b.data(), true);
+          };
+          if (kb == 4) run(std::integral_constant<int, 4>{});
+          if (kb == 8) run(std::integral_constant<int, 8>{});
+          if (kb == 16) run(std::integral_constant<int, 16>{});
+        };
+        launch(dim3(p.bands, (s.k + kb - 1) / kb, s.n), p.threads, body);
+        EXPECT_LE(rel_error(out, want), 1e-5) << "pooled forward";
+      }
+  }
+
+  // The kernel is compiled for widths 3, 5 and 7 and rows of up to 1024 pixels.
+  if (s.s == 3 || s.s == 5 || s.s == 7) EXPECT_EQ(regtile_runs, int(std::size(kRegTileVariants)));
+
   // Weight and bias gradient, as wgrad_tiled launches it (with `parts` image
   // blocks and about `slices` row slices).
   rk::WgradDims d{};
@@ -271,6 +386,8 @@ TEST(ConvTiledEmulated, MatchesTheFloat64ReferenceAtTheKernelsEdges) {
   check_shape({2, 2, 1, 9, 3, 1, 3, 0}, 2, 1, gen);     // one-row images
   check_shape({2, 2, 5, 5, 3, 1, 1, 1}, 1, 3, gen);     // pad > r - 1: no input gradient
   check_shape({3, 1, 40, 8, 2, 3, 3, 1}, 2, 20, gen);   // 40 partials: more than a warp's lanes
+  check_shape({1, 1, 86, 86, 4, 7, 7, 0}, 1, 4, gen);   // ece408 conv1 itself
+  check_shape({2, 3, 14, 13, 6, 5, 5, 2}, 2, 3, gen);   // 5 wide, padded, rows of 13 (a part-filled group)
 }
 
 }  // namespace

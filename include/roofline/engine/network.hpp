@@ -34,8 +34,10 @@ class Network {
   float* momentum_data() const { return momentum_.f32(); }  // (param_count)
 
   // Forward from input() to logits() for `batch` rows; `grad_path` says
-  // whether backward() will follow (nothing differs today; kept for
-  // dropout/batch-norm later).
+  // whether backward() will follow. Without it, a convolution followed by a
+  // max pool whose windows tile its output runs as one kernel where the
+  // backend has one (ops::conv2d_maxpool_forward): the convolution's own
+  // output (and the pool's argmax) is then left unwritten.
   void forward(std::int64_t batch, bool grad_path = true);
   // Backward from dlogits() to every parameter gradient.
   void backward(std::int64_t batch);
@@ -46,6 +48,7 @@ class Network {
   const std::string& range_name(size_t layer, Pass pass) const;
 
  private:
+  bool forward_conv_pool(size_t layer, std::int64_t batch);
   const Model& model_;
   Context& ctx_;
   std::int64_t max_batch_;

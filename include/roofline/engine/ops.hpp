@@ -70,6 +70,14 @@ struct Pool2dShape {
 };
 // out (n, c, oh, ow); argmax (n, c, oh, ow): index of the maximum in its (h, w) plane
 void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int32_t* argmax, const float* in);
+// Inference only: out (n, k, p.oh, p.ow) = maxpool(act(conv(in))) in one
+// kernel, for a max pool `p` over the convolution's output whose windows
+// tile it (kernel = stride = 2 or 4) — the pre-pool output is never written.
+// True where the backend has that kernel (the GPU's register-tiled
+// convolution: stride 1, kernels 3/5/7 wide); false, with nothing done,
+// elsewhere: then run conv2d_forward and maxpool2d_forward.
+bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShape& p, float* out, const float* in,
+                            const float* w, const float* b);
 // din (n, c, h, w) = scatter of dout (n, c, oh, ow) to the argmax positions
 void maxpool2d_backward(Context& ctx, const Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax);
 

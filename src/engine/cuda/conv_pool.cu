@@ -6,7 +6,9 @@
 #include <mutex>
 
 #include "kernels/conv2d_direct.cuh"
+#include "kernels/conv2d_regtile.cuh"
 #include "kernels/conv2d_tiled.cuh"
+#include "src/engine/cuda/conv_choice.hpp"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/ops_cuda.hpp"
 
@@ -175,6 +177,77 @@ void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, int kb, 
     launch_tiled_kb<16, 1, FLIP>(st, d, out, in, w, b, relu);
 }
 
+template <int KB, int R, int S, bool FLIP>
+void launch_regtile_krs(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
+                        const float* in, const float* w, const float* b, bool relu) {
+  const int bytes = static_cast<int>(p.smem_floats) * static_cast<int>(sizeof(float));
+  allow_smem<kernels::conv2d_regtile<KB, R, S, FLIP>>(st, bytes);
+  const dim3 grid(static_cast<unsigned>(p.bands), static_cast<unsigned>((g.d.co + KB - 1) / KB),
+                  static_cast<unsigned>(g.d.n));
+  kernels::conv2d_regtile<KB, R, S, FLIP><<<grid, p.threads, bytes, stream_of(st)>>>(g, out, in, w, b, relu);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int KB, int R, bool FLIP>
+void launch_regtile_kr(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
+                       const float* in, const float* w, const float* b, bool relu) {
+  if (g.d.s == 3)
+    launch_regtile_krs<KB, R, 3, FLIP>(st, g, p, out, in, w, b, relu);
+  else if (g.d.s == 5)
+    launch_regtile_krs<KB, R, 5, FLIP>(st, g, p, out, in, w, b, relu);
+  else
+    launch_regtile_krs<KB, R, 7, FLIP>(st, g, p, out, in, w, b, relu);
+}
+
+// The register-tiled kernel (kernels/conv2d_regtile.cuh) where the override or
+// the rule (conv_choice.cpp) picks it and its shared memory fits; false: the
+// caller takes the tiled or direct kernel.
+template <bool FLIP>
+bool try_regtile(const CudaState* st, const kernels::TiledConvDims& d, float* out, const float* in, const float* w,
+                 const float* b, bool relu) {
+  const ConvKernelChoice& o = conv_kernel_override();
+  if (o.kind == ConvKernelChoice::Kind::Tiled) return false;
+  const ConvGeometry geo{d.n, d.ci, d.co, d.oh, d.ow, d.r, d.s};
+  RegTilePlan p;
+  const bool ok = o.kind == ConvKernelChoice::Kind::RegTile ? plan_regtile(geo, st->sm_count, o.kb, o.rows, o.threads, p)
+                                                            : choose_regtile(geo, st->sm_count, p);
+  if (!ok || p.smem_floats * static_cast<std::int64_t>(sizeof(float)) > smem_limit(st)) return false;
+  const kernels::RegTileDims g{d, p.band};
+  const int key = p.kb * 10 + p.rows;
+  switch (key) {
+    case 41: launch_regtile_kr<4, 1, FLIP>(st, g, p, out, in, w, b, relu); break;
+    case 42: launch_regtile_kr<4, 2, FLIP>(st, g, p, out, in, w, b, relu); break;
+    case 44: launch_regtile_kr<4, 4, FLIP>(st, g, p, out, in, w, b, relu); break;
+    case 81: launch_regtile_kr<8, 1, FLIP>(st, g, p, out, in, w, b, relu); break;
+    case 82: launch_regtile_kr<8, 2, FLIP>(st, g, p, out, in, w, b, relu); break;
+    case 161: launch_regtile_kr<16, 1, FLIP>(st, g, p, out, in, w, b, relu); break;
+    default: return false;  // regtile_compiled() lists exactly these
+  }
+  return true;
+}
+
+template <int KB, int S, int P>
+void launch_regtile_pooled(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
+                           const float* in, const float* w, const float* b, bool relu) {
+  const int bytes = static_cast<int>(p.smem_floats) * static_cast<int>(sizeof(float));
+  allow_smem<kernels::conv2d_regtile<KB, 1, S, false, P>>(st, bytes);
+  const dim3 grid(static_cast<unsigned>(p.bands), static_cast<unsigned>((g.d.co + KB - 1) / KB),
+                  static_cast<unsigned>(g.d.n));
+  kernels::conv2d_regtile<KB, 1, S, false, P><<<grid, p.threads, bytes, stream_of(st)>>>(g, out, in, w, b, relu);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int KB, int P>
+void launch_regtile_pooled_k(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
+                             const float* in, const float* w, const float* b, bool relu) {
+  if (g.d.s == 3)
+    launch_regtile_pooled<KB, 3, P>(st, g, p, out, in, w, b, relu);
+  else if (g.d.s == 5)
+    launch_regtile_pooled<KB, 5, P>(st, g, p, out, in, w, b, relu);
+  else
+    launch_regtile_pooled<KB, 7, P>(st, g, p, out, in, w, b, relu);
+}
+
 template <int KB>
 int wgrad_bytes(const kernels::WgradDims& d) {
   return kernels::wgrad_smem_floats<KB>(d) * static_cast<int>(sizeof(float));
@@ -247,6 +320,7 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
   if (s.stride == 1) {
     const kernels::TiledConvDims t{int(s.n),    int(s.c), int(s.h), int(s.w),   int(s.k),  int(s.oh()),
                                    int(s.ow()), int(s.r), int(s.s), int(s.pad), int(s.pad)};
+    if (try_regtile<false>(st, t, out, in, w, b, s.act == ops::Activation::ReLU)) return;
     const TiledShape ts = tiled_shape(st, t);
     if (tiled_fits(st, t, ts.kb, ts.px)) {
       launch_tiled<false>(st, t, ts.kb, ts.px, out, in, w, b, s.act == ops::Activation::ReLU);
@@ -259,6 +333,38 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
   CUDA_CHECK_LAUNCH();
 }
 
+bool conv2d_maxpool_forward(const CudaState* st, const ops::Conv2dShape& s, const ops::Pool2dShape& ps, float* out,
+                            const float* in, const float* w, const float* b) {
+  const int pool = int(ps.kernel);
+  if (s.stride != 1 || ps.stride != ps.kernel || (pool != 2 && pool != 4) || ps.n != s.n || ps.c != s.k ||
+      ps.h != s.oh() || ps.w != s.ow())
+    return false;
+  const ConvKernelChoice& o = conv_kernel_override();
+  if (o.kind == ConvKernelChoice::Kind::Tiled) return false;
+  // The rows and columns the pool reads: the convolution computes only those.
+  const std::int64_t oh = ps.oh() * pool, ow = ps.ow() * pool;
+  const ConvGeometry geo{s.n, s.c, s.k, oh, ow, s.r, s.s};
+  RegTilePlan p;
+  const bool forced = o.kind == ConvKernelChoice::Kind::RegTile && o.rows == 1;
+  const bool ok = forced ? plan_regtile(geo, st->sm_count, o.kb, 1, o.threads, p, pool)
+                         : choose_regtile(geo, st->sm_count, p, pool);
+  if (!ok || p.smem_floats * static_cast<std::int64_t>(sizeof(float)) > smem_limit(st)) return false;
+  const kernels::TiledConvDims t{int(s.n), int(s.c), int(s.h), int(s.w), int(s.k), int(oh),
+                                 int(ow),  int(s.r), int(s.s), int(s.pad), int(s.pad)};
+  const kernels::RegTileDims g{t, p.band};
+  const bool relu = s.act == ops::Activation::ReLU;
+  switch (p.kb * 10 + pool) {
+    case 42: launch_regtile_pooled_k<4, 2>(st, g, p, out, in, w, b, relu); break;
+    case 44: launch_regtile_pooled_k<4, 4>(st, g, p, out, in, w, b, relu); break;
+    case 82: launch_regtile_pooled_k<8, 2>(st, g, p, out, in, w, b, relu); break;
+    case 84: launch_regtile_pooled_k<8, 4>(st, g, p, out, in, w, b, relu); break;
+    case 162: launch_regtile_pooled_k<16, 2>(st, g, p, out, in, w, b, relu); break;
+    case 164: launch_regtile_pooled_k<16, 4>(st, g, p, out, in, w, b, relu); break;
+    default: return false;
+  }
+  return true;
+}
+
 void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
                            const float* w) {
   // The output gradient convolved with the flipped, transposed weights.
@@ -266,6 +372,7 @@ void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float
     const kernels::TiledConvDims t{
         int(s.n), int(s.k), int(s.oh()),          int(s.ow()),         int(s.c), int(s.h), int(s.w),
         int(s.r), int(s.s), int(s.r - 1 - s.pad), int(s.s - 1 - s.pad)};
+    if (try_regtile<true>(st, t, din, dpre, w, nullptr, false)) return;
     const TiledShape ts = tiled_shape(st, t);
     if (tiled_fits(st, t, ts.kb, ts.px)) {
       launch_tiled<true>(st, t, ts.kb, ts.px, din, dpre, w, nullptr, false);

@@ -12,11 +12,20 @@ void linear_forward(const CudaState* st, const ops::LinearShape& s, float* out, 
                     const float* b);
 void linear_backward_input(const CudaState* st, const ops::LinearShape& s, float* din, const float* dpre,
                            const float* w);
+// The small-layer forward (a warp per output feature, kernels/linear_small.cuh)
+// takes layers of at most this many multiply-adds (ece408's FC layers up to
+// batch 256): past it a GEMM library's tiles win.
+constexpr std::int64_t kLinearSmallMacs = std::int64_t(1) << 23;
+bool linear_small_applies(const ops::LinearShape& s, const float* in, const float* w);
+void linear_small_forward(const CudaState* st, const ops::LinearShape& s, float* out, const float* in, const float* w,
+                          const float* b);
 void linear_backward_weight(const CudaState* st, const ops::LinearShape& s, float* dw, float* db, const float* dpre,
                             const float* in);
 
 void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, const float* in, const float* w,
                     const float* b);
+bool conv2d_maxpool_forward(const CudaState* st, const ops::Conv2dShape& s, const ops::Pool2dShape& p, float* out,
+                            const float* in, const float* w, const float* b);
 void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
                            const float* w);
 void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,

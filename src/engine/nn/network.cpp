@@ -80,12 +80,46 @@ std::vector<float> Network::grads() const { return grads_.to_floats(); }
 
 void Network::zero_momentum() { ctx_.memset_async(momentum_.raw(), 0, momentum_.nbytes()); }
 
-void Network::forward(std::int64_t batch, bool /*grad_path*/) {
+bool Network::forward_conv_pool(size_t i, std::int64_t batch) {
+  const auto& layers = model_.layers();
+  if (!ctx_.is_cuda() || i + 1 >= layers.size()) return false;  // only the GPU has the pooled kernel
+  const LayerSpec cs = layers[i]->spec(), ps = layers[i + 1]->spec();
+  const Shape& in = model_.shape_before(i);  // (c, h, w)
+  if (cs.kind != LayerSpec::Kind::Conv2d || ps.kind != LayerSpec::Kind::MaxPool2d || in.size() != 3) return false;
+  ops::Conv2dShape c;
+  c.n = batch;
+  c.c = cs.c;
+  c.h = in[1];
+  c.w = in[2];
+  c.k = cs.k;
+  c.r = c.s = cs.kernel;
+  c.stride = cs.stride;
+  c.pad = cs.pad;
+  c.bias = cs.bias;
+  c.act = cs.act;
+  ops::Pool2dShape p;
+  p.n = batch;
+  p.c = c.k;
+  p.h = c.oh();
+  p.w = c.ow();
+  p.kernel = ps.kernel;
+  p.stride = ps.stride;
+  const float* w = params_.f32() + model_.param_offset(i);
+  const float* b = c.bias ? w + Layer::align(c.k * c.c * c.r * c.s) : nullptr;  // as Conv2d lays them out
+  NvtxRange range(range_name(i, Pass::Forward));                                   // the pool's kernel is this one
+  return ops::conv2d_maxpool_forward(ctx_, c, p, acts_[i + 2], acts_[i], w, b);
+}
+
+void Network::forward(std::int64_t batch, bool grad_path) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
   const auto& layers = model_.layers();
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
+    if (!grad_path && forward_conv_pool(i, batch)) {
+      ++i;  // the pool is done too
+      continue;
+    }
     NvtxRange range(range_name(i, Pass::Forward));
     Layer::Buffers b;
     b.in = acts_[i];

@@ -76,6 +76,20 @@ void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float
   ROOFLINE_DISPATCH(ctx, conv2d_backward_weight, s, dw, db, dpre, in);
 }
 
+bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShape& p, float* out, const float* in,
+                            const float* w, const float* b) {
+  check_conv(s);
+  check_pool(p);
+  ROOFLINE_ASSERT(!s.bias || b, "conv2d with bias needs a bias");
+  if (!s.bias) b = nullptr;
+  if (ctx.backend() != Backend::Cuda) return false;  // the CPU paths run the two ops
+#if ROOFLINE_HAVE_CUDA
+  return cuda_ops::conv2d_maxpool_forward(ctx.cuda(), s, p, out, in, w, b);
+#else
+  return false;
+#endif
+}
+
 void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int32_t* argmax, const float* in) {
   check_pool(s);
   ROOFLINE_DISPATCH(ctx, maxpool2d_forward, s, out, argmax, in);
