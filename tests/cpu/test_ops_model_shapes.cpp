@@ -37,6 +37,15 @@ TEST(OpsModelShapes, CheckConvTakesAnyShapeAndRejectsAnInvalidOne) {
   EXPECT_THROW(harness::check_conv(s, ctx, rng), roofline::Error);
 }
 
+TEST(OpsModelShapes, CheckLinearTakesAnyShapeAndRejectsAnInvalidOne) {
+  Context ctx(Backend::Cpu);
+  Rng rng(8);
+  auto results = harness::check_linear({5, 12, 13, true, ops::Activation::ReLU}, ctx, rng);
+  ASSERT_GE(results.size(), 3u);  // forward, input gradient, weight gradient, …
+  for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+  EXPECT_THROW(harness::check_linear({0, 12, 13, true, ops::Activation::None}, ctx, rng), roofline::Error);
+}
+
 // Every model's Linear layers, among them the short ones (simple-cnn's 16→100,
 // ece408's 32→10) that take the broadcast path of the forward (in ≤ 32).
 TEST(OpsModelShapes, LinearsMatchTheFloat64ReferenceOnTheCpu) {

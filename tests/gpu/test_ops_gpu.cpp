@@ -132,4 +132,30 @@ TEST(OpsGpu, TiledConvolutionEdgesMatchTheFloat64Reference) {
   }
 }
 
+// The small-layer linear kernel (kernels/linear_small.cuh) at its edges, and
+// the cuBLASLt path where it does not apply, each against float64.
+TEST(OpsGpu, SmallLinearEdgesMatchTheFloat64Reference) {
+  ROOFLINE_REQUIRE_GPU();
+  struct Case {
+    const char* why;
+    ops::LinearShape s;
+  };
+  const Case cases[] = {
+      {"ece408 FC1 at batch 64 (small kernel, ReLU)", {64, 1024, 32, true, ops::Activation::ReLU}},
+      {"ece408 FC2 at batch 128: 8 of 32 lanes busy", {128, 32, 10, true, ops::Activation::None}},
+      {"5 rows: a part-filled row block; 13 outputs: a part-filled warp block", {5, 8, 13, true, ops::Activation::ReLU}},
+      {"no bias", {3, 4, 9, false, ops::Activation::None}},
+      {"30 inputs: not float4 rows, cuBLASLt", {7, 30, 9, true, ops::Activation::ReLU}},
+      {"past the small kernel's size: cuBLASLt with its fused epilogue", {256, 784, 256, true, ops::Activation::ReLU}},
+      {"just under it: 2^23 multiply-adds", {128, 1024, 64, true, ops::Activation::None}},
+  };
+  Context ctx(Backend::Cuda);
+  Rng rng(1024);
+  for (const Case& k : cases) {
+    auto results = harness::check_linear(k.s, ctx, rng);
+    ASSERT_GE(results.size(), 3u) << k.why;
+    for (const auto& r : results) EXPECT_TRUE(r.passed()) << k.why << ": " << r.describe();
+  }
+}
+
 }  // namespace

@@ -45,6 +45,9 @@ std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx,
 // s.act is ReLU): tests aim it at a kernel's edges (channel blocks, more
 // images than blocks, the shapes that fall back to the direct kernels).
 std::vector<CheckResult> check_conv(const ops::Conv2dShape& s, Context& ctx, Rng& rng);
+// ... and for one linear shape (linear, or linear+relu when s.act is ReLU):
+// the small-layer kernel's edges and the GEMM path beside it.
+std::vector<CheckResult> check_linear(const ops::LinearShape& s, Context& ctx, Rng& rng);
 
 struct GradCheckResult {
   std::string op, shape, wrt;  // the input the gradient is taken with respect to

@@ -79,6 +79,10 @@ CudaState* mut(const CudaState* st) { return const_cast<CudaState*>(st); }  // t
 
 void linear_forward(const CudaState* cst, const ops::LinearShape& s, float* out, const float* in, const float* w,
                     const float* b) {
+  if (linear_small_applies(s, in, w)) {
+    linear_small_forward(cst, s, out, in, w, b);
+    return;
+  }
   CudaState* st = mut(cst);
   // out (n, out) row-major is C (out × n) column-major = Wᵀ(stored in×out, T) · X (in × n).
   MatmulKey key{true, false, s.out, s.n, s.in, s.in, s.in, s.out, CUBLASLT_EPILOGUE_DEFAULT};

@@ -278,6 +278,15 @@ std::vector<CheckResult> check_conv(const ops::Conv2dShape& s, Context& ctx, Rng
   return results;
 }
 
+std::vector<CheckResult> check_linear(const ops::LinearShape& s, Context& ctx, Rng& rng) {
+  if (s.n < 1 || s.in < 1 || s.out < 1)
+    throw_usage("check_linear: invalid linear shape", "rows, inputs and outputs must be positive");
+  std::vector<CheckResult> results;
+  OpCase c = linear_case(s);
+  check_case(c, ctx, rng, results);
+  return results;
+}
+
 std::vector<GradCheckResult> gradient_check(const std::string& op, Rng& rng, int cases) {
   std::vector<GradCheckResult> out;
   constexpr int kSamples = 24;

@@ -72,5 +72,6 @@ OpCase make_case(const std::string& op, Rng& rng);
 std::vector<OpCase> perf_cases(const std::string& op, std::int64_t batch);
 // One convolution shape, any (check_conv aims the GPU tests at kernel edges).
 OpCase conv_case(const ops::Conv2dShape& s);
+OpCase linear_case(const ops::LinearShape& s);
 
 }  // namespace roofline::engine::harness

@@ -36,6 +36,8 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
+}  // namespace
+
 // ---- Linear ------------------------------------------------------------------
 OpCase linear_case(const ops::LinearShape& s) {
   enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB };
@@ -148,7 +150,6 @@ OpCase linear_case(const ops::LinearShape& s) {
 }
 
 // ---- Conv2d ------------------------------------------------------------------
-}  // namespace
 
 OpCase conv_case(const ops::Conv2dShape& s) {
   enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB };
