@@ -21,12 +21,12 @@ for b in 64 128; do
       awk '{printf "  %-12s %-3s %8s µs\n", $2, $4, $(NF-4)}'
   done
 done
-"$T" --gtest_filter='OpsGpu.*:*OpsOnGpu*:TrainGpu*:Fused*:ConvMaxPool*' > "$D/tests.log" 2>&1
+"$T" --gtest_filter='OpsGpu.*:*OpsOnGpu*:TrainGpu*:Fused*:ConvMaxPool*:LinearHead*:Inference*' > "$D/tests.log" 2>&1
 echo "tests (auto) rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$D/tests.log" | head
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for v in auto regtile:4:4 regtile:8:2; do
   ROOFLINE_CONV_KERNEL=$v timeout 120 "$CS" --tool memcheck --error-exitcode 9 "$T" \
-    --gtest_filter='OpsGpu.TiledConvolutionEdges*:ConvMaxPoolGpu.*' > "$D/memcheck-${v//:/_}.log" 2>&1
+    --gtest_filter='OpsGpu.TiledConvolutionEdges*:OpsGpu.SmallLinear*:ConvMaxPoolGpu.*:LinearHeadGpu.*:InferenceGpu.*' > "$D/memcheck-${v//:/_}.log" 2>&1
   echo "memcheck $v rc=$?"; grep -E "ERROR SUMMARY" "$D/memcheck-${v//:/_}.log"
 done
 timeout 90 "$R" bench ece408 --device gpu --batch 64,128 --epochs 5 --peer pytorch > "$D/bench.txt" 2> "$D/bench.log"

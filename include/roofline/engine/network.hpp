@@ -39,6 +39,10 @@ class Network {
   // backend has one (ops::conv2d_maxpool_forward): the convolution's own
   // output (and the pool's argmax) is then left unwritten.
   void forward(std::int64_t batch, bool grad_path = true);
+  // Inference to probabilities (n, classes): forward(batch, false), then the
+  // softmax; where the model ends in two Linear layers and the backend has the
+  // kernel (ops::linear_softmax_head_forward) those and the softmax run as one.
+  void infer_probs(std::int64_t batch, float* probs);
   // Backward from dlogits() to every parameter gradient.
   void backward(std::int64_t batch);
   // One fused SGD update over all parameters; advances *step when given.
@@ -49,6 +53,7 @@ class Network {
 
  private:
   bool forward_conv_pool(size_t layer, std::int64_t batch);
+  void forward_range(size_t begin, size_t end, std::int64_t batch, bool grad_path);  // layers [begin, end)
   const Model& model_;
   Context& ctx_;
   std::int64_t max_batch_;

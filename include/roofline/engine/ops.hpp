@@ -39,6 +39,16 @@ void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const
 void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const float* dpre,
                             const float* in);
 
+// Inference only: probs (n, l2.out) = softmax(l2(l1(in))) — a network's last
+// two Linear layers (activations None or ReLU) and the softmax in one kernel,
+// the hidden activations never written. True where the backend has that
+// kernel (the GPU, for heads of at most 2^23 multiply-adds and 1024 inputs
+// (a multiple of 4) in the first layer, 32 classes, hidden · classes ≤ 3968:
+// the second layer's weights in shared memory); false,
+// with nothing done, elsewhere: run the two layers and softmax_forward.
+bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const LinearShape& l2, float* probs,
+                                 const float* in, const float* w1, const float* b1, const float* w2, const float* b2);
+
 // ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------
 struct Conv2dShape {
   std::int64_t n = 0, c = 0, h = 0, w = 0;  // input (n, c, h, w)

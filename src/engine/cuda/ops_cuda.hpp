@@ -19,6 +19,8 @@ constexpr std::int64_t kLinearSmallMacs = std::int64_t(1) << 23;
 bool linear_small_applies(const ops::LinearShape& s, const float* in, const float* w);
 void linear_small_forward(const CudaState* st, const ops::LinearShape& s, float* out, const float* in, const float* w,
                           const float* b);
+bool linear_head_forward(const CudaState* st, const ops::LinearShape& l1, const ops::LinearShape& l2, float* probs,
+                         const float* in, const float* w1, const float* b1, const float* w2, const float* b2);
 void linear_backward_weight(const CudaState* st, const ops::LinearShape& s, float* dw, float* db, const float* dpre,
                             const float* in);
 

@@ -112,11 +112,44 @@ bool Network::forward_conv_pool(size_t i, std::int64_t batch) {
 
 void Network::forward(std::int64_t batch, bool grad_path) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+  forward_range(0, model_.layers().size(), batch, grad_path);
+}
+
+void Network::infer_probs(std::int64_t batch, float* probs) {
+  ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
   const auto& layers = model_.layers();
-  for (size_t i = 0; i < layers.size(); ++i) {
+  const size_t L = layers.size();
+  if (ctx_.is_cuda() && L >= 2) {
+    const LayerSpec a = layers[L - 2]->spec(), c = layers[L - 1]->spec();
+    if (a.kind == LayerSpec::Kind::Linear && c.kind == LayerSpec::Kind::Linear) {
+      forward_range(0, L - 2, batch, false);
+      const ops::LinearShape l1{batch, a.in, a.out, a.bias, a.act}, l2{batch, c.in, c.out, c.bias, c.act};
+      // As Linear lays its parameters out: weights, then the bias 256-byte aligned.
+      const float* w1 = params_.f32() + model_.param_offset(L - 2);
+      const float* w2 = params_.f32() + model_.param_offset(L - 1);
+      const float* b1 = a.bias ? w1 + Layer::align(a.in * a.out) : nullptr;
+      const float* b2 = c.bias ? w2 + Layer::align(c.in * c.out) : nullptr;
+      bool fused = false;
+      {
+        NvtxRange range(range_name(L - 2, Pass::Forward));  // the head's one kernel
+        fused = ops::linear_softmax_head_forward(ctx_, l1, l2, probs, acts_[L - 2], w1, b1, w2, b2);
+      }
+      if (fused) return;
+      forward_range(L - 2, L, batch, false);
+      ops::softmax_forward(ctx_, {batch, model_.classes()}, probs, logits());
+      return;
+    }
+  }
+  forward_range(0, L, batch, false);
+  ops::softmax_forward(ctx_, {batch, model_.classes()}, probs, logits());
+}
+
+void Network::forward_range(size_t begin, size_t end, std::int64_t batch, bool grad_path) {
+  const auto& layers = model_.layers();
+  for (size_t i = begin; i < end; ++i) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
-    if (!grad_path && forward_conv_pool(i, batch)) {
+    if (!grad_path && i + 1 < end && forward_conv_pool(i, batch)) {
       ++i;  // the pool is done too
       continue;
     }

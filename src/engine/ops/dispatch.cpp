@@ -57,6 +57,21 @@ void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float
   ROOFLINE_DISPATCH(ctx, linear_backward_weight, s, dw, db, dpre, in);
 }
 
+bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const LinearShape& l2, float* probs,
+                                 const float* in, const float* w1, const float* b1, const float* w2, const float* b2) {
+  check_linear(l1);
+  check_linear(l2);
+  ROOFLINE_ASSERT(l1.n == l2.n && l1.out == l2.in, "head layers do not chain");
+  ROOFLINE_ASSERT((!l1.bias || b1) && (!l2.bias || b2), "linear with bias needs a bias");
+  if (ctx.backend() != Backend::Cuda) return false;  // the CPU paths run the layers and the softmax
+#if ROOFLINE_HAVE_CUDA
+  return cuda_ops::linear_head_forward(ctx.cuda(), l1, l2, probs, in, w1, l1.bias ? b1 : nullptr, w2,
+                                       l2.bias ? b2 : nullptr);
+#else
+  return false;
+#endif
+}
+
 void conv2d_forward(Context& ctx, const Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
   check_conv(s);
   ROOFLINE_ASSERT(!s.bias || b, "conv2d with bias needs a bias");

@@ -396,8 +396,7 @@ class Trainer {
         fused_->infer(rows, probs_.f32());
         return;
       }
-      net_.forward(rows, false);
-      ops::softmax_forward(ctx_, {rows, model_.classes()}, probs_.f32(), net_.logits());
+      net_.infer_probs(rows, probs_.f32());
     };
     StepGraph g;
     infer();  // eager first: kernels loaded and plans built outside the capture
