@@ -80,4 +80,16 @@ TEST(ConvChoice, DeclinesWhatTheKernelCannotRun) {
   EXPECT_TRUE(choose_regtile({64, 4, 16, 34, 34, 7, 7}, 132, p));
 }
 
+TEST(ConvChoice, KeepsTheTiledKernelForGridsSmallerThanTheGpu) {
+  RegTilePlan p;
+  ASSERT_TRUE(choose_regtile({64, 4, 16, 34, 34, 7, 7}, 132, p));  // 3 bands × 2 channel groups × 64 images
+  EXPECT_EQ(p.kb, 8);
+  EXPECT_EQ(std::int64_t(p.bands) * 2 * 64, 384);
+  ASSERT_TRUE(choose_regtile({64, 1, 4, 80, 80, 7, 7}, 132, p));   // conv1: 4 channels, one group
+  EXPECT_EQ(p.kb, 4);
+  EXPECT_FALSE(choose_regtile({1, 4, 16, 34, 34, 7, 7}, 132, p));  // batch 1: 24 blocks
+  EXPECT_FALSE(choose_regtile({1, 1, 4, 80, 80, 7, 7}, 132, p));   // batch 1: 80 blocks
+  EXPECT_TRUE(choose_regtile({1, 1, 4, 80, 80, 7, 7}, 64, p));     // ... on a 64-SM GPU
+}
+
 }  // namespace

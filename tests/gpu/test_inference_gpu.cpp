@@ -77,9 +77,12 @@ TEST(ConvMaxPoolGpu, MatchesTheFloat64Reference) {
   const Case cases[] = {
       {"ece408 conv1 + pool 2 at batch 64", 64, 1, 86, 86, 4, 7, 0, 2, true, true, true},
       {"ece408 conv2 + pool 4 at batch 128 (34 → 8: the last rows unread)", 128, 4, 40, 40, 16, 7, 0, 4, true, true, true},
-      {"ece408 conv2 at batch 1 (32-thread bands)", 1, 4, 40, 40, 16, 7, 0, 4, true, true, true},
-      {"5x5, padded, no ReLU (negative maxima), 33 channels: a tail tile", 3, 3, 17, 15, 33, 5, 2, 2, true, false, true},
-      {"3x3, no bias, rows of 9 pooled to 2", 2, 2, 11, 11, 6, 3, 0, 4, false, true, true},
+      {"ece408 conv2 at batch 24 (32-thread bands)", 24, 4, 40, 40, 16, 7, 0, 4, true, true, true},
+      {"ece408 conv2 at batch 1: fewer blocks than SMs, the caller runs the two ops", 1, 4, 40, 40, 16, 7, 0, 4, true,
+       true, false},
+      {"5x5, padded, no ReLU (negative maxima), 33 channels: a tail tile", 40, 3, 17, 15, 33, 5, 2, 2, true, false,
+       true},
+      {"3x3, no bias, rows of 9 pooled to 2", 150, 2, 11, 11, 6, 3, 0, 4, false, true, true},
       {"4x4 kernel: not compiled, the caller runs the two ops", 2, 1, 12, 12, 4, 4, 0, 2, true, true, false},
   };
   Context ctx(Backend::Cuda);

@@ -45,7 +45,9 @@ struct ConvGeometry {
 // g.oh and g.ow are then the rows and columns the pool reads (multiples of
 // P), rows must be 1 and P must divide 4; bands hold a multiple of P rows.
 bool plan_regtile(const ConvGeometry& g, int sm_count, int kb, int rows, int threads, RegTilePlan& plan, int pool = 1);
-// The automatic choice for a layer: false where the tiled kernel is kept.
+// The automatic choice for a layer: KB 4 for at most 4 output channels, else
+// 8, one row per thread; false where the tiled kernel is kept (a grid of
+// fewer blocks than SMs).
 bool choose_regtile(const ConvGeometry& g, int sm_count, RegTilePlan& plan, int pool = 1);
 
 }  // namespace roofline::engine::cuda_ops
