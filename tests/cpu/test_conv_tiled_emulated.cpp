@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/numeric.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -41,6 +43,8 @@
 #define __launch_bounds__(...)
 
 namespace {
+
+using roofline::test::rel_error;
 uint3 threadIdx, blockIdx;  // the running fiber's
 dim3 gridDim, blockDim;
 
@@ -148,16 +152,6 @@ struct Shape {
 };
 
 int channels_per_block(int co) { return co <= 4 ? 4 : co <= 8 ? 8 : 16; }
-
-double rel_error(const std::vector<float>& got, const std::vector<double>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    num += (got[i] - want[i]) * (got[i] - want[i]);
-    den += want[i] * want[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
 
 template <int KB, int PX, bool FLIP>
 void run_tiled(const rk::TiledConvDims& d, float* out, const float* in, const float* w, const float* b, bool relu) {

@@ -15,11 +15,14 @@
 #include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
 #include "support/gpu.hpp"
+#include "support/numeric.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;
 
 namespace {
+
+using roofline::test::rel_error;
 
 std::vector<float> normal(Rng& rng, std::int64_t n) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -109,13 +112,7 @@ TEST(ConvMaxPoolGpu, MatchesTheFloat64Reference) {
       continue;
     }
     const std::vector<double> want = reference(s, p, in, w, b);
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_TRUE(std::isfinite(got[i])) << "output " << i;
-      num += (got[i] - want[i]) * (got[i] - want[i]);
-      den += want[i] * want[i];
-    }
-    EXPECT_LE(std::sqrt(num / den), 1e-5);
+    EXPECT_LE(rel_error(got, want), 1e-5);
   }
 }
 
@@ -181,13 +178,7 @@ TEST(LinearHeadGpu, MatchesTheFloat64Reference) {
     for (std::int64_t i = outs; i < outs + 64; ++i) ASSERT_TRUE(std::isnan(got[size_t(i)])) << "guard " << i - outs;
     if (!ran) continue;
     const std::vector<double> want = head_reference(k.l1, k.l2, x, w1, b1, w2, b2);
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_TRUE(std::isfinite(got[i])) << "output " << i;
-      num += (got[i] - want[i]) * (got[i] - want[i]);
-      den += want[i] * want[i];
-    }
-    EXPECT_LE(std::sqrt(num / den), 1e-5);
+    EXPECT_LE(rel_error(got, want), 1e-5);
   }
 }
 
