@@ -1,6 +1,10 @@
-// Convolution and max-pooling on the GPU. Stride-1 convolutions whose tiles
-// fit in shared memory take the tiled kernels (kernels/conv2d_tiled.cuh);
-// the rest the direct ones (kernels/conv2d_direct.cuh).
+// Convolution and max-pooling on the GPU. Stride-1 convolutions take the
+// register-tiled kernel (kernels/conv2d_regtile.cuh) where conv_choice.cpp's
+// rule picks it, else the tiled kernels (kernels/conv2d_tiled.cuh) where their
+// tiles fit in shared memory; the rest the direct ones
+// (kernels/conv2d_direct.cuh). Weight gradients take the tiled partial sums.
+// Inference's convolution + max pool is the register-tiled kernel's pooled
+// epilogue.
 #include <algorithm>
 #include <map>
 #include <mutex>
