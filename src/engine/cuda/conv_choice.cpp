@@ -12,8 +12,8 @@
 namespace roofline::engine::cuda_ops {
 
 namespace {
-constexpr int kPixels = 4;        // kernels::kRegTilePixels
-constexpr int kMaxThreads = 256;  // kernels::kRegTileMaxThreads
+constexpr int kPixels = kRegTilePixels;
+constexpr int kMaxThreads = kRegTileMaxThreads;
 
 int parse_int(std::string_view s, std::string_view whole) {
   int v = 0;

@@ -12,6 +12,11 @@ namespace roofline::engine::cuda_ops {
 // register-tiled kernel with KB output channels × R rows × 4 pixels per
 // thread, about THREADS threads per block) — a knob for measurements
 // (tools/device/conv_sweep.sh), not for users.
+// The register-tiled kernel's pixels per thread and launch bound, as
+// kernels/conv2d_regtile.cuh has them (conv_pool.cu checks they agree).
+constexpr int kRegTilePixels = 4;
+constexpr int kRegTileMaxThreads = 256;
+
 struct ConvKernelChoice {
   enum class Kind { Auto, Tiled, RegTile } kind = Kind::Auto;
   int kb = 0, rows = 0, threads = 0;  // RegTile only

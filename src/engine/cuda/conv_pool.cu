@@ -18,6 +18,9 @@
 
 namespace roofline::engine::cuda_ops {
 
+static_assert(kRegTilePixels == kernels::kRegTilePixels && kRegTileMaxThreads == kernels::kRegTileMaxThreads,
+              "conv_choice.hpp plans launches for the kernel's own tile width and launch bound");
+
 namespace {
 
 kernels::ConvDims dims(const ops::Conv2dShape& s) {
