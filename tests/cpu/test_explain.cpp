@@ -2,9 +2,15 @@
 // sentence, and the command itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/kernel_names.hpp"
@@ -220,4 +226,70 @@ TEST(ExplainCli, ReadsNamesFromAFileAndFromAProfile) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   auto jp = nlohmann::json::parse(p.out);
   EXPECT_GE(jp["tables"][0]["rows"].size(), 5u);
+}
+
+namespace {
+
+// Every __global__ function in roofline's own sources (src/, kernels/).
+std::vector<std::string> own_kernel_names() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  const std::regex global(R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?(?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*)\s*\()");
+  for (const char* dir : {"src", "kernels"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(ROOFLINE_SOURCE_DIR) / dir)) {
+      const auto ext = e.path().extension();
+      if (ext != ".cu" && ext != ".cuh") continue;
+      std::ifstream f(e.path());
+      const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      for (std::sregex_iterator it(text.begin(), text.end(), global), end; it != end; ++it)
+        names.push_back((*it)[1].str());
+    }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+}  // namespace
+
+// A profile of roofline's own workloads explains each of its kernels: every
+// __global__ function in the sources is decoded (a new kernel without an
+// entry in decode_roofline_own.cpp fails here).
+TEST(Explain, EveryOwnKernelIsDecoded) {
+  const std::vector<std::string> names = own_kernel_names();
+  ASSERT_GE(names.size(), 40u) << "the scan of src/ and kernels/ found too few kernels";
+  for (const std::string& n : names) {
+    const KernelInfo k = explain_kernel("void roofline::engine::cuda_ops::(anonymous namespace)::" + n + "(float*)");
+    EXPECT_TRUE(k.recognised) << n;
+    EXPECT_EQ(k.library, "roofline") << n;
+    EXPECT_NE(k.op, KernelOp::Unknown) << n;
+  }
+}
+
+TEST(Explain, OwnKernelsNameTheirPassTemplateArgumentsAndTensorCoreUse) {
+  const KernelInfo fwd = explain_kernel(
+      "void roofline::kernels::conv2d_regtile<8, 1, 7, false, 4>(roofline::kernels::RegTileDims, float *, const float *, "
+      "const float *, const float *, bool)");
+  ASSERT_TRUE(fwd.recognised);
+  EXPECT_EQ(fwd.op, KernelOp::ConvFprop);
+  EXPECT_EQ(fwd.tensor_cores, TensorCores::No);
+  EXPECT_TRUE(fwd.fp32_on_cuda_cores());
+  ASSERT_NE(fwd.field("template_KB"), nullptr);
+  EXPECT_EQ(fwd.field("template_KB")->value, "8 (output channels per block)");
+  ASSERT_NE(fwd.field("template_P"), nullptr);
+  EXPECT_EQ(fwd.field("template_P")->evidence, "4");
+  EXPECT_EQ(fwd.field("source")->value, "kernels/conv2d_regtile.cuh");
+
+  EXPECT_EQ(explain_kernel("void roofline::kernels::conv2d_tiled<4, 1, true>(roofline::kernels::TiledConvDims)").op,
+            KernelOp::ConvDgrad);
+  EXPECT_EQ(explain_kernel("void roofline::kernels::conv2d_regtile<4, 1, 7, (bool)1, 1>(int)").op, KernelOp::ConvDgrad);
+  EXPECT_EQ(explain_kernel("roofline::kernels::conv2d_wgrad_partial<16>(roofline::kernels::WgradDims)").op,
+            KernelOp::ConvWgrad);
+  EXPECT_EQ(explain_kernel("void roofline::bench::gpu::(anonymous namespace)::wgmma_kernel<1>(float*)").tensor_cores,
+            TensorCores::Yes);
+  const KernelInfo sweep = explain_kernel("void roofline::bench::sweep::gpu::compute_k_terms_fp16<8>(float*)");
+  EXPECT_EQ(sweep.op, KernelOp::Benchmark);
+  EXPECT_EQ(sweep.input_type, "fp16");
+  // The same base name outside roofline's namespace is not taken for ours.
+  EXPECT_FALSE(explain_kernel("void mylib::conv2d_regtile<8, 1, 7, false, 1>(float*)").recognised);
+  EXPECT_NE(explain_kernel("void mylib::conv2d_regtile<8, 1, 7, false, 1>(float*)").library, "roofline");
 }

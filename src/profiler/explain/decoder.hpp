@@ -55,7 +55,8 @@ bool decode_nccl(const Signature& s, Builder& b);
 bool decode_triton(const Signature& s, Builder& b);
 bool decode_attention(const Signature& s, Builder& b);  // flash_fwd_kernel, fmha_cutlassF_..., cudnn sdpa
 bool decode_cub(const Signature& s, Builder& b);
-bool decode_roofline(const Signature& s, Builder& b);
+bool decode_roofline(const Signature& s, Builder& b);      // roofline_<op>_<pass>[_<variant>] (the convention)
+bool decode_roofline_own(const Signature& s, Builder& b);  // roofline's kernels by name: roofline::kernels::conv2d_regtile<…>
 
 // The flat library name (e.g. "cudnn_infer_ampere_scudnn_...") with wrapper
 // prefixes removed and split at '_'; `prefix` receives what was removed.

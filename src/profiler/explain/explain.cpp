@@ -314,7 +314,7 @@ KernelInfo explain_kernel(std::string_view name) {
   base.truncated = sig.truncated;
 
   using Decoder = bool (*)(const Signature&, Builder&);
-  static constexpr Decoder decoders[] = {decode_roofline,     decode_nccl,  decode_triton, decode_attention,
+  static constexpr Decoder decoders[] = {decode_roofline_own, decode_roofline, decode_nccl,  decode_triton, decode_attention,
                                          decode_cutlass,      decode_xmma,  decode_nvjet,  decode_blas_legacy,
                                          decode_blas_helpers, decode_cudnn, decode_cub,    decode_pytorch};
   if (!sig.function.empty()) {
