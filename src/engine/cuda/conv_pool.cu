@@ -184,75 +184,72 @@ void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, int kb, 
     launch_tiled_kb<16, 1, FLIP>(st, d, out, in, w, b, relu);
 }
 
-template <int KB, int R, int S, bool FLIP>
-void launch_regtile_krs(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
-                        const float* in, const float* w, const float* b, bool relu) {
+template <int KB, int R, int S, bool FLIP, int P>
+void launch_regtile(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
+                    const float* in, const float* w, const float* b, bool relu) {
   const int bytes = static_cast<int>(p.smem_floats) * static_cast<int>(sizeof(float));
-  allow_smem<kernels::conv2d_regtile<KB, R, S, FLIP>>(st, bytes);
+  allow_smem<kernels::conv2d_regtile<KB, R, S, FLIP, P>>(st, bytes);
   const dim3 grid(static_cast<unsigned>(p.bands), static_cast<unsigned>((g.d.co + KB - 1) / KB),
                   static_cast<unsigned>(g.d.n));
-  kernels::conv2d_regtile<KB, R, S, FLIP><<<grid, p.threads, bytes, stream_of(st)>>>(g, out, in, w, b, relu);
+  kernels::conv2d_regtile<KB, R, S, FLIP, P><<<grid, p.threads, bytes, stream_of(st)>>>(g, out, in, w, b, relu);
   CUDA_CHECK_LAUNCH();
 }
 
-template <int KB, int R, bool FLIP>
-void launch_regtile_kr(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
-                       const float* in, const float* w, const float* b, bool relu) {
+template <int KB, int R, bool FLIP, int P>
+void launch_regtile_width(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
+                          const float* in, const float* w, const float* b, bool relu) {
   if (g.d.s == 3)
-    launch_regtile_krs<KB, R, 3, FLIP>(st, g, p, out, in, w, b, relu);
+    launch_regtile<KB, R, 3, FLIP, P>(st, g, p, out, in, w, b, relu);
   else if (g.d.s == 5)
-    launch_regtile_krs<KB, R, 5, FLIP>(st, g, p, out, in, w, b, relu);
+    launch_regtile<KB, R, 5, FLIP, P>(st, g, p, out, in, w, b, relu);
   else
-    launch_regtile_krs<KB, R, 7, FLIP>(st, g, p, out, in, w, b, relu);
+    launch_regtile<KB, R, 7, FLIP, P>(st, g, p, out, in, w, b, relu);
 }
 
-// The register-tiled kernel (kernels/conv2d_regtile.cuh) where the override or
-// the rule (conv_choice.cpp) picks it and its shared memory fits; false: the
-// caller takes the tiled or direct kernel.
+// The register-tiled plan of a pass (the pooled inference launch when pool >
+// 1): the override's tile where it forces one (the pooled launch takes only
+// one-row tiles), else the rule's (conv_choice.cpp); false where the kernel
+// does not apply or its shared memory does not fit.
+bool regtile_plan(const CudaState* st, const ConvGeometry& geo, int pool, RegTilePlan& p) {
+  const ConvKernelChoice& o = conv_kernel_override();
+  if (o.kind == ConvKernelChoice::Kind::Tiled) return false;
+  const bool forced = o.kind == ConvKernelChoice::Kind::RegTile && (pool == 1 || o.rows == 1);
+  const bool ok = forced ? plan_regtile(geo, st->sm_count, o.kb, o.rows, o.threads, p, pool)
+                         : choose_regtile(geo, st->sm_count, p, pool);
+  return ok && p.smem_floats * static_cast<std::int64_t>(sizeof(float)) <= smem_limit(st);
+}
+
+// Launches a planned tile (regtile_compiled() lists the tiles; P > 1 has only
+// the one-row ones); false for any other.
+template <bool FLIP, int P>
+bool launch_planned(const CudaState* st, const kernels::TiledConvDims& d, const RegTilePlan& p, float* out,
+                    const float* in, const float* w, const float* b, bool relu) {
+  const kernels::RegTileDims g{d, p.band};
+  switch (p.kb * 10 + p.rows) {
+    case 41: launch_regtile_width<4, 1, FLIP, P>(st, g, p, out, in, w, b, relu); return true;
+    case 81: launch_regtile_width<8, 1, FLIP, P>(st, g, p, out, in, w, b, relu); return true;
+    case 161: launch_regtile_width<16, 1, FLIP, P>(st, g, p, out, in, w, b, relu); return true;
+    default: break;
+  }
+  if constexpr (P == 1) {
+    switch (p.kb * 10 + p.rows) {
+      case 42: launch_regtile_width<4, 2, FLIP, 1>(st, g, p, out, in, w, b, relu); return true;
+      case 44: launch_regtile_width<4, 4, FLIP, 1>(st, g, p, out, in, w, b, relu); return true;
+      case 82: launch_regtile_width<8, 2, FLIP, 1>(st, g, p, out, in, w, b, relu); return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
+// The register-tiled kernel for a forward or input-gradient pass where it is
+// planned; false: the caller takes the tiled or direct kernel.
 template <bool FLIP>
 bool try_regtile(const CudaState* st, const kernels::TiledConvDims& d, float* out, const float* in, const float* w,
                  const float* b, bool relu) {
-  const ConvKernelChoice& o = conv_kernel_override();
-  if (o.kind == ConvKernelChoice::Kind::Tiled) return false;
-  const ConvGeometry geo{d.n, d.ci, d.co, d.oh, d.ow, d.r, d.s};
   RegTilePlan p;
-  const bool ok = o.kind == ConvKernelChoice::Kind::RegTile ? plan_regtile(geo, st->sm_count, o.kb, o.rows, o.threads, p)
-                                                            : choose_regtile(geo, st->sm_count, p);
-  if (!ok || p.smem_floats * static_cast<std::int64_t>(sizeof(float)) > smem_limit(st)) return false;
-  const kernels::RegTileDims g{d, p.band};
-  const int key = p.kb * 10 + p.rows;
-  switch (key) {
-    case 41: launch_regtile_kr<4, 1, FLIP>(st, g, p, out, in, w, b, relu); break;
-    case 42: launch_regtile_kr<4, 2, FLIP>(st, g, p, out, in, w, b, relu); break;
-    case 44: launch_regtile_kr<4, 4, FLIP>(st, g, p, out, in, w, b, relu); break;
-    case 81: launch_regtile_kr<8, 1, FLIP>(st, g, p, out, in, w, b, relu); break;
-    case 82: launch_regtile_kr<8, 2, FLIP>(st, g, p, out, in, w, b, relu); break;
-    case 161: launch_regtile_kr<16, 1, FLIP>(st, g, p, out, in, w, b, relu); break;
-    default: return false;  // regtile_compiled() lists exactly these
-  }
-  return true;
-}
-
-template <int KB, int S, int P>
-void launch_regtile_pooled(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
-                           const float* in, const float* w, const float* b, bool relu) {
-  const int bytes = static_cast<int>(p.smem_floats) * static_cast<int>(sizeof(float));
-  allow_smem<kernels::conv2d_regtile<KB, 1, S, false, P>>(st, bytes);
-  const dim3 grid(static_cast<unsigned>(p.bands), static_cast<unsigned>((g.d.co + KB - 1) / KB),
-                  static_cast<unsigned>(g.d.n));
-  kernels::conv2d_regtile<KB, 1, S, false, P><<<grid, p.threads, bytes, stream_of(st)>>>(g, out, in, w, b, relu);
-  CUDA_CHECK_LAUNCH();
-}
-
-template <int KB, int P>
-void launch_regtile_pooled_k(const CudaState* st, const kernels::RegTileDims& g, const RegTilePlan& p, float* out,
-                             const float* in, const float* w, const float* b, bool relu) {
-  if (g.d.s == 3)
-    launch_regtile_pooled<KB, 3, P>(st, g, p, out, in, w, b, relu);
-  else if (g.d.s == 5)
-    launch_regtile_pooled<KB, 5, P>(st, g, p, out, in, w, b, relu);
-  else
-    launch_regtile_pooled<KB, 7, P>(st, g, p, out, in, w, b, relu);
+  return regtile_plan(st, {d.n, d.ci, d.co, d.oh, d.ow, d.r, d.s}, 1, p) &&
+         launch_planned<FLIP, 1>(st, d, p, out, in, w, b, relu);
 }
 
 template <int KB>
@@ -346,30 +343,15 @@ bool conv2d_maxpool_forward(const CudaState* st, const ops::Conv2dShape& s, cons
   if (s.stride != 1 || ps.stride != ps.kernel || (pool != 2 && pool != 4) || ps.n != s.n || ps.c != s.k ||
       ps.h != s.oh() || ps.w != s.ow())
     return false;
-  const ConvKernelChoice& o = conv_kernel_override();
-  if (o.kind == ConvKernelChoice::Kind::Tiled) return false;
   // The rows and columns the pool reads: the convolution computes only those.
   const std::int64_t oh = ps.oh() * pool, ow = ps.ow() * pool;
-  const ConvGeometry geo{s.n, s.c, s.k, oh, ow, s.r, s.s};
   RegTilePlan p;
-  const bool forced = o.kind == ConvKernelChoice::Kind::RegTile && o.rows == 1;
-  const bool ok = forced ? plan_regtile(geo, st->sm_count, o.kb, 1, o.threads, p, pool)
-                         : choose_regtile(geo, st->sm_count, p, pool);
-  if (!ok || p.smem_floats * static_cast<std::int64_t>(sizeof(float)) > smem_limit(st)) return false;
+  if (!regtile_plan(st, {s.n, s.c, s.k, oh, ow, s.r, s.s}, pool, p)) return false;
   const kernels::TiledConvDims t{int(s.n), int(s.c), int(s.h), int(s.w), int(s.k), int(oh),
                                  int(ow),  int(s.r), int(s.s), int(s.pad), int(s.pad)};
-  const kernels::RegTileDims g{t, p.band};
   const bool relu = s.act == ops::Activation::ReLU;
-  switch (p.kb * 10 + pool) {
-    case 42: launch_regtile_pooled_k<4, 2>(st, g, p, out, in, w, b, relu); break;
-    case 44: launch_regtile_pooled_k<4, 4>(st, g, p, out, in, w, b, relu); break;
-    case 82: launch_regtile_pooled_k<8, 2>(st, g, p, out, in, w, b, relu); break;
-    case 84: launch_regtile_pooled_k<8, 4>(st, g, p, out, in, w, b, relu); break;
-    case 162: launch_regtile_pooled_k<16, 2>(st, g, p, out, in, w, b, relu); break;
-    case 164: launch_regtile_pooled_k<16, 4>(st, g, p, out, in, w, b, relu); break;
-    default: return false;
-  }
-  return true;
+  return pool == 2 ? launch_planned<false, 2>(st, t, p, out, in, w, b, relu)
+                   : launch_planned<false, 4>(st, t, p, out, in, w, b, relu);
 }
 
 void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
