@@ -57,6 +57,15 @@ class Layer {
   // The weight-gradient pass: fills b.grads from the (masked) b.dout and b.in.
   virtual void backward_weight(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
                                const Buffers& /*b*/) const {}
+  // Inference only: this layer and the max pool `pool` after it in one kernel
+  // where the backend has one (b.out is then the pool's output; this layer's
+  // own output is not written); false, with nothing done, elsewhere.
+  virtual bool forward_pooled(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
+                              const LayerSpec& /*pool*/, const Buffers& /*b*/) const {
+    return false;
+  }
+  // Where the bias starts in this layer's parameter block (floats); −1: none.
+  virtual std::int64_t bias_offset() const { return -1; }
 
   // Parameter tensors start on 64-float (256-byte) boundaries, the alignment
   // cuBLASLt assumes by default; the padding stays zero.

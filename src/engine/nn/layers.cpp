@@ -50,24 +50,25 @@ class Linear final : public Layer {
   std::int64_t learnable_count() const override { return in_ * out_ + (bias_ ? out_ : 0); }
   void init(Rng& rng, float* p) const override {
     uniform_fill(rng, p, in_ * out_, in_);
-    if (bias_) uniform_fill(rng, p + align(in_ * out_), out_, in_);
+    if (bias_) uniform_fill(rng, p + bias_offset(), out_, in_);
   }
+  std::int64_t bias_offset() const override { return bias_ ? align(in_ * out_) : -1; }
   PassCosts cost(std::int64_t batch, const Shape&) const override { return shape(batch).cost(); }
   void forward(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
-    ops::linear_forward(ctx, shape(batch), b.out, b.in, b.params, bias_ ? b.params + align(in_ * out_) : nullptr);
+    ops::linear_forward(ctx, shape(batch), b.out, b.in, b.params, bias_ ? b.params + bias_offset() : nullptr);
   }
   void backward_input(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
     // With a bias and an activation, the mask and the bias gradient share one
     // pass over the gradient (one kernel instead of two on the GPU).
     if (act_ != Activation::None && bias_)
-      ops::activation_bias_backward(ctx, {batch, out_, act_}, b.dout, b.grads + align(in_ * out_), b.dout, b.out);
+      ops::activation_bias_backward(ctx, {batch, out_, act_}, b.dout, b.grads + bias_offset(), b.dout, b.out);
     else if (act_ != Activation::None)
       ops::activation_backward(ctx, {batch * out_, act_}, b.dout, b.dout, b.out);
     if (b.din) ops::linear_backward_input(ctx, shape(batch), b.din, b.dout, b.params);
   }
   void backward_weight(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
     const bool db_done = act_ != Activation::None && bias_;  // by backward_input
-    ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ && !db_done ? b.grads + align(in_ * out_) : nullptr,
+    ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ && !db_done ? b.grads + bias_offset() : nullptr,
                                 b.dout, b.in);
   }
 
@@ -106,11 +107,24 @@ class Conv2d final : public Layer {
   std::int64_t learnable_count() const override { return weights() + (bias_ ? k_ : 0); }
   void init(Rng& rng, float* p) const override {
     uniform_fill(rng, p, weights(), c_ * kernel_ * kernel_);
-    if (bias_) uniform_fill(rng, p + align(weights()), k_, c_ * kernel_ * kernel_);
+    if (bias_) uniform_fill(rng, p + bias_offset(), k_, c_ * kernel_ * kernel_);
   }
+  std::int64_t bias_offset() const override { return bias_ ? align(weights()) : -1; }
   PassCosts cost(std::int64_t batch, const Shape& in) const override { return shape(batch, in).cost(); }
   void forward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {
-    ops::conv2d_forward(ctx, shape(batch, in), b.out, b.in, b.params, bias_ ? b.params + align(weights()) : nullptr);
+    ops::conv2d_forward(ctx, shape(batch, in), b.out, b.in, b.params, bias_ ? b.params + bias_offset() : nullptr);
+  }
+  bool forward_pooled(Context& ctx, std::int64_t batch, const Shape& in, const LayerSpec& pool,
+                      const Buffers& b) const override {
+    const ops::Conv2dShape s = shape(batch, in);
+    ops::Pool2dShape p;
+    p.n = batch;
+    p.c = k_;
+    p.h = s.oh();
+    p.w = s.ow();
+    p.kernel = pool.kernel;
+    p.stride = pool.stride;
+    return ops::conv2d_maxpool_forward(ctx, s, p, b.out, b.in, b.params, bias_ ? b.params + bias_offset() : nullptr);
   }
   void backward_input(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {
     ops::Conv2dShape s = shape(batch, in);
@@ -119,7 +133,7 @@ class Conv2d final : public Layer {
     if (b.din) ops::conv2d_backward_input(ctx, s, b.din, b.dout, b.params);
   }
   void backward_weight(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {
-    ops::conv2d_backward_weight(ctx, shape(batch, in), b.grads, bias_ ? b.grads + align(weights()) : nullptr, b.dout,
+    ops::conv2d_backward_weight(ctx, shape(batch, in), b.grads, bias_ ? b.grads + bias_offset() : nullptr, b.dout,
                                 b.in);
   }
 

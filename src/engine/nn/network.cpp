@@ -83,31 +83,14 @@ void Network::zero_momentum() { ctx_.memset_async(momentum_.raw(), 0, momentum_.
 bool Network::forward_conv_pool(size_t i, std::int64_t batch) {
   const auto& layers = model_.layers();
   if (!ctx_.is_cuda() || i + 1 >= layers.size()) return false;  // only the GPU has the pooled kernel
-  const LayerSpec cs = layers[i]->spec(), ps = layers[i + 1]->spec();
-  const Shape& in = model_.shape_before(i);  // (c, h, w)
-  if (cs.kind != LayerSpec::Kind::Conv2d || ps.kind != LayerSpec::Kind::MaxPool2d || in.size() != 3) return false;
-  ops::Conv2dShape c;
-  c.n = batch;
-  c.c = cs.c;
-  c.h = in[1];
-  c.w = in[2];
-  c.k = cs.k;
-  c.r = c.s = cs.kernel;
-  c.stride = cs.stride;
-  c.pad = cs.pad;
-  c.bias = cs.bias;
-  c.act = cs.act;
-  ops::Pool2dShape p;
-  p.n = batch;
-  p.c = c.k;
-  p.h = c.oh();
-  p.w = c.ow();
-  p.kernel = ps.kernel;
-  p.stride = ps.stride;
-  const float* w = params_.f32() + model_.param_offset(i);
-  const float* b = c.bias ? w + Layer::align(c.k * c.c * c.r * c.s) : nullptr;  // as Conv2d lays them out
-  NvtxRange range(range_name(i, Pass::Forward));                                   // the pool's kernel is this one
-  return ops::conv2d_maxpool_forward(ctx_, c, p, acts_[i + 2], acts_[i], w, b);
+  const LayerSpec next = layers[i + 1]->spec();
+  if (next.kind != LayerSpec::Kind::MaxPool2d) return false;
+  Layer::Buffers b;
+  b.in = acts_[i];
+  b.out = acts_[i + 2];  // the pool's output
+  b.params = params_.f32() + model_.param_offset(i);
+  NvtxRange range(range_name(i, Pass::Forward));  // the pool's kernel is this one
+  return layers[i]->forward_pooled(ctx_, batch, model_.shape_before(i), next, b);
 }
 
 void Network::forward(std::int64_t batch, bool grad_path) {
@@ -124,11 +107,10 @@ void Network::infer_probs(std::int64_t batch, float* probs) {
     if (a.kind == LayerSpec::Kind::Linear && c.kind == LayerSpec::Kind::Linear) {
       forward_range(0, L - 2, batch, false);
       const ops::LinearShape l1{batch, a.in, a.out, a.bias, a.act}, l2{batch, c.in, c.out, c.bias, c.act};
-      // As Linear lays its parameters out: weights, then the bias 256-byte aligned.
       const float* w1 = params_.f32() + model_.param_offset(L - 2);
       const float* w2 = params_.f32() + model_.param_offset(L - 1);
-      const float* b1 = a.bias ? w1 + Layer::align(a.in * a.out) : nullptr;
-      const float* b2 = c.bias ? w2 + Layer::align(c.in * c.out) : nullptr;
+      const float* b1 = a.bias ? w1 + layers[L - 2]->bias_offset() : nullptr;
+      const float* b2 = c.bias ? w2 + layers[L - 1]->bias_offset() : nullptr;
       bool fused = false;
       {
         NvtxRange range(range_name(L - 2, Pass::Forward));  // the head's one kernel
