@@ -52,6 +52,24 @@ TEST(FusedMatch, OtherStacksOfLinearLayersAndNearMisses) {
   EXPECT_EQ(fused_kernel_name(wide, 28, 28, &why), "");
   EXPECT_NE(why.find("classes"), std::string::npos) << why;
 
+  Model odd("odd", {1, 28, 28}, 10);  // a hidden width the row phase's 16-byte copies cannot take
+  odd.add(make_flatten("f")).add(make_linear("a", 784, 30, ops::Activation::ReLU)).add(make_linear("b", 30, 10));
+  EXPECT_EQ(fused_kernel_name(odd, 28, 28, &why), "");
+  EXPECT_NE(why.find("multiple of 4 inputs"), std::string::npos) << why;
+
+  Model big("big", {1, 28, 28}, 10);  // 512 × 512 hidden weights: 1 MB, not in shared memory
+  big.add(make_flatten("f"))
+      .add(make_linear("a", 784, 512, ops::Activation::ReLU))
+      .add(make_linear("b", 512, 512, ops::Activation::ReLU))
+      .add(make_linear("c", 512, 10));
+  EXPECT_EQ(fused_kernel_name(big, 28, 28, &why), "");
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+
+  Model broad("broad", {1, 28, 28}, 10);  // a first layer wider than a row's slices can hold
+  broad.add(make_flatten("f")).add(make_linear("a", 784, 1024, ops::Activation::ReLU)).add(make_linear("b", 1024, 10));
+  EXPECT_EQ(fused_kernel_name(broad, 28, 28, &why), "");
+  EXPECT_NE(why.find("first layer takes at most 512 outputs"), std::string::npos) << why;
+
   Model cnn3("cnn3", {1, 28, 28}, 10);  // simple-cnn with a 3×3 first convolution: not its kernel
   cnn3.add(make_conv2d("conv1", 1, 1, 3))
       .add(make_maxpool2d("pool1", 2, 2))
@@ -111,14 +129,14 @@ TEST(FusedMatch, BenchRefusesAnUnknownGpuPath) {
 
 namespace {
 
-// The phase clocks of `steps` steps of a 3-layer MLP at 2 GHz: mark m of a
-// step comes m µs after mark m − 1, and a step starts where the last ended.
+// The phase clocks of `steps` training steps at 2 GHz: mark m of a step comes
+// m µs after mark m − 1, and a step starts where the last ended.
 std::vector<std::int64_t> synthetic_phases(int steps) {
   namespace f = roofline::engine::fused;
   std::vector<std::int64_t> h(static_cast<size_t>((f::kPhaseSteps + 1) * f::kMaxPhases * 2), 0);
   std::int64_t clk = 1000000, ns = 5000;
   for (int t = 0; t < steps; ++t)
-    for (int m = 0; m < 6; ++m) {
+    for (int m = 0; m <= f::kTrainPhases; ++m) {
       clk += 2000 * m;
       ns += 1000 * m;
       h[static_cast<size_t>(2 * (t * f::kMaxPhases + m))] = clk;
@@ -134,17 +152,17 @@ TEST(FusedPhaseReport, MedianPerPhaseAtTheClockTheTimerImplies) {
   std::vector<std::int64_t> h = synthetic_phases(f::kPhaseSteps);
   // One step read from another SM's clock (it runs backwards) is left out, not averaged in.
   h[static_cast<size_t>(2 * (7 * f::kMaxPhases + 3))] = 1;
-  const std::string r = f::mlp_phase_report(h, 3);
+  const std::string r = f::mlp_phase_report(h);
   EXPECT_NE(r.find("median of 31 steps"), std::string::npos) << r;
   EXPECT_NE(r.find("SM clock 2000 MHz"), std::string::npos) << r;
-  for (const char* want : {"F0 1.00 us", "F1 2.00 us", "head 3.00 us", "B1 4.00 us", "B0 5.00 us", "step 15.00 us"})
+  for (const char* want : {"first 1.00 us", "stage 2.00 us", "hidden 3.00 us", "loss 4.00 us", "backward 5.00 us",
+                           "barrier 6.00 us", "weights 7.00 us", "step 28.00 us"})
     EXPECT_NE(r.find(want), std::string::npos) << want << " in " << r;
   EXPECT_EQ(r.find("inference"), std::string::npos) << "no inference was recorded: " << r;
 }
 
 TEST(FusedPhaseReport, SaysWhenThereIsNothingToReport) {
   namespace f = roofline::engine::fused;
-  EXPECT_NE(f::mlp_phase_report(synthetic_phases(1), 3).find("fewer than two training steps"), std::string::npos);
-  EXPECT_NE(f::mlp_phase_report(std::vector<std::int64_t>(10, 0), 3).find("expected"), std::string::npos);
-  EXPECT_NE(f::mlp_phase_report(synthetic_phases(4), 1).find("expected"), std::string::npos);
+  EXPECT_NE(f::mlp_phase_report(synthetic_phases(1)).find("fewer than two training steps"), std::string::npos);
+  EXPECT_NE(f::mlp_phase_report(std::vector<std::int64_t>(10, 0)).find("expected"), std::string::npos);
 }

@@ -176,6 +176,7 @@ TEST(FusedGpu, MlpMatchesTheLayerPathAndTheCpuReference) {
   compare("simple-mlp", 1, 12);            // 12 steps of one sample
   compare("simple-mlp", 64, 64 * 5 + 21);  // 5 full batches and a ragged one of 21
   compare("simple-mlp", 128, 128 * 4 + 77);
+  compare("simple-mlp", 200, 200 * 2 + 13);  // more rows than blocks: the row phase takes several a block
 }
 
 TEST(FusedGpu, CnnMatchesTheLayerPathAndTheCpuReference) {

@@ -3,7 +3,7 @@
 # `roofline bench simple-mlp --device gpu` at batch 1, 64 and 128 beside the
 # PyTorch peer with ROOFLINE_FUSED_PHASES=1 (block 0's time per phase of a
 # step and of the last inference, printed to the log).
-#   tools/device/run.sh mlp_gpu:240
+#   tools/device/run.sh mlp_gpu:600   (then memcheck and racecheck of the fused tests)
 set -u
 OUT=${OUT:-/tmp/roofline-mlp-gpu}
 mkdir -p "$OUT/mlp_gpu"
@@ -19,3 +19,13 @@ for spec in "64,128 --epochs 5" "1 --epochs 1 --max-steps 2000 --lr 0.001"; do
   grep -E "phases|inference \(block" "$OUT/mlp_gpu/bench-${spec%% *}.log"
   grep -E -A12 "Table 4|speedup|x PyTorch|×" "$OUT/mlp_gpu/bench-${spec%% *}.txt" | head -30
 done
+# The fused kernels under compute-sanitizer: memcheck, and racecheck for the
+# row phase's shared-memory handoffs (ROOFLINE_SANITIZE=0 skips them).
+if [[ ${ROOFLINE_SANITIZE:-1} != 0 ]]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    timeout 240 "$CS" --tool $tool --error-exitcode 9 ./build/bin/roofline_gpu_tests \
+      --gtest_filter='FusedGpu.LaunchLengths*:FusedGpu.Inference*' > "$OUT/mlp_gpu/$tool.log" 2>&1
+    echo "$tool fused rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$OUT/mlp_gpu/$tool.log"
+  done
+fi

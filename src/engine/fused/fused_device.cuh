@@ -50,14 +50,22 @@ __device__ __forceinline__ float normalise(std::uint8_t pixel, float mean, float
 
 // SGD with momentum on one parameter, the operations of the sgd kernel (no
 // contraction into FMAs): g' = g + wd·p; buf = momentum·buf + g'; p −= lr·buf.
-__device__ __forceinline__ float sgd_one(float p, float g, float* buf, const ops::SgdConfig& c) {
+// On values: p and its momentum buffer (updated in place) already loaded;
+// returns the new parameter.
+__device__ __forceinline__ float sgd_value(float p, float g, float& buf, const ops::SgdConfig& c) {
   const float d = __fadd_rn(g, __fmul_rn(c.weight_decay, p));
   if (c.momentum != 0.f) {
-    const float m = __fadd_rn(__fmul_rn(c.momentum, ldf(buf)), d);
-    *buf = m;
-    return __fsub_rn(p, __fmul_rn(c.lr, m));
+    buf = __fadd_rn(__fmul_rn(c.momentum, buf), d);
+    return __fsub_rn(p, __fmul_rn(c.lr, buf));
   }
   return __fsub_rn(p, __fmul_rn(c.lr, d));
+}
+// … and on the buffer in memory.
+__device__ __forceinline__ float sgd_one(float p, float g, float* buf, const ops::SgdConfig& c) {
+  float b = c.momentum != 0.f ? ldf(buf) : 0.f;
+  const float next = sgd_value(p, g, b, c);
+  if (c.momentum != 0.f) *buf = b;
+  return next;
 }
 
 // Log-softmax + NLL of one row held by a warp (lane j < classes holds logit
@@ -129,10 +137,14 @@ __device__ __forceinline__ void add_stats(const ops::LossStats& st, const float*
 // C (TM × TN at m0, n0) = Σ_k A(m, k)·B(n, k), K split in chunks of KC staged
 // in shared memory k-major; kThreads = KG groups × (TM/RM)·(TN/RN) threads,
 // each thread an RM × RN register tile over the k ≡ group (mod KG) of a chunk;
-// the groups' partial tiles are summed in a fixed order, then epi(m, n, c) is
-// called once per output inside (M, N). Deterministic. An operand is a functor
+// the groups' partial tiles are summed in a fixed order, then epi(m, n, c,
+// slot) is called once per output inside (M, N); `slot` numbers a thread's
+// outputs (with KG > 1, output o = tid + slot·kThreads of the tile, row-major). Deterministic. An operand is a functor
 // `float operator()(int row, int k)` with kContig = consecutive k adjacent in
 // memory (else consecutive rows are), which decides the coalesced staging order.
+// A register tile of 8 along a dimension is two runs of 4, T/2 apart (thread t
+// holds t·4 … t·4+3 and T/2 + t·4 …): eight threads' float4 reads of a stage
+// row then cover 128 contiguous bytes, free of bank conflicts.
 template <int TM_, int TN_, int RM_, int RN_, int KC_>
 struct TileCfg {
   static constexpr int TM = TM_, TN = TN_, RM = RM_, RN = RN_, KC = KC_;
@@ -142,20 +154,33 @@ struct TileCfg {
   static constexpr int kReduceFloats = KG > 1 ? KG* TM* TN : 0;
   static constexpr int kSmemFloats = kStageFloats > kReduceFloats ? kStageFloats : kReduceFloats;
   static_assert(TM % RM == 0 && TN % RN == 0 && kThreads % GROUP == 0, "tile shape");
-  static_assert(RM == 1 || RM == 2 || RM == 4, "register tile rows");
-  static_assert(RN == 1 || RN == 2 || RN == 4, "register tile columns");
+  static_assert(RM == 1 || RM == 2 || RM == 4 || RM == 8, "register tile rows");
+  static_assert(RN == 1 || RN == 2 || RN == 4 || RN == 8, "register tile columns");
+  static_assert((RM != 8 || TM % 8 == 0) && (RN != 8 || TN % 8 == 0), "a tile of 8 splits its extent in halves");
 };
 
-template <int R>
-__device__ __forceinline__ void load_vec(float (&v)[R], const float* p) {
-  if constexpr (R == 4) {
-    const float4 q = *reinterpret_cast<const float4*>(p);
+// Where element i of thread t's register tile (R along an extent T) lies.
+template <int R, int T>
+__device__ __forceinline__ int reg_pos(int t, int i) {
+  if constexpr (R == 8) return i < 4 ? t * 4 + i : T / 2 + t * 4 + (i - 4);
+  return t * R + i;
+}
+
+// Thread t's R values of one stage row (row = the row's first float).
+template <int R, int T>
+__device__ __forceinline__ void load_vec(float (&v)[R], const float* row, int t) {
+  if constexpr (R == 8) {
+    const float4 q = *reinterpret_cast<const float4*>(row + t * 4);
+    const float4 u = *reinterpret_cast<const float4*>(row + T / 2 + t * 4);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w, v[4] = u.x, v[5] = u.y, v[6] = u.z, v[7] = u.w;
+  } else if constexpr (R == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(row + t * 4);
     v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
   } else if constexpr (R == 2) {
-    const float2 q = *reinterpret_cast<const float2*>(p);
+    const float2 q = *reinterpret_cast<const float2*>(row + t * 2);
     v[0] = q.x, v[1] = q.y;
   } else {
-    v[0] = p[0];
+    v[0] = row[t];
   }
 }
 
@@ -224,22 +249,27 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
     for (int j = 0; j < Cfg::RN; ++j) acc[i][j] = 0.f;
   Staged<Cfg::TM, Cfg::KC, OpA> sa;
   Staged<Cfg::TN, Cfg::KC, OpB> sb;
-  sa.load(a_op, M, m0, 0, min(Cfg::KC, K));
-  sb.load(b_op, N, n0, 0, min(Cfg::KC, K));
-  for (int k0 = 0; k0 < K; k0 += Cfg::KC) {
-    const int kc = min(Cfg::KC, K - k0);
-    sa.template store<Cfg::LDA>(As);
-    sb.template store<Cfg::LDB>(Bs);
-    __syncthreads();
-    if (k0 + Cfg::KC < K) {  // the next chunk's loads fly during this chunk's FMAs
+  // One pass per chunk, plus one before the first that only loads it: the
+  // next chunk's loads fly during this chunk's FMAs, and the load code
+  // appears once (the fused kernels are large; instruction fetch counts).
+  for (int k0 = -Cfg::KC; k0 < K; k0 += Cfg::KC) {
+    if (k0 >= 0) {
+      sa.template store<Cfg::LDA>(As);
+      sb.template store<Cfg::LDB>(Bs);
+      __syncthreads();
+    }
+    if (k0 + Cfg::KC < K) {
       const int kn = min(Cfg::KC, K - k0 - Cfg::KC);
       sa.load(a_op, M, m0, k0 + Cfg::KC, kn);
       sb.load(b_op, N, n0, k0 + Cfg::KC, kn);
     }
+    if (k0 < 0) continue;
+    const int kc = min(Cfg::KC, K - k0);
+#pragma unroll 1  // RM·RN independent FMAs an iteration are ILP enough; unrolling only grows the code
     for (int kk = g; kk < kc; kk += Cfg::KG) {
       float av[Cfg::RM], bv[Cfg::RN];
-      load_vec<Cfg::RM>(av, As + kk * Cfg::LDA + ty * Cfg::RM);
-      load_vec<Cfg::RN>(bv, Bs + kk * Cfg::LDB + tx * Cfg::RN);
+      load_vec<Cfg::RM, Cfg::TM>(av, As + kk * Cfg::LDA, ty);
+      load_vec<Cfg::RN, Cfg::TN>(bv, Bs + kk * Cfg::LDB, tx);
 #pragma unroll
       for (int i = 0; i < Cfg::RM; ++i)
 #pragma unroll
@@ -252,13 +282,16 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
 #pragma unroll
     for (int i = 0; i < Cfg::RM; ++i)
 #pragma unroll
-      for (int j = 0; j < Cfg::RN; ++j) red[(g * Cfg::TM + ty * Cfg::RM + i) * Cfg::TN + tx * Cfg::RN + j] = acc[i][j];
+      for (int j = 0; j < Cfg::RN; ++j)
+        red[(g * Cfg::TM + reg_pos<Cfg::RM, Cfg::TM>(ty, i)) * Cfg::TN + reg_pos<Cfg::RN, Cfg::TN>(tx, j)] = acc[i][j];
     __syncthreads();
-    for (int o = tid; o < Cfg::TM * Cfg::TN; o += kThreads) {
-      const int m = o / Cfg::TN, n = o - m * Cfg::TN;
+    static_assert(Cfg::TM * Cfg::TN % kThreads == 0, "the reduction gives every thread the same number of slots");
+#pragma unroll  // every slot's epilogue loads in flight together (the SGD update reads two values each)
+    for (int slot = 0; slot < Cfg::TM * Cfg::TN / kThreads; ++slot) {
+      const int o = tid + slot * kThreads, m = o / Cfg::TN, n = o - m * Cfg::TN;
       float s = 0.f;
       for (int q = 0; q < Cfg::KG; ++q) s += red[q * Cfg::TM * Cfg::TN + o];
-      if (m0 + m < M && n0 + n < N) epi(m0 + m, n0 + n, s);
+      if (m0 + m < M && n0 + n < N) epi(m0 + m, n0 + n, s, slot);
     }
     __syncthreads();  // red is the next job's stage buffer
   } else {
@@ -266,8 +299,8 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
     for (int i = 0; i < Cfg::RM; ++i)
 #pragma unroll
       for (int j = 0; j < Cfg::RN; ++j) {
-        const int m = m0 + ty * Cfg::RM + i, n = n0 + tx * Cfg::RN + j;
-        if (m < M && n < N) epi(m, n, acc[i][j]);
+        const int m = m0 + reg_pos<Cfg::RM, Cfg::TM>(ty, i), n = n0 + reg_pos<Cfg::RN, Cfg::TN>(tx, j);
+        if (m < M && n < N) epi(m, n, acc[i][j], i * Cfg::RN + j);
       }
   }
 }

@@ -18,7 +18,11 @@ namespace roofline::engine::fused {
 constexpr int kThreads = 256;     // every fused kernel's block
 constexpr int kMaxLayers = 6;     // fused-mlp: Linear layers
 constexpr int kMaxClasses = 32;   // the loss keeps one class per lane of a warp
-constexpr int kMaxHeadIn = 1024;  // fused-mlp: inputs of the last layer (a warp's row in shared memory)
+constexpr int kMaxHeadIn = 1024;  // fused-mlp: inputs of every layer after the first (a row in registers)
+constexpr int kMaxSplits = 32;    // fused-mlp: K slices of the first layer (a row adds up that many partial sums)
+constexpr int kSplitTile = 64;    // fused-mlp: the first layer's output tiles (rows × features)
+constexpr int kPartialRowFloats = 16384;  // fused-mlp: a row's first-layer slices (splits × layer[0].out)
+constexpr int kMaxRowSmemBytes = 160 * 1024;  // fused-mlp: the row phase's weights and vectors (+ 64 KB of tiles)
 
 // Where a training step's samples come from: sample i of step s is
 // images[order[s·stride + i]], normalised as x = (pixel/255 − mean)·inv_std
@@ -59,6 +63,7 @@ struct MlpArgs {
   float* dz[kMaxLayers] = {};           // (max_batch, layer[l].out): loss gradients before the activation
   float* row_loss = nullptr;            // (max_batch)
   std::int32_t* row_correct = nullptr;  // (max_batch)
+  float* partial = nullptr;             // (splits, rows, layer[0].out): the first layer's K-slice sums
   BatchSource src;                      // training
   float* xb[2] = {nullptr, nullptr};    // training: (max_batch, layer[0].in) each, step t's batch in xb[t % 2]
   const float* x = nullptr;             // inference: (rows, layer[0].in), already gathered
@@ -75,12 +80,54 @@ struct MlpArgs {
 };
 constexpr int kPhaseSteps = 32;
 constexpr int kMaxPhases = 2 * kMaxLayers + 2;
+// Diagnostic phases (block 0, which always has row 0): the first layer (to
+// its barrier); in the row phase the wait for the staged weights, the hidden
+// layers' forward, the last layer and loss, the backward of its first row,
+// then the wait at the barrier; the weights. Inference: first, stage, and
+// the rest of its forward.
+constexpr int kTrainPhases = 7;
+constexpr int kInferPhases = 3;
+
+constexpr int mlp_cdiv(int a, int b) { return (a + b - 1) / b; }
+
+// The first layer's split-K plan: K slices of kc inputs, `splits` of them.
+// 32-input slices when their jobs (kSplitTile² output tiles × slices) fit in
+// one round of the grid, else 64-input slices (in rounds when they do not
+// fit either). match_mlp keeps splits ≤ kMaxSplits.
+struct FirstPlan {
+  int kc = 0, splits = 0;
+};
+constexpr FirstPlan mlp_first_plan(int rows, int out0, int in0, int grid) {
+  const int tiles = mlp_cdiv(rows, kSplitTile) * mlp_cdiv(out0, kSplitTile);
+  const int s32 = mlp_cdiv(in0, 32);
+  if (s32 <= kMaxSplits && tiles * s32 <= grid) return {32, s32};
+  return {64, mlp_cdiv(in0, 64)};
+}
+
+// The row phase's shared memory in floats (each piece a multiple of 4, so
+// every piece stays 16-byte aligned): the weights of layers 1 … L−1 (out × in
+// each), every layer's bias and output gradient (out), the activations of
+// layers 0 … L−2 (out), the logits (32) and a reduction scratch (4·kThreads).
+constexpr int kRowScratchFloats = 4 * kThreads;
+constexpr std::int64_t mlp_round4(std::int64_t n) { return (n + 3) / 4 * 4; }
+constexpr std::int64_t mlp_row_floats(const MlpLayer* layer, int layers) {
+  std::int64_t f = 32 + kRowScratchFloats;
+  for (int l = 0; l < layers; ++l) {
+    if (l >= 1) f += mlp_round4(static_cast<std::int64_t>(layer[l].out) * layer[l].in);
+    f += 2 * mlp_round4(layer[l].out);                  // bias, dz
+    if (l + 1 < layers) f += mlp_round4(layer[l].out);  // activation
+  }
+  return f;
+}
 
 // ROOFLINE_FUSED_PHASES's report from the phase_clock buffer copied to the
 // host ((kPhaseSteps + 1) · kMaxPhases · 2 values): each phase's median over
 // the recorded steps whose marks increase, in µs at the SM clock the global
 // timer implies, then the last inference's phases (fused_path.cpp).
-std::string mlp_phase_report(const std::vector<std::int64_t>& clocks, int layers);
+std::string mlp_phase_report(const std::vector<std::int64_t>& clocks);
+
+// Floats of the first layer's partial sums for any batch of 1 … max_batch rows.
+std::int64_t mlp_partial_floats(const MlpLayer& first, std::int64_t max_batch, int grid);
 
 // Shared memory and grid for the MLP kernels (the same for training and
 // inference); throws Error(Unsupported) when they cannot be co-resident.

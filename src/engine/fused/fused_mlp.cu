@@ -1,28 +1,26 @@
 // fused-mlp: a stack of Linear(+ReLU) layers trained by one cooperative
-// persistent kernel per chunk of steps. Per step, with L layers, 2L − 1
-// phases separated by grid barriers (5 for simple-mlp):
-//   F_l   (l < L−1)  act[l] = act(A_l · W_lᵀ + b_l), A_0 the step's normalised
-//                    batch, gathered during the step before (by the blocks
-//                    the head leaves idle) or, for a launch's first step,
-//                    before it (one more barrier per launch)
-//   head             a warp per row: the last layer, log-softmax + NLL, its
-//                    gradient dz[L−1], and dz[L−2] = (dz[L−1]·W_{L−1}) ⊙ act'
-//   B_l   (l = L−2 … 1)  dz[l−1] = (dz[l]·W_l) ⊙ act' (the first beside the
-//                    step's loss statistics)
-//   B_0              every layer's weight gradients, each fused with its SGD
-//                    update (all dz are complete: the phases before stay
-//                    within one round of the grid)
-// Tiles stage their operands through registers, a chunk's loads all in flight
-// at once and the next chunk's beside this chunk's FMAs; the first layer's
-// K (784 pixels) takes two chunks of 512, in tiles 2, 8 or 16 outputs wide as
-// the batch needs to fill the grid.
-// Parameters ping-pong between two blocks, so a tile reading W_l for an input
-// gradient never races the tile that updates it, and no gradient buffer is
-// needed. Every reduction runs in a fixed order: the same inputs give the
-// same bits.
+// persistent kernel per chunk of steps. Per step three phases, each ended by a
+// grid barrier (a barrier and the L2 round trips around it cost ~3.5 µs on an
+// H100 whatever the work: docs/perf-notes.md, so phases are few and full):
+//   first layer  split-K tiles: job (tile, s) = the 64 × 64 output tile's sum
+//                over K slice s of the step's normalised batch times W_0ᵀ,
+//                into partial[s] (as many slices as fill the grid)
+//   rows         a block per batch row, every later layer's weights staged in
+//                shared memory once per step: the row's act[0] = act(Σ_s
+//                partial[s] + b_0), the forward of layers 1 … L−1, log-softmax
+//                + NLL and its gradient, then every input gradient back to
+//                dz[0]; beside it the next step's batch is gathered
+//   weights      every layer's weight gradient (the bias as an all-ones input
+//                column) in 64 × 32 tiles, each applied at once by SGD; one
+//                job adds the step's loss statistics
+// Inference runs the first two (the row phase ends with the softmax).
+// Parameters ping-pong between two blocks, so that the weight phase never
+// writes what a row reads, and no gradient buffer is needed. Every reduction
+// runs in a fixed order: the same inputs give the same bits.
 #include <algorithm>
 #include <string>
 
+#include "kernels/async_copy.cuh"
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/cuda_state.hpp"
 #include "src/engine/fused/fused_device.cuh"
@@ -31,59 +29,13 @@ namespace roofline::engine::fused {
 
 namespace {
 
-using CfgRows = TileCfg<16, 16, 4, 4, 256>;    // GEMMs over batch rows: forward, input gradients
-using CfgFirst = TileCfg<16, 16, 4, 4, 512>;   // the first layer's forward: 784 pixels in two chunks
-using CfgFirst8 = TileCfg<16, 8, 4, 2, 512>;   // … in narrower tiles when 16-wide ones would idle half the grid
-using CfgFirst2 = TileCfg<16, 2, 4, 1, 512>;   // … and narrowest at a batch of a few rows
-using CfgWeight = TileCfg<32, 32, 4, 4, 128>;  // weight gradients (K = rows)
+using CfgFirst = TileCfg<kSplitTile, kSplitTile, 8, 8, 32>;  // first-layer slices: 8 × 8 per thread, 4 k-groups
+using CfgWeight = TileCfg<64, 32, 8, 4, 128>;                // weight gradients (K = rows)
 
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 template <class Cfg>
 __host__ __device__ constexpr int tiles(int m, int n) {
   return cdiv(m, Cfg::TM) * cdiv(n, Cfg::TN);
-}
-
-// The head's shared memory: W (C, in) in rows of in + 1 (a lane per class
-// reads its row without bank conflicts), b (32), per warp a row (in) and the
-// row's output gradients (32).
-__host__ __device__ constexpr int head_floats(int in, int classes) {
-  return classes * (in + 1) + 32 + kWarps * (in + 32);
-}
-struct HeadSmem {
-  float* w;  // (C, in + 1)
-  float* b;  // (32)
-  float* h;  // (in): this warp's row
-  float* g;  // (32): its output gradients
-  int ld;
-};
-__device__ HeadSmem head_smem(float* smem, int in, int classes) {
-  const int ld = in + 1, warp = static_cast<int>(threadIdx.x) / 32;
-  float* h = smem + classes * ld + 32 + warp * (in + 32);
-  return {smem, smem + classes * ld, h, h + in, ld};
-}
-// This warp's copy of a row of the head's input.
-__device__ void load_head_row(float* h, const float* src, int in) {
-  for (int k = static_cast<int>(threadIdx.x) % 32; k < in; k += 32) h[k] = ldf(src + k);
-}
-
-// Forward of layer l for `rows` rows: every tile of act[l].
-template <class Cfg, class OpA>
-__device__ void forward_tile(const MlpArgs& a, int l, const float* cur, const OpA& in_op, int rows, int job,
-                             float* smem) {
-  const MlpLayer& L = a.layer[l];
-  const int tn = cdiv(L.out, Cfg::TN);
-  const int m0 = (job / tn) * Cfg::TM, n0 = (job % tn) * Cfg::TN;
-  float* out = a.act[l];
-  const float* bias = cur + L.b_off;
-  const bool has_bias = L.bias, act = L.relu;
-  const int ld = L.out;
-  tile_gemm<Cfg>(
-      rows, L.out, L.in, m0, n0, in_op, Dense{cur + L.w_off, L.in},
-      [=](int m, int n, float s) {
-        const float v = has_bias ? s + ldf(bias + n) : s;
-        out[static_cast<std::int64_t>(m) * ld + n] = act ? relu(v) : v;
-      },
-      smem);
 }
 
 // Phase diagnostics: block 0 notes its SM clock and the global timer (ns)
@@ -99,86 +51,47 @@ __device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
   ++phase;
 }
 
+// ---- The batch ---------------------------------------------------------------
 // The normalised batch of one step (`base` = its first index into the order)
 // into dst (rows, pixels): job j of gather_jobs(), kGatherPer elements a
 // thread with all their loads in flight. The same float operations as ops::gather_batch.
 constexpr int kGatherPer = 4;
 __device__ int gather_jobs(const MlpArgs& a, int rows) { return cdiv(rows * a.src.pixels, kThreads * kGatherPer); }
-__device__ void gather_job(const MlpArgs& a, int rows, std::int64_t base, float* dst, int job) {
-  const int pixels = a.src.pixels, total = rows * pixels, e0 = job * kThreads * kGatherPer;
+// One gather job in three stages, so that its two dependent loads (the
+// order, then the pixels) can hide behind other work.
+struct GatherJob {
+  int e0 = -1;  // the job's first element; −1: none
+  std::int64_t at[kGatherPer];  // each element's pixel index (−1 past the batch)
   float v[kGatherPer];
+  __device__ void indices(const MlpArgs& a, int rows, std::int64_t base, int job) {
+    const int pixels = a.src.pixels, total = rows * pixels;
+    e0 = job * kThreads * kGatherPer;
 #pragma unroll
-  for (int i = 0; i < kGatherPer; ++i) {
-    const int e = e0 + i * kThreads + static_cast<int>(threadIdx.x);
-    v[i] = 0.f;
-    if (e < total) {
-      const int r = e / pixels, k = e - r * pixels;
-      const std::int64_t idx = __ldg(a.src.order + base + r);
-      v[i] = normalise(__ldg(a.src.images + idx * pixels + k), a.src.mean, a.src.inv_std);
+    for (int i = 0; i < kGatherPer; ++i) {
+      const int e = e0 + i * kThreads + static_cast<int>(threadIdx.x);
+      at[i] = -1;
+      if (e < total) {
+        const int r = e / pixels;
+        at[i] = static_cast<std::int64_t>(__ldg(a.src.order + base + r)) * pixels + (e - r * pixels);
+      }
     }
   }
+  __device__ void pixels(const MlpArgs& a) {
 #pragma unroll
-  for (int i = 0; i < kGatherPer; ++i) {
-    const int e = e0 + i * kThreads + static_cast<int>(threadIdx.x);
-    if (e < total) dst[e] = v[i];
+    for (int i = 0; i < kGatherPer; ++i)
+      v[i] = at[i] >= 0 ? normalise(__ldg(a.src.images + at[i]), a.src.mean, a.src.inv_std) : 0.f;
   }
-}
-
-// The first layer's tiles: as wide as fill the grid (a batch of 1 has 16
-// tiles of 16 outputs for 132 blocks; of 2 outputs, 128).
-template <class Cfg>
-__device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem) {
-  const int n = tiles<Cfg>(rows, a.layer[0].out);
-  for (int job = blockIdx.x; job < n; job += gridDim.x)
-    forward_tile<Cfg>(a, 0, cur, Dense{x, a.layer[0].in}, rows, job, smem);
-}
-
-__device__ void forward_layers(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem,
-                               cg::grid_group& grid, int row, int& phase) {
-  const int wide = tiles<CfgFirst>(rows, a.layer[0].out), grid_blocks = static_cast<int>(gridDim.x);
-  if (wide * (CfgFirst::TN / CfgFirst2::TN) <= grid_blocks)
-    first_layer<CfgFirst2>(a, cur, x, rows, smem);
-  else if (wide * (CfgFirst::TN / CfgFirst8::TN) <= grid_blocks)
-    first_layer<CfgFirst8>(a, cur, x, rows, smem);
-  else
-    first_layer<CfgFirst>(a, cur, x, rows, smem);
-  grid.sync();
-  mark(a, row, phase);
-  for (int l = 1; l + 1 < a.layers; ++l) {
-    const int n = tiles<CfgRows>(rows, a.layer[l].out);
-    for (int job = blockIdx.x; job < n; job += gridDim.x)
-      forward_tile<CfgRows>(a, l, cur, Dense{a.act[l - 1], a.layer[l].in}, rows, job, smem);
-    grid.sync();
-    mark(a, row, phase);
+  __device__ void store(float* dst) const {
+#pragma unroll
+    for (int i = 0; i < kGatherPer; ++i)
+      if (at[i] >= 0) dst[e0 + i * kThreads + static_cast<int>(threadIdx.x)] = v[i];
   }
-}
-
-// Stages the last layer's weights and bias in shared memory; returns false
-// (block-uniform) when this block owns no row.
-__device__ bool stage_head(const MlpArgs& a, const float* cur, int rows, const HeadSmem& s) {
-  if (blockIdx.x * kWarps >= rows) return false;
-  const MlpLayer& H = a.layer[a.layers - 1];
-  for (int i = threadIdx.x; i < H.out * H.in; i += kThreads) {
-    const int j = i / H.in;
-    s.w[j * s.ld + (i - j * H.in)] = ldf(cur + H.w_off + i);
-  }
-  if (threadIdx.x < 32) s.b[threadIdx.x] = H.bias && threadIdx.x < H.out ? ldf(cur + H.b_off + threadIdx.x) : 0.f;
-  __syncthreads();
-  return true;
-}
-
-// The last layer's logit for lane j < classes of one row (the row in s.h):
-// lane j sums its class's products in order.
-__device__ float head_logit(const MlpLayer& H, const HeadSmem& s) {
-  const int lane = threadIdx.x % 32;
-  float z = 0.f;
-  if (lane < H.out) {
-    const float* wj = s.w + lane * s.ld;
-    float p = 0.f;
-    for (int k = 0; k < H.in; ++k) p = fmaf(s.h[k], wj[k], p);
-    z = p + s.b[lane];
-  }
-  return H.relu ? relu(z) : z;
+};
+__device__ void gather_job(const MlpArgs& a, int rows, std::int64_t base, float* dst, int job) {
+  GatherJob g;
+  g.indices(a, rows, base, job);
+  g.pixels(a);
+  g.store(dst);
 }
 
 // The label of the batch row `row` of this step (−1 past the rows).
@@ -186,89 +99,358 @@ __device__ __forceinline__ int row_label(const MlpArgs& a, std::int64_t base, in
   return row < rows ? __ldg(a.src.labels + __ldg(a.src.order + base + row)) : -1;
 }
 
-__device__ void head_train(const MlpArgs& a, const float* cur, int rows, std::int64_t base, float* smem) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  // Its two dependent loads fly while the weights are staged.
-  const int Lh = a.layers - 1;
+// ---- Phase 1: the first layer, split over K --------------------------------------
+// Job (tile, s): the tile's sum over K slice s (p.kc inputs, in chunks of
+// CfgFirst::KC: one instantiation for every slice width keeps the kernel's
+// code small).
+__device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem) {
+  using Cfg = CfgFirst;
+  const FirstPlan p = mlp_first_plan(rows, a.layer[0].out, a.layer[0].in, static_cast<int>(gridDim.x));
+  const MlpLayer& L0 = a.layer[0];
+  const int in = L0.in, out = L0.out, tn = cdiv(out, Cfg::TN), splits = p.splits;
+  const int jobs = tiles<Cfg>(rows, out) * splits;
+  const float* w = cur + L0.w_off;
+  for (int job = blockIdx.x; job < jobs; job += gridDim.x) {
+    const int s = job % splits, tile = job / splits;
+    const int m0 = (tile / tn) * Cfg::TM, n0 = (tile % tn) * Cfg::TN, k0 = s * p.kc;
+    float* part = a.partial + static_cast<std::int64_t>(s) * rows * out;  // (rows, out)
+    tile_gemm<Cfg>(
+        rows, out, min(p.kc, in - k0), m0, n0, Dense{x + k0, in}, Dense{w + k0, in},
+        [=](int m, int n, float v, int) { part[static_cast<std::int64_t>(m) * out + n] = v; }, smem);
+  }
+}
+
+// ---- Phase 2: a block per row --------------------------------------------------------
+// Shared memory of the row phase (mlp_row_floats): w[l] (out, in) for l ≥ 1,
+// b[l] (out), v[l] (out) the activations for l ≤ L−2, d[l] (out) the output
+// gradients, z (32) the logits, red (kRowScratchFloats). The pointers live in
+// shared memory too (one copy per block, see shared_row_smem): indexed by a
+// run-time layer, a per-thread copy would sit in local memory, ~100 KB a
+// block, past L1.
+struct RowSmem {
+  float* w[kMaxLayers];
+  float* b[kMaxLayers];
+  float* v[kMaxLayers];
+  float* d[kMaxLayers];
+  float* z;
+  float* red;
+  float* tiles;  // the tiles' region after the row region (tile_gemm's stage, a row's first-layer slices)
+};
+__device__ RowSmem row_smem(const MlpArgs& a, float* smem) {
+  RowSmem s{};
+  float* p = smem;
+  for (int l = 0; l < a.layers; ++l) {
+    const MlpLayer& L = a.layer[l];
+    if (l >= 1) s.w[l] = p, p += mlp_round4(static_cast<std::int64_t>(L.out) * L.in);
+    s.b[l] = p, p += mlp_round4(L.out);
+    s.d[l] = p, p += mlp_round4(L.out);
+    if (l + 1 < a.layers) s.v[l] = p, p += mlp_round4(L.out);
+  }
+  s.z = p, p += 32;
+  s.red = p, p += kRowScratchFloats;
+  s.tiles = p;
+  return s;
+}
+__device__ const RowSmem& shared_row_smem(const MlpArgs& a, float* smem) {
+  __shared__ RowSmem s;
+  if (threadIdx.x == 0) s = row_smem(a, smem);
+  __syncthreads();
+  return s;
+}
+
+// Copies layers 1 … L−1's weights and every layer's bias (0 without one)
+// into shared memory, asynchronously: stage_wait(bar, uses) then
+// __syncthreads before reading them. Bulk copies on sm_90 (one mbarrier,
+// `bar`; `uses` = the batches it has counted before), 16-byte cp.async
+// elsewhere. Biases are copied in whole 16-byte runs (parameter tensors are
+// 64-float aligned, so the run stays inside the bias's padding).
+__device__ void stage_rows(const MlpArgs& a, const float* cur, const RowSmem& s, unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  kernels::bulk_fence();  // every thread's accesses of the last phase, before the copies overwrite them
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned bytes = 0;
+    for (int l = 0; l < a.layers; ++l) {
+      const MlpLayer& L = a.layer[l];
+      if (l >= 1) bytes += 4u * static_cast<unsigned>(L.out * L.in);
+      if (L.bias) bytes += 4u * static_cast<unsigned>(mlp_round4(L.out));
+    }
+    kernels::bulk_expect(bar, bytes);
+    constexpr unsigned kPiece = 32 * 1024;
+    for (int l = 0; l < a.layers; ++l) {
+      const MlpLayer& L = a.layer[l];
+      if (l >= 1) {
+        const unsigned n = 4u * static_cast<unsigned>(L.out * L.in);  // match_mlp: in % 4 == 0
+        for (unsigned o = 0; o < n; o += kPiece)
+          kernels::bulk_copy(reinterpret_cast<char*>(s.w[l]) + o, reinterpret_cast<const char*>(cur + L.w_off) + o,
+                             min(kPiece, n - o), bar);
+      }
+      if (L.bias) kernels::bulk_copy(s.b[l], cur + L.b_off, 4u * static_cast<unsigned>(mlp_round4(L.out)), bar);
+    }
+  }
+#else
+  (void)bar;
+  for (int l = 0; l < a.layers; ++l) {
+    const MlpLayer& L = a.layer[l];
+    if (l >= 1) {
+      const int n4 = L.out * L.in / 4;  // match_mlp: in % 4 == 0
+      for (int i = threadIdx.x; i < n4; i += kThreads) kernels::copy_async_16(s.w[l] + 4 * i, cur + L.w_off + 4 * i);
+    }
+    if (L.bias)
+      for (int i = threadIdx.x; i < mlp_round4(L.out) / 4; i += kThreads)
+        kernels::copy_async_16(s.b[l] + 4 * i, cur + L.b_off + 4 * i);
+  }
+#endif
+  for (int l = 0; l < a.layers; ++l)
+    if (!a.layer[l].bias)
+      for (int j = threadIdx.x; j < a.layer[l].out; j += kThreads) s.b[l][j] = 0.f;
+}
+
+// Once per launch, before the first grid barrier (which orders it before any use).
+__device__ void init_stage_barrier(unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (threadIdx.x == 0) kernels::bulk_init(bar);
+#else
+  (void)bar;
+#endif
+}
+
+__device__ void stage_wait(unsigned long long* bar, unsigned uses) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  kernels::bulk_wait(bar, uses & 1u);
+#else
+  (void)bar, (void)uses;
+  kernels::copy_async_wait_all();
+#endif
+}
+
+// Row m's first-layer sums: partial[s][m][·] of every slice s into `buf`
+// (splits × out floats in the tiles' region, free during the row phase), in
+// 16-byte copies that fly while the block waits for its weights.
+__device__ void first_row_load(const MlpArgs& a, int m, int rows, int splits, float* buf) {
+  const int out = a.layer[0].out, q4 = out / 4;  // match_mlp: out % 4 == 0
+  const std::int64_t slice = static_cast<std::int64_t>(rows) * out;
+  const float* src = a.partial + static_cast<std::int64_t>(m) * out;
+  for (int i = threadIdx.x; i < splits * q4; i += kThreads) {
+    const int sl = i / q4, q = i - sl * q4;
+    kernels::copy_async_16(buf + sl * out + 4 * q, src + sl * slice + 4 * q);
+  }
+}
+// … then act[0] = act(Σ_s buf[s] + b_0), the slices added in order, into v[0]
+// and act[0]. Waits for the copies; ends with the block in step.
+__device__ void first_row_finish(const MlpArgs& a, int m, int splits, const float* buf, const RowSmem& s) {
+  kernels::copy_async_wait_all();
+  __syncthreads();
+  const MlpLayer& L0 = a.layer[0];
+  const int out = L0.out;
+  for (int n = threadIdx.x; n < out; n += kThreads) {
+    float acc = 0.f;
+    for (int sl = 0; sl < splits; ++sl) acc += buf[sl * out + n];
+    float v = acc + s.b[0][n];
+    v = L0.relu ? relu(v) : v;
+    s.v[0][n] = v;
+    a.act[0][static_cast<std::int64_t>(m) * out + n] = v;
+  }
+  __syncthreads();
+}
+
+// Sums each lane's 8 values over the warp: lane l (l < 8) returns the total
+// of value 4·l₀ + 2·l₁ + l₂ (l's bits), by halving the values at each of three
+// exchanges, then two plain ones: 9 shuffles for 8 sums, in a fixed order.
+__device__ __forceinline__ int sum8_index(int lane) { return 4 * (lane & 1) + 2 * ((lane >> 1) & 1) + ((lane >> 2) & 1); }
+__device__ __forceinline__ float warp_sum8(const float (&v)[8]) {
+  const int lane = threadIdx.x % 32;
+  const bool b0 = lane & 1, b1 = lane & 2, b2 = lane & 4;
+  float h4[4], h2[2];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h4[i] = (b0 ? v[i + 4] : v[i]) + __shfl_xor_sync(kFull, b0 ? v[i] : v[i + 4], 1);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) h2[i] = (b1 ? h4[i + 2] : h4[i]) + __shfl_xor_sync(kFull, b1 ? h4[i] : h4[i + 2], 2);
+  float h = (b2 ? h2[1] : h2[0]) + __shfl_xor_sync(kFull, b2 ? h2[0] : h2[1], 4);
+  h += __shfl_xor_sync(kFull, h, 8);
+  h += __shfl_xor_sync(kFull, h, 16);
+  return h;
+}
+
+// y[j] = act(Σ_k x[k]·W[j][k] + b[j]) for j < out: a warp per 8 outputs at a
+// time, each lane a 4-float run of k every 128, the lanes' sums added by
+// warp_sum8. y_global (may be null)
+// gets a copy.
+__device__ void row_forward(const float* W, const float* b, const float* x, int in, int out, bool act, float* y,
+                            float* y_global) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nq = in / 4;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  for (int j0 = 8 * warp; j0 < out; j0 += 8 * kWarps) {
+    float p[8];
+#pragma unroll
+    for (int o = 0; o < 8; ++o) p[o] = 0.f;
+#pragma unroll 1
+    for (int q = lane; q < nq; q += 32) {
+      const float4 xv = x4[q];
+#pragma unroll
+      for (int o = 0; o < 8; ++o) {
+        const float4 w = j0 + o < out ? reinterpret_cast<const float4*>(W + static_cast<std::int64_t>(j0 + o) * in)[q]
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+        p[o] = fmaf(xv.x, w.x, p[o]);
+        p[o] = fmaf(xv.y, w.y, p[o]);
+        p[o] = fmaf(xv.z, w.z, p[o]);
+        p[o] = fmaf(xv.w, w.w, p[o]);
+      }
+    }
+    const float sum = warp_sum8(p);
+    const int j = j0 + sum8_index(lane);
+    if (lane < 8 && j < out) {
+      const float v = act ? relu(sum + b[j]) : sum + b[j];
+      y[j] = v;
+      if (y_global) y_global[j] = v;
+    }
+  }
+}
+
+// dx[k] = (Σ_j d[j]·W[j][k]) ⊙ act'(x[k]) for k < in (act' = [x > 0] when
+// `mask`): thread t a 4-float run q = t mod in/4 of k over the j ≡ t div in/4
+// (mod G), in four interleaved sums, the G groups' partial runs added in
+// order through `red`. Into dx and dx_global. Starts and ends with the block
+// in step.
+__device__ void row_backward(const float* W, const float* d, int in, int out, const float* x, bool mask, float* dx,
+                             float* dx_global, float* red) {
+  const int nq = in / 4, G = kThreads / nq, t = threadIdx.x, q = t % nq, grp = t / nq;
+  if (grp < G) {
+    const float4* W4 = reinterpret_cast<const float4*>(W);
+    float4 acc[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+    auto add = [&](float4& c, int j) {
+      const float4 w = W4[static_cast<std::int64_t>(j) * nq + q];
+      const float dj = d[j];
+      c.x = fmaf(dj, w.x, c.x);
+      c.y = fmaf(dj, w.y, c.y);
+      c.z = fmaf(dj, w.z, c.z);
+      c.w = fmaf(dj, w.w, c.w);
+    };
+    int j = grp;
+    for (; j + 3 * G < out; j += 4 * G) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) add(acc[r], j + r * G);
+    }
+    for (; j < out; j += G) add(acc[0], j);
+    float4 sum;
+    sum.x = (acc[0].x + acc[1].x) + (acc[2].x + acc[3].x);
+    sum.y = (acc[0].y + acc[1].y) + (acc[2].y + acc[3].y);
+    sum.z = (acc[0].z + acc[1].z) + (acc[2].z + acc[3].z);
+    sum.w = (acc[0].w + acc[1].w) + (acc[2].w + acc[3].w);
+    reinterpret_cast<float4*>(red)[grp * nq + q] = sum;
+  }
+  __syncthreads();
+  for (int k = t; k < in; k += kThreads) {
+    float sum = 0.f;
+    for (int g = 0; g < G; ++g) sum += red[g * in + k];
+    const float v = mask ? (x[k] > 0.f ? sum : 0.f) : sum;
+    dx[k] = v;
+    dx_global[k] = v;
+  }
+  __syncthreads();
+}
+
+// The row phase of a training step (a block per row), after stage_rows at
+// the step's start. `splits` = the first layer's K slices; `bar`/`uses` =
+// stage_rows's barrier and the batches it has counted; next_* = the next
+// step's batch (x_next null on the last step), whose gather this block's
+// first job interleaves with its row.
+__device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int rows, int splits, std::int64_t base,
+                           std::int64_t base_next, float* x_next, unsigned long long* bar, unsigned& uses,
+                           int mark_row, int& phase) {
+  const int L = a.layers, Lh = L - 1, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const MlpLayer& H = a.layer[Lh];
-  const MlpLayer& P = a.layer[Lh - 1];
-  const int in = H.in, C = H.out;
-  const HeadSmem s = head_smem(smem, in, C);
-  // The first row and its label load while the weights are staged.
-  const int first = blockIdx.x * kWarps + warp;
-  int next_label = row_label(a, base, first, rows);
-  if (first < rows) load_head_row(s.h, a.act[Lh - 1] + static_cast<std::int64_t>(first) * in, in);
-  if (!stage_head(a, cur, rows, s)) return;
-  float* h = s.h;
-  float* g = s.g;
+  const int first = static_cast<int>(blockIdx.x), grid = static_cast<int>(gridDim.x);
+  // Gather jobs go to the blocks from the last (at small batches, those without a row).
+  const int jobs = x_next ? gather_jobs(a, rows) : 0;
+  int job = grid - 1 - first;
+  GatherJob g;
+  if (job < jobs) g.indices(a, rows, base_next, job);
+  int label = warp == 0 ? row_label(a, base, first, rows) : -1;
+  if (first < rows) first_row_load(a, first, rows, splits, buf);
+  if (job < jobs) g.pixels(a);
+  if (first < rows) {
+    stage_wait(bar, uses++);
+    first_row_finish(a, first, splits, buf, s);
+    mark(a, mark_row, phase);  // stage
+  }
   const float scale = 1.0f / static_cast<float>(rows);
-  for (int row = first; row < rows; row += gridDim.x * kWarps) {
-    if (row != first) load_head_row(h, a.act[Lh - 1] + static_cast<std::int64_t>(row) * in, in);
-    __syncwarp();
-    const int label = next_label;
-    next_label = row_label(a, base, row + gridDim.x * kWarps, rows);
-    const float z = head_logit(H, s);
-    float loss;
-    bool correct;
-    const float dl = row_loss_grad(z, C, label, scale, &loss, &correct);
-    const float dzl = H.relu ? (z > 0.f ? dl : 0.f) : dl;
-    if (lane < C) {
-      a.dz[Lh][static_cast<std::int64_t>(row) * C + lane] = dzl;
-      g[lane] = dzl;
+  for (int m = first; m < rows; m += grid) {
+    if (m != first) {
+      first_row_load(a, m, rows, splits, buf);
+      first_row_finish(a, m, splits, buf, s);
     }
-    if (lane == 0) {
-      a.row_loss[row] = loss;
-      a.row_correct[row] = correct ? 1 : 0;
+    const int next_label = warp == 0 ? row_label(a, base, m + grid, rows) : -1;
+    for (int l = 1; l < Lh; ++l) {
+      const MlpLayer& Ll = a.layer[l];
+      row_forward(s.w[l], s.b[l], s.v[l - 1], Ll.in, Ll.out, Ll.relu, s.v[l],
+                  a.act[l] + static_cast<std::int64_t>(m) * Ll.out);
+      __syncthreads();
     }
-    __syncwarp();
-    // dz[L−2] = (dz[L−1] · W) ⊙ act'(act[L−2])
-    float* dprev = a.dz[Lh - 1] + static_cast<std::int64_t>(row) * in;
-    for (int k = lane; k < in; k += 32) {
-      float acc = 0.f;
-      for (int j = 0; j < C; ++j) acc = fmaf(g[j], s.w[j * s.ld + k], acc);
-      dprev[k] = P.relu ? (h[k] > 0.f ? acc : 0.f) : acc;
+    if (m == first) mark(a, mark_row, phase);  // hidden
+    row_forward(s.w[Lh], s.b[Lh], s.v[Lh - 1], H.in, H.out, H.relu, s.z, nullptr);
+    __syncthreads();
+    if (warp == 0) {
+      const float z = lane < H.out ? s.z[lane] : 0.f;
+      float loss;
+      bool correct;
+      const float dl = row_loss_grad(z, H.out, label, scale, &loss, &correct);
+      const float dzl = H.relu ? (z > 0.f ? dl : 0.f) : dl;
+      if (lane < H.out) {
+        s.d[Lh][lane] = dzl;
+        a.dz[Lh][static_cast<std::int64_t>(m) * H.out + lane] = dzl;
+      }
+      if (lane == 0) {
+        a.row_loss[m] = loss;
+        a.row_correct[m] = correct ? 1 : 0;
+      }
     }
-    __syncwarp();  // h and g are this warp's next row
+    __syncthreads();
+    if (m == first) mark(a, mark_row, phase);  // loss
+    for (int l = Lh; l >= 1; --l) {
+      const MlpLayer& Ll = a.layer[l];
+      row_backward(s.w[l], s.d[l], Ll.in, Ll.out, s.v[l - 1], a.layer[l - 1].relu, s.d[l - 1],
+                   a.dz[l - 1] + static_cast<std::int64_t>(m) * Ll.in, s.red);
+    }
+    if (m == first) mark(a, mark_row, phase);  // backward
+    label = next_label;
+  }
+  if (job < jobs) g.store(x_next);
+  for (job += grid; job < jobs; job += grid) gather_job(a, rows, base_next, x_next, job);  // batches past 4·grid rows
+}
+
+// The row phase of inference (after stage_rows): the forward and the softmax
+// into probs.
+__device__ void rows_infer(const MlpArgs& a, const RowSmem& s, float* buf, int rows, int splits,
+                           unsigned long long* bar, int& phase) {
+  const int first = static_cast<int>(blockIdx.x), Lh = a.layers - 1, C = a.layer[Lh].out;
+  const int lane = threadIdx.x % 32;
+  if (first >= rows) return;
+  first_row_load(a, first, rows, splits, buf);
+  stage_wait(bar, 0);
+  first_row_finish(a, first, splits, buf, s);
+  mark(a, kPhaseSteps, phase);  // stage
+  for (int m = first; m < rows; m += gridDim.x) {
+    if (m != first) {
+      first_row_load(a, m, rows, splits, buf);
+      first_row_finish(a, m, splits, buf, s);
+    }
+    for (int l = 1; l <= Lh; ++l) {
+      const MlpLayer& Ll = a.layer[l];
+      row_forward(s.w[l], s.b[l], s.v[l - 1], Ll.in, Ll.out, Ll.relu, l == Lh ? s.z : s.v[l], nullptr);
+      __syncthreads();
+    }
+    if (threadIdx.x < 32) {
+      const float p = row_softmax(lane < C ? s.z[lane] : 0.f, C);
+      if (lane < C) a.probs[static_cast<std::int64_t>(m) * C + lane] = p;
+    }
+    __syncthreads();
   }
 }
 
-__device__ void head_infer(const MlpArgs& a, const float* cur, int rows, float* smem) {
-  const int Lh = a.layers - 1;
-  const MlpLayer& H = a.layer[Lh];
-  const int in = H.in, C = H.out, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const HeadSmem s = head_smem(smem, in, C);
-  const int first = blockIdx.x * kWarps + warp;
-  if (first < rows) load_head_row(s.h, a.act[Lh - 1] + static_cast<std::int64_t>(first) * in, in);
-  if (!stage_head(a, cur, rows, s)) return;
-  for (int row = first; row < rows; row += gridDim.x * kWarps) {
-    if (row != first) load_head_row(s.h, a.act[Lh - 1] + static_cast<std::int64_t>(row) * in, in);
-    __syncwarp();
-    const float z = head_logit(H, s);
-    const float p = row_softmax(z, C);
-    if (lane < C) a.probs[static_cast<std::int64_t>(row) * C + lane] = p;
-    __syncwarp();
-  }
-}
-
-// dz[l−1] tile: (dz[l] · W_l) ⊙ act'(act[l−1]).
-__device__ void input_grad_tile(const MlpArgs& a, int l, const float* cur, int rows, int job, float* smem) {
-  const MlpLayer& L = a.layer[l];
-  const MlpLayer& P = a.layer[l - 1];
-  const int tn = cdiv(L.in, CfgRows::TN);
-  const int m0 = (job / tn) * CfgRows::TM, n0 = (job % tn) * CfgRows::TN;
-  float* out = a.dz[l - 1];
-  const float* act = a.act[l - 1];
-  const bool mask = P.relu;
-  const int ld = L.in;
-  tile_gemm<CfgRows>(
-      rows, L.in, L.out, m0, n0, Dense{a.dz[l], L.out}, DenseT{cur + L.w_off, L.in, -1},
-      [=](int m, int n, float s) {
-        const std::int64_t i = static_cast<std::int64_t>(m) * ld + n;
-        out[i] = mask ? (ldf(act + i) > 0.f ? s : 0.f) : s;
-      },
-      smem);
-}
-
+// ---- Phase 3: weight gradients and SGD ---------------------------------------------
 // Layer l's weight-gradient tile (the bias as an extra all-ones input
 // column), each gradient applied at once: next = SGD(cur, gradient).
 __device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* next, int rows, const float* x,
@@ -281,23 +463,45 @@ __device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* ne
   const std::int64_t w_off = L.w_off, b_off = L.b_off;
   float* mom = a.momentum;
   const ops::SgdConfig sgd = a.sgd;
-  auto epi = [=](int m, int n, float s) {
+  auto epi = [=](int m, int n, float s, int) {
     const std::int64_t i = n < in ? w_off + static_cast<std::int64_t>(m) * in + n : b_off + m;
     next[i] = sgd_one(ldf(cur + i), s, mom + i, sgd);
   };
-  const DenseT dz{a.dz[l], L.out, -1};  // (j, i) = dz[l][i·out + j]
+  const DenseT dz{a.dz[l], L.out, -1};              // (j, i) = dz[l][i·out + j]
   const float* in_act = l == 0 ? x : a.act[l - 1];  // (rows, in)
   tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, DenseT{in_act, L.in, L.bias ? L.in : -1}, epi, smem);
 }
 
 __device__ int weight_tiles(const MlpLayer& L) { return tiles<CfgWeight>(L.out, L.in + (L.bias ? 1 : 0)); }
 
+__device__ void weights(const MlpArgs& a, const float* cur, float* next, int rows, const float* x, int step,
+                        float* smem) {
+  int n_w = 0;
+  for (int q = 0; q < a.layers; ++q) n_w += weight_tiles(a.layer[q]);
+  for (int job = blockIdx.x; job < n_w + 1; job += gridDim.x) {
+    if (job < n_w) {
+      int q = 0, j = job;  // layer q's tile j
+      while (j >= weight_tiles(a.layer[q])) j -= weight_tiles(a.layer[q++]);
+      weight_tile(a, q, cur, next, rows, x, j, smem);
+    } else if (threadIdx.x < 32) {
+      add_stats(a.stats, a.row_loss, a.row_correct, rows, step);
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_constant__ MlpArgs a) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
+  const RowSmem& rs = shared_row_smem(a, smem);  // the row region, then the tiles' (rs.tiles)
+  float* tiles_smem = rs.tiles;
   cg::grid_group grid = cg::this_grid();
-  const int rows = a.rows, L = a.layers;
+  const int rows = a.rows;
+  const bool has_row = static_cast<int>(blockIdx.x) < rows;
+  const int splits = mlp_first_plan(rows, a.layer[0].out, a.layer[0].in, static_cast<int>(gridDim.x)).splits;
   const int step0 = *a.step;  // every block reads it before block 0 advances it
+  __shared__ unsigned long long stage_bar;
+  unsigned stage_uses = 0;
+  init_stage_barrier(&stage_bar);
   // The first step's batch; each step then gathers the next one's.
   for (int job = blockIdx.x; job < gather_jobs(a, rows); job += gridDim.x)
     gather_job(a, rows, static_cast<std::int64_t>(step0) * a.src.stride, a.xb[0], job);
@@ -311,44 +515,17 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     int phase = 0;
     mark(a, row, phase);
     const float* x = a.xb[t & 1];
-    float* x_next = a.xb[(t & 1) ^ 1];
-    const std::int64_t base_next = base + a.src.stride;
-    forward_layers(a, cur, x, rows, smem, grid, row, phase);
-    head_train(a, cur, rows, base, smem);
-    if (t + 1 < a.steps) {  // the next step's batch, on the blocks the head leaves idle
-      const int head_blocks = min(static_cast<int>(gridDim.x), cdiv(rows, kWarps));
-      const int idle = static_cast<int>(gridDim.x) - head_blocks;
-      const int first = idle > 0 ? static_cast<int>(blockIdx.x) - head_blocks : static_cast<int>(blockIdx.x);
-      if (first >= 0)
-        for (int job = first; job < gather_jobs(a, rows); job += idle > 0 ? idle : static_cast<int>(gridDim.x))
-          gather_job(a, rows, base_next, x_next, job);
-    }
+    float* x_next = t + 1 < a.steps ? a.xb[(t & 1) ^ 1] : nullptr;
+    if (has_row) stage_rows(a, cur, rs, &stage_bar);  // lands during the first layer
+    first_layer(a, cur, x, rows, tiles_smem);
     grid.sync();
     mark(a, row, phase);
-    // Input gradients layer by layer; every weight gradient (and its SGD
-    // update) in the last phase, where all dz are complete: the input-gradient
-    // phases stay within one round of the grid.
-    for (int l = L - 2; l >= 0; --l) {
-      const int n_in = l >= 1 ? tiles<CfgRows>(rows, a.layer[l].in) : 0;
-      const int n_stats = l == L - 2 ? 1 : 0;
-      int n_w = 0;
-      if (l == 0)
-        for (int q = 0; q < L; ++q) n_w += weight_tiles(a.layer[q]);
-      const int total = n_in + n_w + n_stats;
-      for (int job = blockIdx.x; job < total; job += gridDim.x) {
-        if (job < n_in) {
-          input_grad_tile(a, l, cur, rows, job, smem);
-        } else if (job < n_in + n_w) {
-          int q = 0, j = job - n_in;  // layer q's tile j
-          while (j >= weight_tiles(a.layer[q])) j -= weight_tiles(a.layer[q++]);
-          weight_tile(a, q, cur, next, rows, x, j, smem);
-        } else if (threadIdx.x < 32) {
-          add_stats(a.stats, a.row_loss, a.row_correct, rows, step);
-        }
-      }
-      grid.sync();
-      mark(a, row, phase);
-    }
+    rows_train(a, rs, tiles_smem, rows, splits, base, base + a.src.stride, x_next, &stage_bar, stage_uses, row, phase);
+    grid.sync();
+    mark(a, row, phase);
+    weights(a, cur, next, rows, x, step, tiles_smem);
+    grid.sync();
+    mark(a, row, phase);
   }
   // The result of an odd number of steps is in params[1]: copy it home.
   if (a.steps & 1) {
@@ -363,15 +540,24 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
 __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_constant__ MlpArgs a) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
+  const RowSmem& rs = shared_row_smem(a, smem);
   cg::grid_group grid = cg::this_grid();
+  const int splits = mlp_first_plan(a.rows, a.layer[0].out, a.layer[0].in, static_cast<int>(gridDim.x)).splits;
+  __shared__ unsigned long long stage_bar;
+  init_stage_barrier(&stage_bar);
+  __syncthreads();
   int phase = 0;
   mark(a, kPhaseSteps, phase);
-  forward_layers(a, a.params[0], a.x, a.rows, smem, grid, kPhaseSteps, phase);
-  head_infer(a, a.params[0], a.rows, smem);
-  mark(a, kPhaseSteps, phase);  // block 0's own end, not the grid's
+  if (static_cast<int>(blockIdx.x) < a.rows) stage_rows(a, a.params[0], rs, &stage_bar);
+  first_layer(a, a.params[0], a.x, a.rows, rs.tiles);
+  grid.sync();
+  mark(a, kPhaseSteps, phase);
+  rows_infer(a, rs, rs.tiles, a.rows, splits, &stage_bar, phase);
+  mark(a, kPhaseSteps, phase);  // forward: block 0's own end, not the grid's
 }
 
 void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Launch& l) {
+  ROOFLINE_ASSERT(a.partial != nullptr, "fused-mlp: the partial-sum buffer is required");
   void* args[] = {const_cast<MlpArgs*>(&a)};
   CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, dim3(static_cast<unsigned>(l.blocks)), dim3(kThreads), args, l.smem,
                                          stream_of(st)));
@@ -379,14 +565,20 @@ void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Lau
 
 }  // namespace
 
+std::int64_t mlp_partial_floats(const MlpLayer& first, std::int64_t max_batch, int grid) {
+  std::int64_t most = 0;
+  for (std::int64_t r = 1; r <= max_batch; ++r) {
+    const FirstPlan p = mlp_first_plan(static_cast<int>(r), first.out, first.in, grid);
+    most = std::max(most, static_cast<std::int64_t>(p.splits) * r * first.out);
+  }
+  return most;
+}
+
 std::size_t mlp_smem_bytes(const MlpArgs& a) {
-  const MlpLayer& H = a.layer[a.layers - 1];
-  int floats = CfgRows::kSmemFloats;
-  floats = std::max(floats, CfgFirst::kSmemFloats);
-  floats = std::max(floats, CfgFirst8::kSmemFloats);
-  floats = std::max(floats, CfgFirst2::kSmemFloats);
-  floats = std::max(floats, CfgWeight::kSmemFloats);
-  floats = std::max(floats, head_floats(H.in, H.out));
+  std::int64_t floats = CfgFirst::kSmemFloats;
+  floats = std::max<std::int64_t>(floats, CfgWeight::kSmemFloats);
+  floats = std::max<std::int64_t>(floats, kPartialRowFloats);
+  floats += mlp_round4(mlp_row_floats(a.layer, a.layers));  // the row region, then the tiles' (RowSmem::tiles)
   return static_cast<std::size_t>(floats) * sizeof(float);
 }
 

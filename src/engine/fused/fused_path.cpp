@@ -81,8 +81,24 @@ bool match_mlp(const Model& model, std::int64_t ih, std::int64_t iw, std::vector
     why = fmt::format("fused-mlp's loss takes at most {} classes", fused::kMaxClasses);
     return false;
   }
-  if (head.in > fused::kMaxHeadIn) {
-    why = fmt::format("fused-mlp's last layer takes at most {} inputs", fused::kMaxHeadIn);
+  for (size_t l = 1; l < layers.size(); ++l)
+    if (layers[l].in % 4 != 0 || layers[l].in > fused::kMaxHeadIn) {
+      why = fmt::format("fused-mlp's layers after the first take a multiple of 4 inputs, at most {} (layer {} has {})",
+                        fused::kMaxHeadIn, l + 1, layers[l].in);
+      return false;
+    }
+  if (layers[0].out * fused::kMaxSplits > fused::kPartialRowFloats) {
+    why = fmt::format("fused-mlp's first layer takes at most {} outputs", fused::kPartialRowFloats / fused::kMaxSplits);
+    return false;
+  }
+  if (layers[0].in > fused::kMaxSplits * 64) {
+    why = fmt::format("fused-mlp's first layer takes at most {} inputs", fused::kMaxSplits * 64);
+    return false;
+  }
+  const std::int64_t row_bytes = 4 * fused::mlp_row_floats(layers.data(), static_cast<int>(layers.size()));
+  if (row_bytes > fused::kMaxRowSmemBytes) {
+    why = fmt::format("fused-mlp keeps the weights of every layer after the first in shared memory: {} KB > {} KB",
+                      row_bytes / 1024, fused::kMaxRowSmemBytes / 1024);
     return false;
   }
   return true;
@@ -140,17 +156,13 @@ bool match_cnn(const Model& model, std::int64_t ih, std::int64_t iw, fused::CnnA
 
 namespace fused {
 
-std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
-  const int P = kMaxPhases, marks = 2 * layers;
-  if (layers < 2 || layers > kMaxLayers || h.size() != static_cast<size_t>((kPhaseSteps + 1) * P * 2))
-    return fmt::format("fused-mlp phase report: {} values for {} layers, expected {} for 2 to {} layers\n", h.size(),
-                       layers, (kPhaseSteps + 1) * P * 2, kMaxLayers);
+std::string mlp_phase_report(const std::vector<std::int64_t>& h) {
+  const int P = kMaxPhases, marks = kTrainPhases + 1;
+  if (h.size() != static_cast<size_t>((kPhaseSteps + 1) * P * 2))
+    return fmt::format("fused-mlp phase report: {} values, expected {}\n", h.size(), (kPhaseSteps + 1) * P * 2);
   auto clk = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m))]; };
   auto ns = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m) + 1)]; };
-  std::vector<std::string> names;
-  for (int l = 0; l + 1 < layers; ++l) names.push_back(fmt::format("F{}", l));
-  names.push_back("head");
-  for (int l = layers - 2; l >= 0; --l) names.push_back(fmt::format("B{}", l));
+  const char* names[kTrainPhases] = {"first", "stage", "hidden", "loss", "backward", "barrier", "weights"};
   std::vector<int> rows;
   for (int t = 0; t < kPhaseSteps; ++t) {
     bool ok = clk(t, 0) != 0;
@@ -172,7 +184,7 @@ std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
     for (int m = 1; m < marks; ++m) {
       std::vector<double> d;
       for (int t : rows) d.push_back(static_cast<double>(clk(t, m) - clk(t, m - 1)) / ghz / 1e3);
-      out += fmt::format(" {} {:.2f} us |", names[static_cast<size_t>(m - 1)], d.size() ? median(d) : 0.0);
+      out += fmt::format(" {} {:.2f} us |", names[m - 1], median(d));
     }
     std::vector<double> step;
     for (size_t i = 0; i + 1 < rows.size(); ++i)
@@ -181,8 +193,9 @@ std::string mlp_phase_report(const std::vector<std::int64_t>& h, int layers) {
     const int ir = kPhaseSteps;
     if (clk(ir, 0) != 0) {
       out += "fused-mlp last inference (block 0):";
-      for (int m = 1; m < layers + 1; ++m)
-        out += fmt::format(" {} {:.2f} us", m < layers ? names[static_cast<size_t>(m - 1)] : "head",
+      const char* infer_names[kInferPhases] = {"first", "stage", "forward"};
+      for (int m = 1; m <= kInferPhases; ++m)
+        out += fmt::format(" {} {:.2f} us", infer_names[m - 1],
                            static_cast<double>(clk(ir, m) - clk(ir, m - 1)) / ghz / 1e3);
       out += "\n";
     }
@@ -254,6 +267,9 @@ class FusedMlp final : public FusedPath {
     a_.row_loss = row_loss_.f32();
     a_.row_correct = row_correct_.i32();
     launch_ = fused::mlp_launch(ctx.cuda(), a_);
+    partial_ = ctx.empty({fused::mlp_partial_floats(layers[0], B, launch_.blocks)}, DType::F32,
+                         "fused first-layer partial sums");
+    a_.partial = partial_.f32();
     if (const char* e = std::getenv("ROOFLINE_FUSED_PHASES"); e && *e && std::string(e) != "0") {
       phases_ = ctx.empty({(fused::kPhaseSteps + 1) * fused::kMaxPhases * 2}, DType::F64, "fused phase clocks");
       ctx.memset_async(phases_.raw(), 0, phases_.nbytes());
@@ -267,7 +283,7 @@ class FusedMlp final : public FusedPath {
       net_.context().synchronize();
       std::vector<std::int64_t> h(static_cast<size_t>(phases_.numel()));
       copy_bytes(h.data(), Device::cpu(), phases_.raw(), phases_.device(), h.size() * sizeof h[0]);
-      fmt::print(stderr, "{}", fused::mlp_phase_report(h, a_.layers));
+      fmt::print(stderr, "{}", fused::mlp_phase_report(h));
     } catch (const std::exception& e) {
       fmt::print(stderr, "fused-mlp phase report failed: {}\n", e.what());
     }
@@ -278,7 +294,7 @@ class FusedMlp final : public FusedPath {
     return fmt::format(
         "one cooperative kernel per chunk of steps, {} blocks x {} threads, {} KB shared memory, {} "
         "grid barriers per step",
-        launch_.blocks, fused::kThreads, launch_.smem / 1024, 2 * a_.layers - 1);
+        launch_.blocks, fused::kThreads, launch_.smem / 1024, 3);
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
@@ -317,7 +333,7 @@ class FusedMlp final : public FusedPath {
   fused::MlpArgs a_;
   fused::Launch launch_;
   std::vector<Tensor> bufs_;
-  Tensor spare_, row_loss_, row_correct_, phases_;
+  Tensor spare_, row_loss_, row_correct_, partial_, phases_;
 };
 
 class FusedCnn final : public FusedPath {
