@@ -145,9 +145,10 @@ __device__ __forceinline__ void add_stats(const ops::LossStats& st, const float*
 // A register tile of 8 along a dimension is two runs of 4, T/2 apart (thread t
 // holds t·4 … t·4+3 and T/2 + t·4 …): eight threads' float4 reads of a stage
 // row then cover 128 contiguous bytes, free of bank conflicts.
-template <int TM_, int TN_, int RM_, int RN_, int KC_>
+template <int TM_, int TN_, int RM_, int RN_, int KC_, int UNROLL_ = 1>
 struct TileCfg {
   static constexpr int TM = TM_, TN = TN_, RM = RM_, RN = RN_, KC = KC_;
+  static constexpr int kUnroll = UNROLL_;  // of the k loop: code size against latency hiding
   static constexpr int TX = TN / RN, TY = TM / RM, GROUP = TX * TY, KG = kThreads / GROUP;
   static constexpr int LDA = TM + 4, LDB = TN + 4;  // rows padded by 16 bytes (vector loads stay aligned)
   static constexpr int kStageFloats = KC * (LDA + LDB);
@@ -265,7 +266,7 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
     }
     if (k0 < 0) continue;
     const int kc = min(Cfg::KC, K - k0);
-#pragma unroll 1  // RM·RN independent FMAs an iteration are ILP enough; unrolling only grows the code
+#pragma unroll Cfg::kUnroll
     for (int kk = g; kk < kc; kk += Cfg::KG) {
       float av[Cfg::RM], bv[Cfg::RN];
       load_vec<Cfg::RM, Cfg::TM>(av, As + kk * Cfg::LDA, ty);
