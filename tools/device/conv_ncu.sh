@@ -6,11 +6,7 @@
 set -u
 OUT=${OUT:-/tmp/roofline-conv-ncu}
 mkdir -p "$OUT/conv_ncu"
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-# Why warps wait, per issued instruction (the WarpStateStats section names only the top reasons).
-STALLS=$(for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected \
-  selected lg_throttle dispatch_stall no_instruction branch_resolving drain membar sleeping tex_throttle; do
-  printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' "$r"; done | sed 's/,$//')
+source "$(dirname "$0")/ncu_common.sh"  # NCU, STALLS
 timeout 200 "$NCU" --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
   --section WarpStateStats --section MemoryWorkloadAnalysis_Tables --section SchedulerStats \
   --metrics "$STALLS,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed_pipe_fma.sum" \

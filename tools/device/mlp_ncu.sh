@@ -7,10 +7,7 @@
 set -u
 OUT=${OUT:-/tmp/roofline-mlp-ncu}
 mkdir -p "$OUT/mlp_ncu"
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-STALLS=$(for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected \
-  selected lg_throttle dispatch_stall no_instruction branch_resolving drain membar sleeping tex_throttle; do
-  printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' "$r"; done | sed 's/,$//')
+source "$(dirname "$0")/ncu_common.sh"  # NCU, STALLS
 timeout 200 "$NCU" --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
   --section SchedulerStats --section InstructionStats \
   --metrics "$STALLS,smsp__inst_executed.sum,sm__cycles_elapsed.avg,smsp__warps_issue_stalled_no_instruction.sum,smsp__pcsamp_warps_issue_stalled_no_instructions" \
