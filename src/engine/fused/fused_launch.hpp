@@ -18,7 +18,7 @@ namespace roofline::engine::fused {
 constexpr int kThreads = 256;     // every fused kernel's block
 constexpr int kMaxLayers = 6;     // fused-mlp: Linear layers
 constexpr int kMaxClasses = 32;   // the loss keeps one class per lane of a warp
-constexpr int kMaxHeadIn = 1024;  // fused-mlp: inputs of every layer after the first (a row in registers)
+constexpr int kMaxHeadIn = 1024;  // fused-mlp: inputs of every layer after the first (a 4-float run per thread)
 constexpr int kMaxSplits = 32;    // fused-mlp: K slices of the first layer (a row adds up that many partial sums)
 constexpr int kSplitTile = 64;    // fused-mlp: the first layer's output tiles (rows × features)
 constexpr int kPartialRowFloats = 16384;  // fused-mlp: a row's first-layer slices (splits × layer[0].out)

@@ -1,12 +1,14 @@
 // fused-mlp: a stack of Linear(+ReLU) layers trained by one cooperative
 // persistent kernel per chunk of steps. Per step three phases, each ended by a
 // grid barrier (a barrier and the L2 round trips around it cost ~3.5 µs on an
-// H100 whatever the work: docs/perf-notes.md, so phases are few and full):
+// H100 whatever the work: docs/perf-notes.md, so phases are few and full;
+// the code is kept small too, as its instructions are fetched every step):
 //   first layer  split-K tiles: job (tile, s) = the 64 × 64 output tile's sum
 //                over K slice s of the step's normalised batch times W_0ᵀ,
 //                into partial[s] (as many slices as fill the grid)
-//   rows         a block per batch row, every later layer's weights staged in
-//                shared memory once per step: the row's act[0] = act(Σ_s
+//   rows         a block per batch row, every later layer's weights in shared
+//                memory (bulk copies started at the step's start, landing
+//                during the first layer): the row's act[0] = act(Σ_s
 //                partial[s] + b_0), the forward of layers 1 … L−1, log-softmax
 //                + NLL and its gradient, then every input gradient back to
 //                dz[0]; beside it the next step's batch is gathered
@@ -418,7 +420,7 @@ __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int r
     label = next_label;
   }
   if (job < jobs) g.store(x_next);
-  for (job += grid; job < jobs; job += grid) gather_job(a, rows, base_next, x_next, job);  // batches past 4·grid rows
+  for (job += grid; job < jobs; job += grid) gather_job(a, rows, base_next, x_next, job);  // more jobs than blocks
 }
 
 // The row phase of inference (after stage_rows): the forward and the softmax
