@@ -32,7 +32,7 @@ namespace roofline::engine::fused {
 namespace {
 
 using CfgFirst = TileCfg<kSplitTile, kSplitTile, 8, 8, 32>;  // first-layer slices: 8 × 8 per thread, 4 k-groups
-using CfgWeight = TileCfg<64, 32, 8, 4, 128, 4>;             // weight gradients (K = rows: 32 k a thread, unrolled)
+using CfgWeight = TileCfg<64, 32, 8, 4, 64, 4>;              // weight gradients (K = rows, 64 a chunk; k loop unrolled)
 
 __host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 template <class Cfg>
