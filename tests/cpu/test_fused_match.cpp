@@ -166,3 +166,36 @@ TEST(FusedPhaseReport, SaysWhenThereIsNothingToReport) {
   EXPECT_NE(f::mlp_phase_report(synthetic_phases(1)).find("fewer than two training steps"), std::string::npos);
   EXPECT_NE(f::mlp_phase_report(std::vector<std::int64_t>(10, 0)).find("expected"), std::string::npos);
 }
+
+TEST(FusedMlpPlan, FirstLayerSlicesFillTheGridAndCoverK) {
+  namespace f = roofline::engine::fused;
+  const int grid = 132, in = 784, out = 256;  // simple-mlp's first layer on an H100
+  for (int rows : {1, 7, 64, 65, 128, 200, 1024}) {
+    SCOPED_TRACE(rows);
+    const f::FirstPlan p = f::mlp_first_plan(rows, out, in, grid);
+    ASSERT_TRUE(p.kc == 32 || p.kc == 64) << p.kc;
+    EXPECT_GE(p.splits * p.kc, in) << "the slices cover every input";
+    EXPECT_LT((p.splits - 1) * p.kc, in) << "no empty slice";
+    EXPECT_LE(p.splits, f::kMaxSplits);
+    const int jobs = f::mlp_cdiv(rows, f::kSplitTile) * f::mlp_cdiv(out, f::kSplitTile) * p.splits;
+    if (p.kc == 32) EXPECT_LE(jobs, grid) << "32-input slices only when they fit in one round";
+  }
+  EXPECT_EQ(f::mlp_first_plan(1, out, in, grid).kc, 32);    // 4 tiles × 25 slices = 100 jobs
+  EXPECT_EQ(f::mlp_first_plan(128, out, in, grid).kc, 64);  // 8 tiles × 25 would be 200: 13 slices of 64
+  EXPECT_EQ(f::mlp_first_plan(128, out, in, grid).splits, 13);
+}
+
+TEST(FusedMlpPlan, BuffersHoldEveryBatchSizesSlicesAndTheRowPhasesPieces) {
+  namespace f = roofline::engine::fused;
+  f::MlpLayer l[3];
+  l[0].in = 784, l[0].out = 256, l[1].in = 256, l[1].out = 128, l[2].in = 128, l[2].out = 10;
+  const std::int64_t most = f::mlp_partial_floats(l[0], 128, 132);
+  for (int r = 1; r <= 128; ++r)
+    EXPECT_GE(most, static_cast<std::int64_t>(f::mlp_first_plan(r, 256, 784, 132).splits) * r * 256) << r;
+  EXPECT_EQ(most, 13LL * 128 * 256);  // batch 128: 13 slices × 128 rows (batch 64: 25 × 64, fewer)
+  // Weights of layers 1 and 2, bias + gradient per layer, activations of layers 0 and 1 (each rounded
+  // up to 4 floats), the logits and the scratch.
+  EXPECT_EQ(f::mlp_row_floats(l, 3), 128 * 256 + 10 * 128 + 2 * (256 + 128 + 12) + (256 + 128) + 32 +
+                                         f::kRowScratchFloats);
+  EXPECT_LE(4 * f::mlp_row_floats(l, 3), f::kMaxRowSmemBytes);
+}

@@ -567,15 +567,6 @@ void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Lau
 
 }  // namespace
 
-std::int64_t mlp_partial_floats(const MlpLayer& first, std::int64_t max_batch, int grid) {
-  std::int64_t most = 0;
-  for (std::int64_t r = 1; r <= max_batch; ++r) {
-    const FirstPlan p = mlp_first_plan(static_cast<int>(r), first.out, first.in, grid);
-    most = std::max(most, static_cast<std::int64_t>(p.splits) * r * first.out);
-  }
-  return most;
-}
-
 std::size_t mlp_smem_bytes(const MlpArgs& a) {
   std::int64_t floats = CfgFirst::kSmemFloats;
   floats = std::max<std::int64_t>(floats, CfgWeight::kSmemFloats);

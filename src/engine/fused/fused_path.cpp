@@ -156,6 +156,15 @@ bool match_cnn(const Model& model, std::int64_t ih, std::int64_t iw, fused::CnnA
 
 namespace fused {
 
+std::int64_t mlp_partial_floats(const MlpLayer& first, std::int64_t max_batch, int grid) {
+  std::int64_t most = 0;
+  for (std::int64_t r = 1; r <= max_batch; ++r) {
+    const FirstPlan p = mlp_first_plan(static_cast<int>(r), first.out, first.in, grid);
+    most = std::max(most, static_cast<std::int64_t>(p.splits) * r * first.out);
+  }
+  return most;
+}
+
 std::string mlp_phase_report(const std::vector<std::int64_t>& h) {
   const int P = kMaxPhases, marks = kTrainPhases + 1;
   if (h.size() != static_cast<size_t>((kPhaseSteps + 1) * P * 2))
