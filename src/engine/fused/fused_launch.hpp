@@ -104,20 +104,34 @@ constexpr FirstPlan mlp_first_plan(int rows, int out0, int in0, int grid) {
   return {64, mlp_cdiv(in0, 64)};
 }
 
-// The row phase's shared memory in floats (each piece a multiple of 4, so
-// every piece stays 16-byte aligned): the weights of layers 1 … L−1 (out × in
-// each), every layer's bias and output gradient (out), the activations of
-// layers 0 … L−2 (out), the logits (32) and a reduction scratch (4·kThreads).
+// The row phase's shared memory, in floats from its start, each piece a
+// multiple of 4 (so every piece stays 16-byte aligned): per layer l its
+// weights w (out × in; l ≥ 1), bias b and output gradient d (out), and for
+// l ≤ L−2 its activations v (out); then the logits (32), a reduction scratch
+// (4·kThreads), and `total`, where the tiles' region begins. One walk, used by
+// the host (sizes) and the kernel (pointers).
 constexpr int kRowScratchFloats = 4 * kThreads;
 constexpr std::int64_t mlp_round4(std::int64_t n) { return (n + 3) / 4 * 4; }
-constexpr std::int64_t mlp_row_floats(const MlpLayer* layer, int layers) {
-  std::int64_t f = 32 + kRowScratchFloats;
+struct RowLayout {
+  std::int64_t w[kMaxLayers] = {}, b[kMaxLayers] = {}, v[kMaxLayers] = {}, d[kMaxLayers] = {};
+  std::int64_t z = 0, red = 0, total = 0;
+};
+constexpr RowLayout mlp_row_layout(const MlpLayer* layer, int layers) {
+  RowLayout r;
+  std::int64_t f = 0;
   for (int l = 0; l < layers; ++l) {
-    if (l >= 1) f += mlp_round4(static_cast<std::int64_t>(layer[l].out) * layer[l].in);
-    f += 2 * mlp_round4(layer[l].out);                  // bias, dz
-    if (l + 1 < layers) f += mlp_round4(layer[l].out);  // activation
+    if (l >= 1) r.w[l] = f, f += mlp_round4(static_cast<std::int64_t>(layer[l].out) * layer[l].in);
+    r.b[l] = f, f += mlp_round4(layer[l].out);
+    r.d[l] = f, f += mlp_round4(layer[l].out);
+    if (l + 1 < layers) r.v[l] = f, f += mlp_round4(layer[l].out);
   }
-  return f;
+  r.z = f, f += 32;
+  r.red = f, f += kRowScratchFloats;
+  r.total = f;
+  return r;
+}
+constexpr std::int64_t mlp_row_floats(const MlpLayer* layer, int layers) {
+  return mlp_row_layout(layer, layers).total;
 }
 
 // ROOFLINE_FUSED_PHASES's report from the phase_clock buffer copied to the

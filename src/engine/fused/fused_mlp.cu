@@ -34,10 +34,9 @@ namespace {
 using CfgFirst = TileCfg<kSplitTile, kSplitTile, 8, 8, 32>;  // first-layer slices: 8 × 8 per thread, 4 k-groups
 using CfgWeight = TileCfg<64, 32, 8, 4, 64, 4>;              // weight gradients (K = rows, 64 a chunk; k loop unrolled)
 
-__host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }
 template <class Cfg>
 __host__ __device__ constexpr int tiles(int m, int n) {
-  return cdiv(m, Cfg::TM) * cdiv(n, Cfg::TN);
+  return mlp_cdiv(m, Cfg::TM) * mlp_cdiv(n, Cfg::TN);
 }
 
 // Phase diagnostics: block 0 notes its SM clock and the global timer (ns)
@@ -58,7 +57,7 @@ __device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
 // into dst (rows, pixels): job j of gather_jobs(), kGatherPer elements a
 // thread with all their loads in flight. The same float operations as ops::gather_batch.
 constexpr int kGatherPer = 4;
-__device__ int gather_jobs(const MlpArgs& a, int rows) { return cdiv(rows * a.src.pixels, kThreads * kGatherPer); }
+__device__ int gather_jobs(const MlpArgs& a, int rows) { return mlp_cdiv(rows * a.src.pixels, kThreads * kGatherPer); }
 // One gather job in three stages, so that its two dependent loads (the
 // order, then the pixels) can hide behind other work.
 struct GatherJob {
@@ -109,7 +108,7 @@ __device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, 
   using Cfg = CfgFirst;
   const FirstPlan p = mlp_first_plan(rows, a.layer[0].out, a.layer[0].in, static_cast<int>(gridDim.x));
   const MlpLayer& L0 = a.layer[0];
-  const int in = L0.in, out = L0.out, tn = cdiv(out, Cfg::TN), splits = p.splits;
+  const int in = L0.in, out = L0.out, tn = mlp_cdiv(out, Cfg::TN), splits = p.splits;
   const int jobs = tiles<Cfg>(rows, out) * splits;
   const float* w = cur + L0.w_off;
   for (int job = blockIdx.x; job < jobs; job += gridDim.x) {
@@ -123,7 +122,7 @@ __device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, 
 }
 
 // ---- Phase 2: a block per row --------------------------------------------------------
-// Shared memory of the row phase (mlp_row_floats): w[l] (out, in) for l ≥ 1,
+// Shared memory of the row phase (mlp_row_layout): w[l] (out, in) for l ≥ 1,
 // b[l] (out), v[l] (out) the activations for l ≤ L−2, d[l] (out) the output
 // gradients, z (32) the logits, red (kRowScratchFloats). The pointers live in
 // shared memory too (one copy per block, see shared_row_smem): indexed by a
@@ -139,18 +138,17 @@ struct RowSmem {
   float* tiles;  // the tiles' region after the row region (tile_gemm's stage, a row's first-layer slices)
 };
 __device__ RowSmem row_smem(const MlpArgs& a, float* smem) {
+  const RowLayout r = mlp_row_layout(a.layer, a.layers);
   RowSmem s{};
-  float* p = smem;
   for (int l = 0; l < a.layers; ++l) {
-    const MlpLayer& L = a.layer[l];
-    if (l >= 1) s.w[l] = p, p += mlp_round4(static_cast<std::int64_t>(L.out) * L.in);
-    s.b[l] = p, p += mlp_round4(L.out);
-    s.d[l] = p, p += mlp_round4(L.out);
-    if (l + 1 < a.layers) s.v[l] = p, p += mlp_round4(L.out);
+    if (l >= 1) s.w[l] = smem + r.w[l];
+    s.b[l] = smem + r.b[l];
+    s.d[l] = smem + r.d[l];
+    if (l + 1 < a.layers) s.v[l] = smem + r.v[l];
   }
-  s.z = p, p += 32;
-  s.red = p, p += kRowScratchFloats;
-  s.tiles = p;
+  s.z = smem + r.z;
+  s.red = smem + r.red;
+  s.tiles = smem + r.total;
   return s;
 }
 __device__ const RowSmem& shared_row_smem(const MlpArgs& a, float* smem) {
@@ -459,7 +457,7 @@ __device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* ne
                             int job, float* smem) {
   const MlpLayer& L = a.layer[l];
   const int N = L.in + (L.bias ? 1 : 0);
-  const int tn = cdiv(N, CfgWeight::TN);
+  const int tn = mlp_cdiv(N, CfgWeight::TN);
   const int m0 = (job / tn) * CfgWeight::TM, n0 = (job % tn) * CfgWeight::TN;
   const int in = L.in;
   const std::int64_t w_off = L.w_off, b_off = L.b_off;
