@@ -8,12 +8,13 @@
 // hidden features at a time for all the rows (lanes along the inputs in
 // float4s, a shuffle tree per row), the hidden rows go to shared memory,
 // then a warp per (row, class) computes the logits and a warp per row the
-// softmax (the softmax kernel's operations: NaN anywhere makes the row NaN).
+// softmax (kernels/warp_softmax.cuh).
 #pragma once
 #include <cuda_runtime.h>
 
-#include <cfloat>
 #include <cstdint>
+
+#include "kernels/warp_softmax.cuh"
 
 namespace roofline::kernels {
 
@@ -117,18 +118,8 @@ __global__ void __launch_bounds__(32 * kHeadWarps)
   if (warp >= kHeadRows || m0 + warp >= n) return;
   const int r = warp;
   const bool valid = lane < classes;
-  const float v = valid ? z[r][lane] : -FLT_MAX;
-  float m = v;
-  bool nan = valid && isnan(v);
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
-  nan = __any_sync(0xffffffffu, nan);
-  if (nan) m = __int_as_float(0x7fc00000);
-  const float e = valid ? expf(v - m) : 0.f;
-  float sum = e;
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  if (valid) probs[static_cast<std::int64_t>(m0 + r) * classes + lane] = e / sum;
+  const float p = warp_softmax(valid ? z[r][lane] : 0.f, classes);
+  if (valid) probs[static_cast<std::int64_t>(m0 + r) * classes + lane] = p;
 }
 
 }  // namespace roofline::kernels

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "kernels/warp_softmax.cuh"
 #include "src/engine/fused/fused_launch.hpp"
 
 namespace roofline::engine::fused {
@@ -97,19 +98,8 @@ __device__ __forceinline__ float row_loss_grad(float z, int classes, int label, 
   return valid ? grad_scale * (expf(z - lse) - (lane == label ? 1.f : 0.f)) : 0.f;
 }
 
-// softmax probability of lane j's logit (as the softmax kernel: exp(z − max)/Σ).
-__device__ __forceinline__ float row_softmax(float z, int classes) {
-  const int lane = threadIdx.x % 32;
-  const bool valid = lane < classes;
-  float m = valid ? z : -FLT_MAX;
-  bool nan = valid && isnan(z);
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(kFull, m, o));
-  nan = __any_sync(kFull, nan);
-  if (nan) m = __int_as_float(0x7fc00000);
-  const float e = valid ? expf(z - m) : 0.f;
-  const float sum = warp_sum(e);
-  return e / sum;
-}
+// softmax probability of lane j's logit (kernels/warp_softmax.cuh).
+__device__ __forceinline__ float row_softmax(float z, int classes) { return kernels::warp_softmax(z, classes); }
 
 // The step's statistics from the rows' losses (one warp): what
 // ops::cross_entropy adds to LossStats, summed in a fixed order.
