@@ -159,22 +159,9 @@ __global__ void __launch_bounds__(kRegTileMaxThreads)
       copy_async_f32(drow + lc, inside ? srow + ix : src, inside);
     }
   }
-  const int taps = d.r * S;
-  for (int i = threadIdx.x; i < d.ci * taps * KB; i += nthreads) {
-    const int kk = i % KB, crs = i / KB;  // crs = (c · r + rr) · S + ss
-    const int k = k0 + kk;
-    const float* wp = w;
-    if (k < d.co) {
-      if (FLIP) {  // the forward layer's w (ci, co, r, S) at (c, k, r − 1 − rr, S − 1 − ss)
-        const int c = crs / taps, rs = crs - c * taps;
-        wp += (c * d.co + k) * taps + (taps - 1 - rs);
-      } else {  // w (co, ci, r, S) at (k, c, rr, ss)
-        wp += k * d.ci * taps + crs;
-      }
-    }
-    copy_async_f32(w_s + i, wp, k < d.co);
-  }
+  stage_conv_weights<KB, FLIP>(w_s, w, d, k0, static_cast<int>(threadIdx.x), nthreads);
   copy_async_wait_all();
+  const int taps = d.r * S;
   __syncthreads();
   const int t = static_cast<int>(threadIdx.x);
   const int lg = t / G, cg = t - lg * G;  // row group within the band, pixel group

@@ -71,6 +71,30 @@ __host__ __device__ constexpr int tiled_blocks_x(const TiledConvDims& d, int px)
   return (d.oh * tiled_cols(d.ow, px) + kConvThreads - 1) / kConvThreads;
 }
 
+// Stages output channels k0 … k0+KB−1's weights into w_s (ci, r, s, KB),
+// zero past co, every copy in flight (threads t, t + nthreads, …). FLIP false:
+// w (co, ci, r, s) at (k, c, rr, ss); FLIP true: w is the forward layer's
+// (ci, co, r, s), read at (c, k, r − 1 − rr, s − 1 − ss). Shared by the tiled
+// and register-tiled kernels; copy_async_wait_all and a barrier follow.
+template <int KB, bool FLIP>
+__device__ void stage_conv_weights(float* w_s, const float* w, const TiledConvDims& d, int k0, int t, int nthreads) {
+  const int taps = d.r * d.s;
+  for (int i = t; i < d.ci * taps * KB; i += nthreads) {
+    const int kk = i % KB, crs = i / KB;  // crs = (c · r + rr) · s + ss
+    const int k = k0 + kk;
+    const float* wp = w;
+    if (k < d.co) {
+      if (FLIP) {
+        const int c = crs / taps, rs = crs - c * taps;
+        wp += (c * d.co + k) * taps + (taps - 1 - rs);
+      } else {
+        wp += k * d.ci * taps + crs;
+      }
+    }
+    copy_async_f32(w_s + i, wp, k < d.co);
+  }
+}
+
 // out (n, co, oh, ow) = act(Σ in ⋆ w + b). Weights: FLIP false: w (co, ci, r, s);
 // FLIP true: w is the forward layer's (ci, co, r, s), used flipped.
 // Grid: (tiled_blocks_x(d, PX), ceil(co / KB), n); dynamic shared memory
@@ -100,16 +124,9 @@ __global__ void __launch_bounds__(kConvThreads)
     const bool inside = iy >= 0 && iy < d.ih && ix >= 0 && ix < d.iw;
     copy_async_f32(in_s + i, inside ? src + (c * d.ih + iy) * d.iw + ix : src, inside);
   }
-  const int taps = d.r * d.s;
-  for (int i = threadIdx.x; i < d.ci * taps * KB; i += kConvThreads) {
-    const int kk = i % KB, crs = i / KB, c = crs / taps, rs = crs - c * taps, rr = rs / d.s, ss = rs - rr * d.s;
-    const int k = k0 + kk;
-    const float* wp = w;
-    if (k < d.co)
-      wp += FLIP ? ((c * d.co + k) * d.r + (d.r - 1 - rr)) * d.s + (d.s - 1 - ss) : ((k * d.ci + c) * d.r + rr) * d.s + ss;
-    copy_async_f32(w_s + i, wp, k < d.co);
-  }
+  stage_conv_weights<KB, FLIP>(w_s, w, d, k0, static_cast<int>(threadIdx.x), kConvThreads);
   copy_async_wait_all();
+  const int taps = d.r * d.s;
   __syncthreads();
   const int p = p0 + static_cast<int>(threadIdx.x);
   if (p >= d.oh * G) return;  // no barrier follows
