@@ -102,27 +102,22 @@ void Network::infer_probs(std::int64_t batch, float* probs) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
   const auto& layers = model_.layers();
   const size_t L = layers.size();
+  size_t done = 0;  // layers already run
   if (ctx_.is_cuda() && L >= 2) {
     const LayerSpec a = layers[L - 2]->spec(), c = layers[L - 1]->spec();
     if (a.kind == LayerSpec::Kind::Linear && c.kind == LayerSpec::Kind::Linear) {
       forward_range(0, L - 2, batch, false);
+      done = L - 2;
       const ops::LinearShape l1{batch, a.in, a.out, a.bias, a.act}, l2{batch, c.in, c.out, c.bias, c.act};
       const float* w1 = params_.f32() + model_.param_offset(L - 2);
       const float* w2 = params_.f32() + model_.param_offset(L - 1);
       const float* b1 = a.bias ? w1 + layers[L - 2]->bias_offset() : nullptr;
       const float* b2 = c.bias ? w2 + layers[L - 1]->bias_offset() : nullptr;
-      bool fused = false;
-      {
-        NvtxRange range(range_name(L - 2, Pass::Forward));  // the head's one kernel
-        fused = ops::linear_softmax_head_forward(ctx_, l1, l2, probs, acts_[L - 2], w1, b1, w2, b2);
-      }
-      if (fused) return;
-      forward_range(L - 2, L, batch, false);
-      ops::softmax_forward(ctx_, {batch, model_.classes()}, probs, logits());
-      return;
+      NvtxRange range(range_name(L - 2, Pass::Forward));  // the head's one kernel
+      if (ops::linear_softmax_head_forward(ctx_, l1, l2, probs, acts_[L - 2], w1, b1, w2, b2)) return;
     }
   }
-  forward_range(0, L, batch, false);
+  forward_range(done, L, batch, false);
   ops::softmax_forward(ctx_, {batch, model_.classes()}, probs, logits());
 }
 
