@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/clock_probe.cuh"
+#include "kernels/mbarrier.cuh"
 #include "kernels/stream_access.cuh"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
@@ -26,37 +27,18 @@ constexpr size_t kWriteSmem = kChunk;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define ROOFLINE_BULK 1
 constexpr unsigned long long kTimeoutNs = 2000000000ull;
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-// The one arrival of the phase, announcing `bytes` of transaction to come.
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
+using kernels::bulk_g2s;
+using kernels::fence_mbarrier_init;
+using kernels::fence_proxy_async;
+using kernels::mbar_arrive_expect_tx;
+using kernels::mbar_init;
+using kernels::smem_addr;
 __device__ __forceinline__ bool mbar_wait(uint32_t bar, uint32_t parity) {
   const unsigned long long t0 = kernels::global_ns();
   for (;;) {
-    uint32_t done;
-    asm volatile(
-        "{\n"
-        "  .reg .pred p;\n"
-        "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "  selp.u32 %0, 1, 0, p;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    if (done) return true;
+    if (kernels::mbar_try_wait(bar, parity)) return true;
     if (kernels::global_ns() - t0 > kTimeoutNs) return false;
   }
-}
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
 }
 __device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
@@ -72,13 +54,6 @@ template <int N>
 __device__ __forceinline__ void bulk_wait_all() {
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
-// Orders this thread's ordinary shared-memory accesses before later bulk-copy
-// (async proxy) accesses.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-__device__ __forceinline__ void fence_mbarrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
 // Stage s of the staged kernels: data at stage0 + s * kChunk, its barrier at bar0 + 8 s.
 __device__ __forceinline__ void init_stages(uint32_t bar0) {
   if (threadIdx.x == 0) {
@@ -89,8 +64,8 @@ __device__ __forceinline__ void init_stages(uint32_t bar0) {
   __syncthreads();
 }
 __device__ __forceinline__ void issue_load(uint32_t stage0, uint32_t bar0, int s, const uint8_t* src) {
-  mbar_expect_tx(bar0 + 8 * s, kChunk);
-  bulk_load(stage0 + s * kChunk, src, kChunk, bar0 + 8 * s);
+  mbar_arrive_expect_tx(bar0 + 8 * s, kChunk);
+  bulk_g2s(stage0 + s * kChunk, src, kChunk, bar0 + 8 * s);
 }
 #endif
 

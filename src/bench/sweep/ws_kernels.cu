@@ -33,6 +33,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/mbarrier.cuh"
 #include "kernels/poly_terms.cuh"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
@@ -51,53 +52,18 @@ constexpr uint32_t kPerChunk = static_cast<uint32_t>(kVecs) * kConsumers;  // 16
 constexpr int kStages = kWsStages;
 constexpr uint32_t kStageBytes = kPerChunk * 16;
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-// Arrives (the producer's one arrival) and adds `bytes` to the phase's expected transfer count.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile(
-      "{\n\t.reg .pred p;\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, p;\n\t}"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return done != 0;
-}
-__device__ __forceinline__ uint64_t globaltimer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-// Spins until the phase of parity `parity` has completed (try_wait suspends
-// the thread for a while in hardware, so the spin costs few issue slots). A
-// wait longer than `limit_ns` can only be a bug (a lost arrival or copy): the
-// kernel traps, and the launch fails with an error instead of hanging the GPU.
+using kernels::bulk_g2s;
+using kernels::mbar_arrive;
+using kernels::mbar_arrive_expect_tx;
+using kernels::mbar_init;
+using kernels::smem_addr;
+// A wait longer than `limit_ns` can only be a bug (a lost arrival or copy):
+// the kernel traps, and the launch fails with an error instead of hanging.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, uint64_t limit_ns) {
-  if (mbar_try_wait(bar, parity)) return;
-  const uint64_t t0 = globaltimer_ns();
-  while (!mbar_try_wait(bar, parity))
-    if (globaltimer_ns() - t0 > limit_ns) __trap();
-}
-// Bulk copy global -> shared through the TMA engine; completes `bytes` of the
-// barrier's transfer count when the data has landed. 16-byte aligned, size a
-// multiple of 16.
-__device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
+  if (kernels::mbar_try_wait(bar, parity)) return;
+  const uint64_t t0 = kernels::global_ns();
+  while (!kernels::mbar_try_wait(bar, parity))
+    if (kernels::global_ns() - t0 > limit_ns) __trap();
 }
 
 __device__ __forceinline__ uint4 lds16(uint32_t addr) {

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "kernels/async_copy.cuh"
+#include "kernels/mbarrier.cuh"
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/cuda_state.hpp"
 #include "src/engine/fused/fused_device.cuh"
@@ -44,10 +45,8 @@ __host__ __device__ constexpr int tiles(int m, int n) {
 __device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
   if (a.phase_clock && row >= 0 && blockIdx.x == 0 && threadIdx.x == 0 && phase < kMaxPhases) {
     std::int64_t* p = a.phase_clock + 2 * (row * kMaxPhases + phase);
-    std::uint64_t ns;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
     p[0] = clock64();
-    p[1] = static_cast<std::int64_t>(ns);
+    p[1] = static_cast<std::int64_t>(kernels::global_ns());
   }
   ++phase;
 }
@@ -166,7 +165,10 @@ __device__ const RowSmem& shared_row_smem(const MlpArgs& a, float* smem) {
 // 64-float aligned, so the run stays inside the bias's padding).
 __device__ void stage_rows(const MlpArgs& a, const float* cur, const RowSmem& s, unsigned long long* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  kernels::bulk_fence();  // every thread's accesses of the last phase, before the copies overwrite them
+  // Every thread's accesses of the last phase (shared memory the copies
+  // overwrite, global memory other SMs wrote) before the copies.
+  kernels::fence_proxy_async();
+  kernels::fence_proxy_async_global();
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned bytes = 0;
@@ -175,17 +177,18 @@ __device__ void stage_rows(const MlpArgs& a, const float* cur, const RowSmem& s,
       if (l >= 1) bytes += 4u * static_cast<unsigned>(L.out * L.in);
       if (L.bias) bytes += 4u * static_cast<unsigned>(mlp_round4(L.out));
     }
-    kernels::bulk_expect(bar, bytes);
+    const std::uint32_t b = kernels::smem_addr(bar);
+    kernels::mbar_arrive_expect_tx(b, bytes);
     constexpr unsigned kPiece = 32 * 1024;
     for (int l = 0; l < a.layers; ++l) {
       const MlpLayer& L = a.layer[l];
       if (l >= 1) {
         const unsigned n = 4u * static_cast<unsigned>(L.out * L.in);  // match_mlp: in % 4 == 0
         for (unsigned o = 0; o < n; o += kPiece)
-          kernels::bulk_copy(reinterpret_cast<char*>(s.w[l]) + o, reinterpret_cast<const char*>(cur + L.w_off) + o,
-                             min(kPiece, n - o), bar);
+          kernels::bulk_g2s(kernels::smem_addr(s.w[l]) + o, reinterpret_cast<const char*>(cur + L.w_off) + o,
+                            min(kPiece, n - o), b);
       }
-      if (L.bias) kernels::bulk_copy(s.b[l], cur + L.b_off, 4u * static_cast<unsigned>(mlp_round4(L.out)), bar);
+      if (L.bias) kernels::bulk_g2s(kernels::smem_addr(s.b[l]), cur + L.b_off, 4u * unsigned(mlp_round4(L.out)), b);
     }
   }
 #else
@@ -209,7 +212,10 @@ __device__ void stage_rows(const MlpArgs& a, const float* cur, const RowSmem& s,
 // Once per launch, before the first grid barrier (which orders it before any use).
 __device__ void init_stage_barrier(unsigned long long* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (threadIdx.x == 0) kernels::bulk_init(bar);
+  if (threadIdx.x == 0) {
+    kernels::mbar_init(kernels::smem_addr(bar), 1);
+    kernels::fence_mbarrier_init();
+  }
 #else
   (void)bar;
 #endif
@@ -217,7 +223,8 @@ __device__ void init_stage_barrier(unsigned long long* bar) {
 
 __device__ void stage_wait(unsigned long long* bar, unsigned uses) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  kernels::bulk_wait(bar, uses & 1u);
+  // 2 s can only be a lost copy: the kernel traps rather than hang the GPU.
+  if (!kernels::mbar_wait_for(kernels::smem_addr(bar), uses & 1u, 2000000000ull)) __trap();
 #else
   (void)bar, (void)uses;
   kernels::copy_async_wait_all();
