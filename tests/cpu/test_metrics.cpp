@@ -363,13 +363,18 @@ TEST(ReplayDramWarning, OnlyWhenDramWritesWereReadUnderReplay) {
   RangeProfilerStats st;
   st.profiled = 3;
   st.passes = 7;
+  st.dram_replayed = 2;
   const std::vector<std::string> with = {"gpu__time_duration.sum", "dram__bytes_write.sum"};
   const std::vector<std::string> without = {"gpu__time_duration.sum", "dram__bytes_read.sum"};
   std::string w = replay_dram_write_warning(st, with);
+  EXPECT_NE(w.find("on 2 of 3 profiled kernel launches"), std::string::npos) << w;
   EXPECT_NE(w.find("7 passes"), std::string::npos) << w;
   EXPECT_NE(w.find("--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum"), std::string::npos)
       << w;
   EXPECT_TRUE(replay_dram_write_warning(st, without).empty()) << "no DRAM writes collected";
+  st.dram_replayed = 0;
+  EXPECT_TRUE(replay_dram_write_warning(st, with).empty()) << "every record's DRAM counts came from a one-pass launch";
+  st.dram_replayed = 2;
   st.passes = 1;
   EXPECT_TRUE(replay_dram_write_warning(st, with).empty()) << "one pass: no replay, exact";
   st.passes = 7;

@@ -39,8 +39,10 @@ struct ProfiledRun {
   double l2_bytes = 0;
 };
 
-constexpr int kFp32Launches = 3;  // one more than the instance limit
 constexpr std::uint32_t kLimit = 2;
+// Each measured instance takes two launches (the full set, then the one-pass DRAM
+// set: RangeProfilerOptions::dram_pass), and one more launch is past the limit.
+constexpr int kFp32Launches = 2 * kLimit + 1;
 
 // Profiles every phase once (fp32_fma three times) and keeps the records. Runs
 // once for all tests in this file.
@@ -160,14 +162,23 @@ TEST(RangeProfiler, Fp32FmaLoopCountsExactlyAndHonoursTheInstanceLimit) {
   const ProfiledRun& r = run();
   auto recs = kernel_records(r, "fp32_fma");
   ASSERT_EQ(recs.size(), kLimit) << "launched " << kFp32Launches << " times with a limit of " << kLimit;
-  EXPECT_EQ(recs[0].instance, 0u);
-  EXPECT_EQ(recs[1].instance, 1u);
+  EXPECT_GT(r.stats.passes, 1) << "the default set with verification metrics needs replay";
+  for (std::uint32_t i = 0; i < kLimit; ++i) {
+    EXPECT_EQ(recs[i].instance, 2u * i) << "full-set launches are the even ones";
+    EXPECT_EQ(recs[i].dram_instance, 2u * i + 1) << "the DRAM pass is the launch after";
+    EXPECT_FALSE(recs[i].dram_replayed);
+    EXPECT_EQ(recs[i].replayed_dram.count(m::kDramWrite), 1u) << "the replayed count is kept beside";
+  }
   EXPECT_GE(r.stats.skipped_limit, 1u);
-  EXPECT_GE(r.stats.passes, 1);
+  EXPECT_GE(r.stats.dram_passes, kLimit);
   EXPECT_EQ(r.stats.failed_launches, 0u);
   EXPECT_EQ(r.stats.empty_ranges, 0u);
-  EXPECT_EQ(r.stats.l2_cleans, r.stats.profiled) << "every profiled launch is preceded by an L2 clean";
+  EXPECT_EQ(r.stats.l2_cleans, r.stats.profiled + r.stats.dram_passes)
+      << "every profiled launch, DRAM passes included, is preceded by an L2 clean";
+  EXPECT_GE(r.stats.config_switches, 2u * kLimit) << "full set, DRAM set, full set, ...";
   ::testing::Test::RecordProperty("passes", r.stats.passes);
+  ::testing::Test::RecordProperty("config_switches", std::to_string(r.stats.config_switches));
+  ::testing::Test::RecordProperty("config_switch_seconds", std::to_string(r.stats.config_switch_seconds));
   ::testing::Test::RecordProperty("l2_clean_seconds", std::to_string(r.stats.l2_clean_seconds));
 }
 
@@ -241,6 +252,56 @@ TEST(RangeProfiler, ReadOnlyKernelAfterACopyReadsItsBytes) {
     EXPECT_NEAR(c.dram_read_bytes, e.dram_read_min, 0.03 * e.dram_read_min);
   }
   EXPECT_EQ(r.output_error.at("read"), 0) << "the XOR of the block results differs from the host's";
+}
+
+// The default (replayed) set takes its DRAM bytes from the kernel's next launch
+// in one pass (RangeProfilerOptions::dram_pass): the read kernel after the copy
+// then writes its 4 bytes per block, not the lines replay left dirty in L2.
+TEST(RangeProfiler, ReplayedSetTakesDramBytesFromAOnePassLaunch) {
+  ROOFLINE_REQUIRE_GPU();
+  (void)run();  // the shared profiler first: one range profiler at a time
+  KnownFlops kf;
+  RangeProfilerOptions o;  // the default metric set, one instance per kernel
+  o.nvtx_path = [] {
+    std::lock_guard<std::mutex> lock(g_phase_mu);
+    return g_phase;
+  };
+  RangeProfiler rp(o);
+  CounterStatus s = rp.try_start();
+  ASSERT_TRUE(s.ok()) << s.message();
+  Expected e;
+  for (int i = 0; i < 3; ++i)
+    for (const char* phase : {"copy", "read"}) {
+      {
+        std::lock_guard<std::mutex> lock(g_phase_mu);
+        g_phase = phase;
+      }
+      e = kf.run_phase(phase);
+    }
+  s = rp.try_stop();
+  ASSERT_TRUE(s.ok()) << s.message();
+  const RangeProfilerStats st = rp.stats();
+  EXPECT_GT(st.passes, 1) << "the default metric set needs kernel replay";
+  EXPECT_GE(st.dram_passes, 2u) << "the copy's and the read's second launches";
+  EXPECT_EQ(st.dram_replayed, 0u) << "every profiled kernel launched again";
+  EXPECT_GE(st.skipped_limit, 2u) << "their third launches are past the limit of one instance";
+  EXPECT_TRUE(replay_dram_write_warning(st, rp.metrics()).empty());
+  int reads = 0;
+  for (const auto& rec : rp.records()) {
+    if (rec.nvtx_path != "read" || rec.kernel.find(e.kernel) == std::string::npos) continue;
+    ++reads;
+    EXPECT_EQ(rec.instance, 0u);
+    EXPECT_EQ(rec.dram_instance, 1u);
+    EXPECT_FALSE(rec.dram_replayed);
+    const double rd = value(rec, m::kDramRead), wr = value(rec, m::kDramWrite);
+    RecordProperty("read.dram_write_dram_pass", std::to_string(wr));
+    if (auto it = rec.replayed_dram.find(m::kDramWrite); it != rec.replayed_dram.end())
+      RecordProperty("read.dram_write_replayed", std::to_string(it->second));
+    EXPECT_NEAR(rd, e.dram_read_min, 0.03 * e.dram_read_min);
+    EXPECT_LE(wr, 1 << 20) << "the lines replay left dirty were counted: is the DRAM pass on?";
+    EXPECT_GT(value(rec, m::kDuration), 0) << "the full set's values stay";
+  }
+  EXPECT_EQ(reads, 1) << "one record of the read kernel";
 }
 
 // The DRAM metrics alone fit one pass (no replay): then the L2 clean before the

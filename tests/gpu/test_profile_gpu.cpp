@@ -349,24 +349,22 @@ TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
   // Only a machine that forbids counters to this user is a reason to skip;
   // any other counter warning (the old "cuptiProfilerInitialize returned
   // CUPTI error 999" from initializing inside cuInit) is a failure.
-  // The one expected counter warning: the default metric set needs kernel replay,
-  // so its DRAM writes are flagged (replay_dram_write_warning).
-  // The other: the two replayed launches (one per kernel name) have no timestamps
-  // and are left out of the kernel tables, which says so.
-  bool replay_warning = false, untimed_warning = false;
+  // The default metric set needs kernel replay, but both kernels launch again, so
+  // their DRAM bytes come from a one-pass launch (RangeProfilerOptions::dram_pass)
+  // and no replay warning is due. The one expected counter warning: the replayed
+  // launches (one per kernel name; the one-pass DRAM launches may be counted too)
+  // have no timestamps and are left out of the kernel tables, which says so.
+  bool untimed_warning = false;
   for (const auto& w : p.warnings) {
     if (contains(w, "ERR_NVGPUCTRPERM")) GTEST_SKIP() << "counters not permitted here: " << w;
-    if (contains(w, "DRAM write bytes were read under kernel replay")) {
-      replay_warning = true;
-      continue;
-    }
-    if (contains(w, "2 kernel launches came without timestamps")) {
+    if (contains(w, "kernel launches came without timestamps")) {
+      std::printf("note: %s\n", w.c_str());
+      EXPECT_TRUE(contains(w, "2 kernel launches") || contains(w, "4 kernel launches")) << w;
       untimed_warning = true;
       continue;
     }
     EXPECT_FALSE(contains(w, "counters")) << w;
   }
-  EXPECT_TRUE(replay_warning) << "the default counters need several passes: their DRAM writes must be flagged";
   EXPECT_TRUE(untimed_warning) << "the replayed launches must be named as left out of the timing tables";
   auto find = [&](const std::string& prefix) -> const KernelCounters* {
     for (const auto& c : p.counters)
@@ -385,8 +383,11 @@ TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
   EXPECT_NE(r.out.find("Hardware counters per kernel"), std::string::npos);
   // Tracing went on: every launch but the replayed one is in the kernel table, none
   // of them at 0 ns (the replayed launch's record has no duration).
-  EXPECT_EQ(instances(p, "scale_kernel"), 199u);
-  EXPECT_EQ(instances(p, "add_kernel"), 49u);
+  const auto scale_timed = instances(p, "scale_kernel"), add_timed = instances(p, "add_kernel");
+  std::printf("note: timed instances scale_kernel %zu of 200, add_kernel %zu of 50\n", size_t(scale_timed),
+              size_t(add_timed));
+  EXPECT_TRUE(scale_timed == 199u || scale_timed == 198u) << scale_timed;
+  EXPECT_EQ(200u - scale_timed, 50u - add_timed) << "the same launches untimed for both names";
   for (const auto& [key, k] : p.kernels) EXPECT_GT(k.duration.min(), 0) << k.name << ": a kernel of 0 ns in the timing table";
 }
 

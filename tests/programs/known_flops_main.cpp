@@ -6,12 +6,15 @@
 // compares the two.
 //
 //   known_flops [--repeat N] [--phases fp32_fma,poly,...] [--counters FILE] [--verification]
-//               [--l2-clean none|memset|evict] [--metrics a.sum,b.sum,...]
+//               [--l2-clean none|memset|evict] [--metrics a.sum,b.sum,...] [--no-dram-pass]
 //
 // --l2-clean picks what the range profiler does to L2 before each profiled launch
 // (RangeProfilerOptions::l2_clean, default evict); --metrics replaces the default
 // metric list (e.g. only the DRAM metrics: a single replay pass). counters.sh runs
-// the variants side by side (docs/counters.md, "DRAM writes").
+// the variants side by side (docs/counters.md, "DRAM writes"). By default a
+// replayed metric set takes its DRAM bytes from a one-pass launch right after
+// (RangeProfilerOptions::dram_pass: launch 2k full set, 2k+1 DRAM set, one record
+// per pair); --no-dram-pass keeps the replayed counts, one record per launch.
 //
 // Exit status: 0 when every phase's output matched its CPU reference, 7 when not,
 // 2 on bad arguments, 4 on a CUDA failure. A counters problem (not permitted,
@@ -67,7 +70,7 @@ double tolerance(const std::string& phase) {
 int usage(const char* msg) {
   std::fprintf(stderr,
                "known_flops: %s\nusage: known_flops [--repeat N] [--phases a,b,...] [--counters FILE] "
-               "[--verification] [--l2-clean none|memset|evict] [--metrics a.sum,b.sum,...]\n",
+               "[--verification] [--l2-clean none|memset|evict] [--metrics a.sum,b.sum,...] [--no-dram-pass]\n",
                msg);
   return 2;
 }
@@ -79,6 +82,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> phases = KnownFlops::phases();
   std::string counters_file;
   bool verification = false;
+  bool dram_pass = true;
   roofline::prof::L2Clean l2_clean = roofline::prof::RangeProfilerOptions{}.l2_clean;
   std::vector<std::string> metrics;
   for (int i = 1; i < argc; ++i) {
@@ -102,6 +106,8 @@ int main(int argc, char** argv) {
       counters_file = v;
     } else if (a == "--verification") {
       verification = true;
+    } else if (a == "--no-dram-pass") {
+      dram_pass = false;
     } else if (a == "--l2-clean") {
       const char* v = next();
       auto c = v ? roofline::prof::parse_l2_clean(v) : std::nullopt;
@@ -124,6 +130,7 @@ int main(int argc, char** argv) {
       roofline::prof::RangeProfilerOptions o;
       o.max_instances_per_kernel = 0;  // every launch, to match ncu launch for launch
       o.verification = verification;
+      o.dram_pass = dram_pass;
       o.l2_clean = l2_clean;
       o.metrics = metrics;
       o.nvtx_path = [] {
@@ -184,9 +191,20 @@ int main(int argc, char** argv) {
       c["l2_clean"] = roofline::prof::to_string(l2_clean);
       c["l2_cleans"] = st.l2_cleans;
       c["l2_clean_seconds"] = st.l2_clean_seconds;
+      c["dram_pass"] = dram_pass;
+      c["dram_passes"] = st.dram_passes;
+      c["dram_replayed"] = st.dram_replayed;
+      c["config_switches"] = st.config_switches;
+      c["config_switch_seconds"] = st.config_switch_seconds;
       auto& recs = c["records"] = nlohmann::json::array();
       for (const auto& r : rp->records())
-        recs.push_back({{"kernel", r.kernel}, {"nvtx", r.nvtx_path}, {"instance", r.instance}, {"values", r.values}});
+        recs.push_back({{"kernel", r.kernel},
+                        {"nvtx", r.nvtx_path},
+                        {"instance", r.instance},
+                        {"dram_instance", r.dram_instance},
+                        {"dram_replayed", r.dram_replayed},
+                        {"replayed_dram", r.replayed_dram},
+                        {"values", r.values}});
       std::ofstream f(counters_file);
       f << c.dump(1) << "\n";
       if (!f) {

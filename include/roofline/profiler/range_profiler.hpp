@@ -61,6 +61,16 @@ struct RangeProfilerOptions {
   // memory per context. Its kernel is "roofline_l2_evict" (see internal_call()).
   L2Clean l2_clean = L2Clean::Evict;
   std::uint32_t max_instances_per_kernel = 1;  // 0: profile every launch
+  // When the metric set needs more than one replay pass and holds DRAM byte
+  // counts: read those counts again, alone and in one pass (no replay, so no
+  // save and restore of device memory before the range), on the kernel's next
+  // launch, and put them in the record of the launch before it. Kernel replay
+  // leaves L2 dirty before the pass that counts DRAM writes (+16-19 MB per
+  // kernel on an H100, docs/counters.md); one pass does not. A kernel launched
+  // only once keeps its replayed counts (RangeRecord::dram_replayed, and
+  // replay_dram_write_warning() says so). Each measured instance then takes two
+  // launches: launch 2k has the full set, launch 2k+1 the DRAM pass.
+  bool dram_pass = true;
   // Called on the launching thread at each profiled launch: the NVTX range path
   // ("model/layer") to file the range under. Empty function: no path.
   std::function<std::string()> nvtx_path;
@@ -73,6 +83,12 @@ struct RangeRecord {
   std::uint64_t instance = 0;  // 0-based launch number among launches of this kernel name
   int device = 0;
   std::map<std::string, double> values;  // metric -> value (metrics the chip could not evaluate are absent)
+  // Where the DRAM byte counts in `values` come from: launch `dram_instance` of
+  // the same kernel in a one-pass DRAM configuration (RangeProfilerOptions::dram_pass),
+  // or this launch's replayed passes (dram_replayed; then dram_instance == instance).
+  std::uint64_t dram_instance = 0;
+  bool dram_replayed = false;
+  std::map<std::string, double> replayed_dram;  // the replayed DRAM counts the DRAM pass replaced
 };
 
 struct RangeProfilerStats {
@@ -86,13 +102,21 @@ struct RangeProfilerStats {
   int passes = 0;                     // replay passes per kernel for the metric set (max over contexts)
   std::uint64_t l2_cleans = 0;        // profiled launches preceded by an L2 clean
   double l2_clean_seconds = 0;        // host time spent cleaning (synchronizing included)
+  // RangeProfilerOptions::dram_pass: one-pass DRAM launches merged into the record before
+  // them, and records whose DRAM counts stayed replayed (no later launch of the kernel,
+  // or the DRAM configuration could not be set).
+  std::uint64_t dram_passes = 0;
+  std::uint64_t dram_replayed = 0;
+  std::uint64_t config_switches = 0;   // range profiler objects re-created to change the metric set
+  double config_switch_seconds = 0;    // host time they took
 };
 
-// A warning for profiles whose DRAM writes were read under kernel replay
-// (stats.passes > 1 with dram__bytes_write among the metrics): replay's save and
-// restore of device memory leaves dirty lines in L2 that the kernel's range then
-// writes back, so those counts run high (+16-19 MB per kernel against ncu on the
-// H100, 2026-11-24, docs/counters.md). Empty when the counts are exact.
+// A warning for profiles with records whose DRAM writes were read under kernel
+// replay (stats.dram_replayed > 0 with dram__bytes_write among the metrics and more
+// than one pass): replay's save and restore of device memory leaves dirty lines in
+// L2 that the kernel's range then writes back, so those counts run high (+16-19 MB
+// per kernel against ncu on the H100, 2026-11-24, docs/counters.md). Empty when
+// every record's DRAM counts came from a one-pass DRAM launch or a one-pass set.
 std::string replay_dram_write_warning(const RangeProfilerStats& stats, const std::vector<std::string>& metrics);
 
 class RangeProfiler {

@@ -127,7 +127,8 @@ class ProfileCommand : public Command {
     sub.add_flag("--counters", counters_,
                  "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
     sub.add_option("--counters-limit", counters_limit_,
-                   "launches measured per kernel name with --counters (default 1; 0: every launch)")
+                   "launches measured per kernel name with --counters (default 1; 0: every launch); "
+                   "each takes the launch after it too, to read its DRAM bytes in one pass")
         ->check(CLI::NonNegativeNumber);
     sub.add_option("--metrics", metrics_, "counter metrics for --counters instead of the default set (comma-separated; e.g. "
                     "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum: one pass, exact DRAM bytes)")->delimiter(',');

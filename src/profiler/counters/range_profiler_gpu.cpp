@@ -15,6 +15,7 @@
 
 #include "cupti_host.hpp"
 #include "l2_cleaner.hpp"
+#include "launch_plan.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/range_profiler.hpp"
@@ -111,18 +112,38 @@ struct InternalCall {
   InternalCall& operator=(const InternalCall&) = delete;
 };
 
+// One metric configuration: its host object (which built the config image and
+// evaluates the counter data), images and metric names.
+struct Config {
+  cupti::HostObject host;
+  std::vector<std::uint8_t> image;         // must outlive the range profiler object
+  std::vector<std::uint8_t> counter_data;  // one range
+  std::vector<std::string> metrics;
+  std::vector<const char*> names;  // into `metrics`
+  std::size_t passes = 0;
+
+  CounterStatus build(const std::string& chip, const std::vector<std::uint8_t>& avail,
+                      std::vector<std::string> wanted) {
+    metrics = std::move(wanted);
+    names.clear();
+    for (const auto& m : metrics) names.push_back(m.c_str());
+    ROOFLINE_STATUS_TRY(host.init(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail));
+    ROOFLINE_STATUS_TRY(host.add_metrics(metrics));
+    ROOFLINE_STATUS_TRY(host.config_image(image));
+    return cupti::num_passes(image, passes);
+  }
+};
+
 // One CUDA context being profiled.
 struct CtxState {
   CUcontext ctx = nullptr;
   int device = 0;
   std::string chip;
-  cupti::HostObject host;
-  std::vector<std::uint8_t> config;        // must outlive the range profiler object
-  std::vector<std::uint8_t> counter_data;  // one range
+  std::vector<std::uint8_t> avail;  // counter availability image
+  Config full;                      // the metric set
+  std::unique_ptr<Config> dram;     // the one-pass DRAM set (RangeProfilerOptions::dram_pass), or null
+  Config* current = nullptr;        // the configuration set on `rp`
   CUpti_RangeProfiler_Object* rp = nullptr;
-  std::vector<std::string> metrics;
-  std::vector<const char*> names;  // into `metrics`
-  std::size_t passes = 0;
   detail::L2Cleaner l2;
 
   ~CtxState() {
@@ -136,16 +157,93 @@ struct CtxState {
     p.pRangeProfilerObject = rp;
     (void)cuptiRangeProfilerDisable(&p);  // teardown: nothing more to do if it fails
     rp = nullptr;
+    current = nullptr;
   }
-  CounterStatus reset_counter_data() {
+  CounterStatus enable() {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    p.ctx = ctx;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerEnable(&p));
+    rp = p.pRangeProfilerObject;
+    return CounterStatus::success();
+  }
+  // (Re)initializes c's counter-data image. The range profiler object keeps the
+  // metric list of its last GetCounterDataSize call and initializes any image for
+  // that list, so with two configurations the size call comes first every time
+  // (without it, on the H100 with CUPTI 13.0, the full set's image was set up for
+  // the DRAM set's two metrics and every other metric evaluated to NaN).
+  CounterStatus reset_counter_data(Config& c) {
+    auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+    sp.pRangeProfilerObject = rp;
+    sp.pMetricNames = c.names.data();
+    sp.numMetrics = c.names.size();
+    sp.maxNumOfRanges = 1;  // one kernel per Start/Stop
+    sp.maxNumRangeTreeNodes = 1;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&sp));
+    if (c.counter_data.size() != sp.counterDataSize) c.counter_data.assign(sp.counterDataSize, 0);
     auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
     p.pRangeProfilerObject = rp;
-    p.counterDataSize = counter_data.size();
-    p.pCounterData = counter_data.data();
+    p.counterDataSize = c.counter_data.size();
+    p.pCounterData = c.counter_data.data();
     ROOFLINE_CUPTI_TRY(cuptiRangeProfilerCounterDataImageInitialize(&p));
     return CounterStatus::success();
   }
+  // Makes `c` the configuration of the next Start (auto range, kernel replay),
+  // with its counter-data image freshly initialized. Another configuration is
+  // set on a new range profiler object (disable, enable): a second SetConfig on
+  // the same object is accepted but leaves replay in the old set's state (H100,
+  // CUPTI 13.0: a 7-pass set set after a 1-pass one replayed a kernel without
+  // restoring its memory, so `y += x` ran 7 times, and counted instructions of
+  // launches outside its range).
+  CounterStatus use(Config& c, double* switch_seconds = nullptr) {
+    if (current && current != &c) {
+      const auto t0 = std::chrono::steady_clock::now();
+      disable();
+      ROOFLINE_STATUS_TRY(enable());
+      if (switch_seconds)
+        *switch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    ROOFLINE_STATUS_TRY(reset_counter_data(c));
+    if (current == &c) return CounterStatus::success();
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+    p.pRangeProfilerObject = rp;
+    p.configSize = c.image.size();
+    p.pConfig = c.image.data();
+    p.counterDataImageSize = c.counter_data.size();
+    p.pCounterDataImage = c.counter_data.data();
+    p.range = CUPTI_AutoRange;
+    p.replayMode = CUPTI_KernelReplay;
+    p.maxRangesPerPass = 1;
+    p.numNestingLevels = 1;  // auto range: must be 1
+    p.minNestingLevel = 1;
+    p.passIndex = 0;
+    p.targetNestingLevel = 1;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerSetConfig(&p));
+    current = &c;
+    return CounterStatus::success();
+  }
 };
+
+// The first range on a newly enabled range profiler object leaves ~3 MB of dirty
+// lines in L2 after the clean before it (H100, CUPTI 13.0: the read-only kernel's
+// one-pass DRAM writes read 3.0-3.2 MB after a switch, 0.1 MB without one), so a
+// switch to the one-pass DRAM set first profiles the L2 clean's own kernel once,
+// outside any record, and throws that range away.
+CounterStatus prime(CtxState& cs, Config& c) {
+  if (cs.l2.mode() != L2Clean::Evict) return CounterStatus::success();  // no kernel of our own to run
+  InternalCall internal;
+  auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  sp.pRangeProfilerObject = cs.rp;
+  ROOFLINE_CUPTI_TRY(cuptiRangeProfilerStart(&sp));
+  CounterStatus cleaned = cs.l2.clean();
+  auto tp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  tp.pRangeProfilerObject = cs.rp;
+  ROOFLINE_CUPTI_TRY(cuptiRangeProfilerStop(&tp));
+  auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  dp.pRangeProfilerObject = cs.rp;
+  ROOFLINE_CUPTI_TRY(cuptiRangeProfilerDecodeData(&dp));
+  ROOFLINE_STATUS_TRY(cleaned);
+  return cs.reset_counter_data(c);
+}
 
 // What the entry callback leaves for the exit callback of the same launch (on
 // the same thread: launches do not nest).
@@ -153,8 +251,9 @@ struct Pending {
   bool locked = false;    // this launch holds launch_mu
   bool profiled = false;  // the range profiler was started for it
   CtxState* cs = nullptr;
+  Config* cfg = nullptr;  // the configuration it was started with
+  detail::LaunchPlanner::Plan plan;
   std::string kernel, nvtx;
-  std::uint64_t instance = 0;
 };
 thread_local Pending tl_pending;
 
@@ -174,7 +273,7 @@ struct RangeProfiler::Impl {
   std::map<CUcontext, std::unique_ptr<CtxState>> ctxs;
 
   mutable std::mutex mu;  // everything below
-  std::map<std::string, std::uint64_t> launches_by_name;
+  detail::LaunchPlanner planner;
   std::vector<RangeRecord> records;
   RangeProfilerStats st;
   CounterStatus status;
@@ -224,7 +323,7 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
 
   // Counter availability must be read before the range profiler is enabled on
   // the context; it is also where ERR_NVGPUCTRPERM first shows.
-  std::vector<std::uint8_t> avail;
+  std::vector<std::uint8_t>& avail = cs->avail;
   {
     auto p = ROOFLINE_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
     p.ctx = ctx;
@@ -233,7 +332,6 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
     p.pCounterAvailabilityImage = avail.data();
     ROOFLINE_CUPTI_TRY(cuptiProfilerGetCounterAvailability(&p));
   }
-  ROOFLINE_STATUS_TRY(cs->host.init(CUPTI_PROFILER_TYPE_RANGE_PROFILER, cs->chip, avail));
 
   // The metric list: required names must exist; optional ones are dropped (and
   // listed) where this chip lacks them.
@@ -248,9 +346,13 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
   } else {
     wanted.required = opts.metrics;
   }
-  std::vector<std::string> unknown, dropped;
-  for (const auto& m : wanted.required) (cs->host.knows(m) ? cs->metrics : unknown).push_back(m);
-  for (const auto& m : wanted.optional) (cs->host.knows(m) ? cs->metrics : dropped).push_back(m);
+  std::vector<std::string> use, unknown, dropped;
+  {
+    cupti::HostObject probe;
+    ROOFLINE_STATUS_TRY(probe.init(CUPTI_PROFILER_TYPE_RANGE_PROFILER, cs->chip, avail));
+    for (const auto& m : wanted.required) (probe.knows(m) ? use : unknown).push_back(m);
+    for (const auto& m : wanted.optional) (probe.knows(m) ? use : dropped).push_back(m);
+  }
   if (!unknown.empty())
     return CounterStatus::make(
         CounterProblem::BadMetric,
@@ -259,12 +361,23 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
         fmt::format("check the names (with their rollup, e.g. dram__bytes_read.sum) against `ncu --query-metrics "
                     "--chip {}`",
                     to_lower(cs->chip)));
-  if (cs->metrics.empty()) return CounterStatus::make(CounterProblem::BadMetric, "no metrics to collect");
-  for (const auto& m : cs->metrics) cs->names.push_back(m.c_str());
-
-  ROOFLINE_STATUS_TRY(cs->host.add_metrics(cs->metrics));
-  ROOFLINE_STATUS_TRY(cs->host.config_image(cs->config));
-  ROOFLINE_STATUS_TRY(cupti::num_passes(cs->config, cs->passes));
+  if (use.empty()) return CounterStatus::make(CounterProblem::BadMetric, "no metrics to collect");
+  ROOFLINE_STATUS_TRY(cs->full.build(cs->chip, avail, std::move(use)));
+  // The one-pass DRAM set, when the full set is replayed and counts DRAM bytes.
+  if (opts.dram_pass && cs->full.passes > 1) {
+    std::vector<std::string> dram;
+    for (const char* m : {metric::kDramRead, metric::kDramWrite})
+      if (std::find(cs->full.metrics.begin(), cs->full.metrics.end(), m) != cs->full.metrics.end()) dram.push_back(m);
+    if (!dram.empty()) {
+      cs->dram = std::make_unique<Config>();
+      ROOFLINE_STATUS_TRY(cs->dram->build(cs->chip, avail, std::move(dram)));
+      if (cs->dram->passes != 1)
+        return CounterStatus::make(CounterProblem::Failed,
+                                   fmt::format("the DRAM byte counts alone need {} passes on {}, not one",
+                                               cs->dram->passes, cs->chip),
+                                   "profile with dram_pass off (known_flops --no-dram-pass)");
+    }
+  }
 
   // The L2 clean's scratch buffer and kernel, before the range profiler is enabled.
   // Without them profiling goes on (with a warning): the counts stay right but for
@@ -274,43 +387,12 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
     if (CounterStatus s = cs->l2.init(ctx, opts.l2_clean); !s.ok()) warn(s);
   }
 
-  {
-    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
-    p.ctx = ctx;
-    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerEnable(&p));
-    cs->rp = p.pRangeProfilerObject;
-  }
-  {
-    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
-    p.pRangeProfilerObject = cs->rp;
-    p.pMetricNames = cs->names.data();
-    p.numMetrics = cs->names.size();
-    p.maxNumOfRanges = 1;  // one kernel per Start/Stop
-    p.maxNumRangeTreeNodes = 1;
-    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&p));
-    cs->counter_data.assign(p.counterDataSize, 0);
-  }
-  ROOFLINE_STATUS_TRY(cs->reset_counter_data());
-  {
-    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
-    p.pRangeProfilerObject = cs->rp;
-    p.configSize = cs->config.size();
-    p.pConfig = cs->config.data();
-    p.counterDataImageSize = cs->counter_data.size();
-    p.pCounterDataImage = cs->counter_data.data();
-    p.range = CUPTI_AutoRange;
-    p.replayMode = CUPTI_KernelReplay;
-    p.maxRangesPerPass = 1;
-    p.numNestingLevels = 1;  // auto range: must be 1
-    p.minNestingLevel = 1;
-    p.passIndex = 0;
-    p.targetNestingLevel = 1;
-    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerSetConfig(&p));
-  }
+  ROOFLINE_STATUS_TRY(cs->enable());
+  ROOFLINE_STATUS_TRY(cs->use(cs->full));
   {
     std::lock_guard<std::mutex> lock(mu);
-    st.passes = std::max<int>(st.passes, static_cast<int>(cs->passes));
-    metrics_used = cs->metrics;
+    st.passes = std::max<int>(st.passes, static_cast<int>(cs->full.passes));
+    metrics_used = cs->full.metrics;
     for (const auto& d : dropped)
       if (std::find(unavailable.begin(), unavailable.end(), d) == unavailable.end()) unavailable.push_back(d);
   }
@@ -346,8 +428,8 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
   {
     std::lock_guard<std::mutex> lock(mu);
     ++st.launches;
-    pend.instance = launches_by_name[pend.kernel]++;
-    if (opts.max_instances_per_kernel > 0 && pend.instance >= opts.max_instances_per_kernel) {
+    pend.plan = planner.next(pend.kernel);
+    if (pend.plan.kind == detail::LaunchPlanner::Kind::Skip) {
       ++st.skipped_limit;
       return;
     }
@@ -358,7 +440,33 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
     fail(s);
     return;
   }
-  if (opts.nvtx_path) {
+  Config* cfg = &cs->full;
+  if (pend.plan.kind == detail::LaunchPlanner::Kind::Dram) {
+    if (!cs->dram) return;  // another context without a DRAM set: leave this launch alone
+    cfg = cs->dram.get();
+  }
+  double switch_seconds = -1;
+  CounterStatus u = cs->use(*cfg, &switch_seconds);
+  if (u.ok() && switch_seconds >= 0 && cfg != &cs->full) {
+    const auto t0 = std::chrono::steady_clock::now();
+    u = prime(*cs, *cfg);
+    switch_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  if (switch_seconds >= 0) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++st.config_switches;
+    st.config_switch_seconds += switch_seconds;
+  }
+  if (!u.ok()) {
+    if (cfg == &cs->full) return fail(u);
+    // The DRAM set cannot be switched to: go on with the full set only (the
+    // records keep their replayed DRAM counts, and the warning says so).
+    warn(u);
+    cs->dram.reset();
+    if (CounterStatus f = cs->use(cs->full); !f.ok()) fail(f);
+    return;
+  }
+  if (opts.nvtx_path && cfg == &cs->full) {
     try {
       pend.nvtx = opts.nvtx_path();
     } catch (...) {
@@ -374,6 +482,7 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
     return;
   }
   pend.cs = cs;
+  pend.cfg = cfg;
   pend.profiled = true;
 }
 
@@ -421,26 +530,22 @@ void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackDat
 
   const bool launch_failed =
       cb->functionReturnValue && *static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS;
+  Config& cfg = *pend.cfg;
   auto ip = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-  ip.pCounterDataImage = cs->counter_data.data();
-  ip.counterDataImageSize = cs->counter_data.size();
+  ip.pCounterDataImage = cfg.counter_data.data();
+  ip.counterDataImageSize = cfg.counter_data.size();
   if (CUptiResult r = cuptiRangeProfilerGetCounterDataInfo(&ip); r != CUPTI_SUCCESS)
     return fail(cupti::status(r, "cuptiRangeProfilerGetCounterDataInfo"));
 
-  std::vector<RangeRecord> got;
+  std::vector<std::map<std::string, double>> got;
   if (!launch_failed) {
     for (std::size_t i = 0; i < ip.numTotalRanges; ++i) {
       std::vector<double> values;
-      CounterStatus s = cs->host.evaluate(cs->counter_data, i, cs->names, values);
+      CounterStatus s = cfg.host.evaluate(cfg.counter_data, i, cfg.names, values);
       if (!s.ok()) return fail(s);
-      RangeRecord rec;
-      rec.kernel = pend.kernel;
-      rec.nvtx_path = pend.nvtx;
-      rec.instance = pend.instance;
-      rec.device = cs->device;
+      auto& v = got.emplace_back();
       for (std::size_t k = 0; k < values.size(); ++k)
-        if (std::isfinite(values[k])) rec.values[cs->metrics[k]] = values[k];
-      got.push_back(std::move(rec));
+        if (std::isfinite(values[k])) v[cfg.metrics[k]] = values[k];
     }
   }
   {
@@ -451,15 +556,28 @@ void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackDat
       ++st.empty_ranges;
     // More than one range would mean another launch slipped into the window;
     // launch_mu rules that out, so keep only the first if it ever happens.
-    if (!got.empty()) {
-      records.push_back(std::move(got.front()));
+    if (!got.empty() && &cfg == cs->dram.get()) {
+      RangeRecord& into = records.at(pend.plan.record);
+      if (into.device == cs->device) {
+        detail::merge_dram_pass(into, got.front(), pend.plan.instance);
+        ++st.dram_passes;
+      }
+    } else if (!got.empty()) {
+      RangeRecord rec;
+      rec.kernel = pend.kernel;
+      rec.nvtx_path = pend.nvtx;
+      rec.instance = rec.dram_instance = pend.plan.instance;
+      rec.device = cs->device;
+      rec.values = std::move(got.front());
+      rec.dram_replayed = cfg.passes > 1 && (rec.values.count(metric::kDramRead) || rec.values.count(metric::kDramWrite));
+      records.push_back(std::move(rec));
       ++st.profiled;
+      if (cs->dram) planner.await_dram(pend.kernel, records.size() - 1);
     }
     if (dp.numOfRangeDropped > 0 && status.ok())
       status = CounterStatus::make(CounterProblem::Failed,
                                    fmt::format("{} range(s) dropped while decoding counters", dp.numOfRangeDropped));
   }
-  if (CounterStatus s = cs->reset_counter_data(); !s.ok()) fail(s);
 }
 
 void RangeProfiler::Impl::on_context_destroy(CUcontext ctx) {
@@ -506,6 +624,7 @@ void RangeProfiler::Impl::teardown_contexts() {
 // ------------------------------------------------------------------ public
 
 RangeProfiler::RangeProfiler(RangeProfilerOptions opts) : impl_(std::make_unique<Impl>()) {
+  impl_->planner = detail::LaunchPlanner(opts.max_instances_per_kernel);
   impl_->opts = std::move(opts);
 }
 
@@ -665,7 +784,10 @@ std::vector<std::string> RangeProfiler::unavailable_metrics() const {
 
 RangeProfilerStats RangeProfiler::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->st;
+  RangeProfilerStats st = impl_->st;
+  st.dram_replayed = 0;
+  for (const auto& r : impl_->records) st.dram_replayed += r.dram_replayed ? 1 : 0;
+  return st;
 }
 
 }  // namespace roofline::prof

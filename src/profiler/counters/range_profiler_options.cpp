@@ -28,13 +28,15 @@ std::optional<L2Clean> parse_l2_clean(std::string_view s) {
 }
 
 std::string replay_dram_write_warning(const RangeProfilerStats& stats, const std::vector<std::string>& metrics) {
-  if (stats.passes <= 1 || stats.profiled == 0) return {};
+  if (stats.passes <= 1 || stats.profiled == 0 || stats.dram_replayed == 0) return {};
   if (std::find(metrics.begin(), metrics.end(), metric::kDramWrite) == metrics.end()) return {};
   return fmt::format(
-      "per-kernel counters: DRAM write bytes were read under kernel replay ({} passes per kernel) and include lines "
-      "that replay's save and restore of device memory left dirty in L2 (16-19 MB more per kernel than ncu on an "
-      "H100); for exact DRAM traffic profile again with --metrics {},{},{} (one pass, no replay)",
-      stats.passes, metric::kDuration, metric::kDramRead, metric::kDramWrite);
+      "per-kernel counters: on {} of {} profiled kernel launches the DRAM write bytes were read under kernel replay "
+      "({} passes per kernel) and include lines that replay's save and restore of device memory left dirty in L2 "
+      "(16-19 MB more per kernel than ncu on an H100): those kernels did not launch again for the one-pass DRAM "
+      "read; for exact DRAM traffic profile with --metrics {},{},{} (one pass, no replay), or let the kernel run "
+      "at least twice",
+      stats.dram_replayed, stats.profiled, stats.passes, metric::kDuration, metric::kDramRead, metric::kDramWrite);
 }
 
 }  // namespace roofline::prof
