@@ -42,6 +42,8 @@ class Network {
   // Inference to probabilities (n, classes): forward(batch, false), then the
   // softmax; where the model ends in two Linear layers and the backend has the
   // kernel (ops::linear_softmax_head_forward) those and the softmax run as one.
+  // On the fast CPU backend the rows are split between threads once, each
+  // running the whole network on its rows (ops::for_row_chunks).
   void infer_probs(std::int64_t batch, float* probs);
   // Backward from dlogits() to every parameter gradient.
   void backward(std::int64_t batch);
@@ -53,7 +55,8 @@ class Network {
 
  private:
   bool forward_conv_pool(size_t layer, std::int64_t batch);
-  void forward_range(size_t begin, size_t end, std::int64_t batch, bool grad_path);  // layers [begin, end)
+  // Layers [begin, end) on rows [r0, r1) of the batch.
+  void forward_range(size_t begin, size_t end, std::int64_t r0, std::int64_t r1, bool grad_path);
   const Model& model_;
   Context& ctx_;
   std::int64_t max_batch_;

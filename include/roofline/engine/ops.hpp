@@ -12,6 +12,7 @@
 //  - Labels are int32 class indices in [0, cols).
 #pragma once
 #include <cstdint>
+#include <functional>
 
 #include "roofline/engine/context.hpp"
 #include "roofline/engine/cost.hpp"
@@ -48,6 +49,13 @@ void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float
 // with nothing done, elsewhere: run the two layers and softmax_forward.
 bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const LinearShape& l2, float* probs,
                                  const float* in, const float* w1, const float* b1, const float* w2, const float* b2);
+
+// Inference: runs f(r0, r1) over row ranges that cover [0, n). On the fast CPU
+// backend the ranges run in parallel, one per thread, and every op f calls runs
+// on its calling thread alone: each image's forward is independent of the
+// others', so one parallel region serves the whole network instead of one (and
+// its barrier) per op. Elsewhere, or with few rows per thread: f(0, n).
+void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f);
 
 // ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------
 struct Conv2dShape {

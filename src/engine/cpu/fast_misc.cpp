@@ -5,6 +5,8 @@
 // arithmetic and comparison order exactly (same values, same argmax).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "src/engine/cpu/fast_ops.hpp"
@@ -332,6 +334,21 @@ void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, co
     sgd_chunk(p + lo, g + lo, s.momentum ? buf + lo : nullptr, std::min(kChunk, s.n - lo), cfg.lr, cfg.momentum,
               cfg.weight_decay, s.momentum);
   });
+}
+
+// Rows per thread below which an inference forward is split by columns inside each
+// op instead: with fewer rows a thread streams a whole layer's weights for too few
+// multiply-adds (simple-mlp's 784x256 layer is 800 KB per thread).
+constexpr std::int64_t kMinRowsPerChunk = 4;
+
+void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) {
+  // ROOFLINE_INFER_ROW_CHUNKS=0: every op splits its own work instead (for comparisons).
+  static const bool off = [] {
+    const char* v = std::getenv("ROOFLINE_INFER_ROW_CHUNKS");
+    return v && std::string(v) == "0";
+  }();
+  if (off) return f(0, n);
+  fast::for_row_chunks(n, kMinRowsPerChunk, f);
 }
 
 void gather_batch(const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,

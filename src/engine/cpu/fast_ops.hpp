@@ -5,6 +5,7 @@
 // depend on the thread count. Same shapes and conventions as ops.hpp.
 #pragma once
 #include <cstdint>
+#include <functional>
 
 #include "roofline/engine/ops.hpp"
 
@@ -41,6 +42,8 @@ double cross_entropy(const ops::RowsShape& s, float* dlogits, const float* logit
                      float grad_scale, std::int64_t* correct);
 
 void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, const ops::SgdConfig& cfg);
+// ops::for_row_chunks on the fast CPU backend.
+void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f);
 void gather_batch(const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
                   const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, std::int32_t step);
 

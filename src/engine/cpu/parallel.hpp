@@ -48,9 +48,12 @@ inline int threads_for(double work, double per_thread, std::int64_t tasks) {
 // simple-cnn inference at batch 128 took 913 µs on 16 threads and 306 µs on
 // one (2026-11-24, docs/perf-notes.md). Idle members only pass the closing
 // barrier.
+//
+// Inside a parallel region already (for_row_chunks: each thread runs a whole
+// forward on its own rows) it runs on the calling thread alone.
 template <class F>
 void parallel_for(std::int64_t n, int threads, F&& f) {
-  if (threads <= 1 || n <= 1) {
+  if (threads <= 1 || n <= 1 || omp_in_parallel()) {
     for (std::int64_t i = 0; i < n; ++i) f(i);
     return;
   }
@@ -66,6 +69,20 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
       for (std::int64_t i = begin; i < end; ++i) f(i);
     }
   }
+}
+
+// Inference: f(r0, r1) over row ranges covering [0, n), one range per thread in
+// one parallel region when every thread gets at least `min_rows` rows; the ops f
+// calls then run on their calling thread (parallel_for above). Else f(0, n), and
+// the ops split their own work between threads.
+template <class F>
+void for_row_chunks(std::int64_t n, std::int64_t min_rows, F&& f) {
+  const std::int64_t chunks = std::min<std::int64_t>(max_threads(), n / std::max<std::int64_t>(1, min_rows));
+  if (chunks <= 1 || omp_in_parallel()) {
+    f(std::int64_t{0}, n);
+    return;
+  }
+  parallel_for(chunks, static_cast<int>(chunks), [&](std::int64_t c) { f(c * n / chunks, (c + 1) * n / chunks); });
 }
 
 // A grid of gm × gn tiles of tm × tn (multiples of the alignments) covering M × N.

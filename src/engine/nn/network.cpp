@@ -95,18 +95,26 @@ bool Network::forward_conv_pool(size_t i, std::int64_t batch) {
 
 void Network::forward(std::int64_t batch, bool grad_path) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
-  forward_range(0, model_.layers().size(), batch, grad_path);
+  forward_range(0, model_.layers().size(), 0, batch, grad_path);
 }
 
 void Network::infer_probs(std::int64_t batch, float* probs) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
   const auto& layers = model_.layers();
   const size_t L = layers.size();
+  const std::int64_t classes = model_.classes();
+  if (!ctx_.is_cuda()) {
+    ops::for_row_chunks(ctx_, batch, [&](std::int64_t r0, std::int64_t r1) {
+      forward_range(0, L, r0, r1, false);
+      ops::softmax_forward(ctx_, {r1 - r0, classes}, probs + r0 * classes, logits() + r0 * classes);
+    });
+    return;
+  }
   size_t done = 0;  // layers already run
-  if (ctx_.is_cuda() && L >= 2) {
+  if (L >= 2) {
     const LayerSpec a = layers[L - 2]->spec(), c = layers[L - 1]->spec();
     if (a.kind == LayerSpec::Kind::Linear && c.kind == LayerSpec::Kind::Linear) {
-      forward_range(0, L - 2, batch, false);
+      forward_range(0, L - 2, 0, batch, false);
       done = L - 2;
       const ops::LinearShape l1{batch, a.in, a.out, a.bias, a.act}, l2{batch, c.in, c.out, c.bias, c.act};
       const float* w1 = params_.f32() + model_.param_offset(L - 2);
@@ -117,26 +125,28 @@ void Network::infer_probs(std::int64_t batch, float* probs) {
       if (ops::linear_softmax_head_forward(ctx_, l1, l2, probs, acts_[L - 2], w1, b1, w2, b2)) return;
     }
   }
-  forward_range(done, L, batch, false);
-  ops::softmax_forward(ctx_, {batch, model_.classes()}, probs, logits());
+  forward_range(done, L, 0, batch, false);
+  ops::softmax_forward(ctx_, {batch, classes}, probs, logits());
 }
 
-void Network::forward_range(size_t begin, size_t end, std::int64_t batch, bool grad_path) {
+void Network::forward_range(size_t begin, size_t end, std::int64_t r0, std::int64_t r1, bool grad_path) {
   const auto& layers = model_.layers();
+  const std::int64_t rows = r1 - r0;
   for (size_t i = begin; i < end; ++i) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
-    if (!grad_path && i + 1 < end && forward_conv_pool(i, batch)) {
+    if (!grad_path && i + 1 < end && r0 == 0 && forward_conv_pool(i, rows)) {
       ++i;  // the pool is done too
       continue;
     }
     NvtxRange range(range_name(i, Pass::Forward));
+    const Shape& in = model_.shape_before(i);
     Layer::Buffers b;
-    b.in = acts_[i];
-    b.out = acts_[i + 1];
+    b.in = acts_[i] + r0 * numel(in);                             // (rows, in...)
+    b.out = acts_[i + 1] + r0 * numel(model_.shape_before(i + 1));  // (rows, out...)
     b.params = params_.f32() + model_.param_offset(i);
-    b.scratch = scratch_ptrs_[i];
-    l.forward(ctx_, batch, model_.shape_before(i), b);
+    b.scratch = scratch_ptrs_[i] ? scratch_ptrs_[i] + r0 * l.scratch_ints(1, in) : nullptr;
+    l.forward(ctx_, rows, in, b);
   }
 }
 

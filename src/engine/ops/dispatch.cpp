@@ -208,6 +208,12 @@ void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad
   if (advance_step) ++*advance_step;
 }
 
+void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) {
+  ROOFLINE_ASSERT(n > 0, "row count");
+  if (ctx.backend() == Backend::Cpu) return fast::for_row_chunks(n, f);
+  f(0, n);
+}
+
 void gather_batch(Context& ctx, const BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
                   const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step) {
   ROOFLINE_ASSERT(s.batch > 0 && s.in_h > 0 && s.in_w > 0 && s.out_h > 0 && s.out_w > 0, "batch shape");

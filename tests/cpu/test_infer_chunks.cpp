@@ -1,0 +1,85 @@
+// CPU inference split by rows (ops::for_row_chunks, Network::infer_probs on the
+// fast backend): each thread runs the whole network on its own rows, and every
+// op it calls runs on that thread alone. The probabilities must equal, bit for
+// bit, those of the training forward (every op split by columns between threads)
+// followed by the softmax, for batches that divide and do not divide evenly.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "roofline/engine/context.hpp"
+#include "roofline/engine/model.hpp"
+#include "roofline/engine/network.hpp"
+#include "roofline/engine/ops.hpp"
+#include "roofline/engine/rng.hpp"
+#include "src/engine/cpu/parallel.hpp"
+
+using namespace roofline;
+using namespace roofline::engine;
+
+namespace {
+
+class Threads {  // the OpenMP team size, restored after the test
+ public:
+  explicit Threads(int n) : old_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~Threads() { omp_set_num_threads(old_); }
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+
+ private:
+  int old_;
+};
+
+TEST(InferChunks, RowRangesCoverTheBatchOncePerThread) {
+  Threads t(4);
+  for (std::int64_t n : {1, 7, 15, 16, 37, 128}) {
+    std::mutex mu;
+    std::vector<int> seen(static_cast<size_t>(n), 0);
+    int calls = 0;
+    bool nested_parallel = false;
+    fast::for_row_chunks(n, 4, [&](std::int64_t r0, std::int64_t r1) {
+      // An op inside a chunk must not open a team of its own.
+      int team = 0;
+      fast::parallel_for(8, 4, [&](std::int64_t) {
+#pragma omp atomic
+        ++team;
+      });
+      std::lock_guard<std::mutex> lock(mu);
+      ++calls;
+      if (omp_in_parallel() && team != 8) nested_parallel = true;
+      for (std::int64_t r = r0; r < r1; ++r) ++seen[static_cast<size_t>(r)];
+    });
+    for (std::int64_t r = 0; r < n; ++r) EXPECT_EQ(seen[static_cast<size_t>(r)], 1) << "n " << n << " row " << r;
+    EXPECT_EQ(calls, std::max<std::int64_t>(1, std::min<std::int64_t>(4, n / 4))) << "n " << n;
+    EXPECT_FALSE(nested_parallel);
+  }
+}
+
+TEST(InferChunks, InferProbsEqualsTheTrainingForwardAndSoftmax) {
+  Threads t(4);
+  Context ctx(Backend::Cpu);
+  for (const char* name : {"simple-mlp", "simple-cnn", "ece408"})
+    for (const std::int64_t batch : {1, 16, 37}) {
+      SCOPED_TRACE(::testing::Message() << name << " batch " << batch);
+      const auto model = make_model(name);
+      Network net(*model, ctx, batch);
+      net.set_params(model->init_params(11));
+      Rng rng(static_cast<std::uint64_t>(batch) + 3);
+      std::int64_t per = 1;
+      for (std::int64_t d : model->input_shape()) per *= d;
+      for (std::int64_t i = 0; i < batch * per; ++i) net.input()[i] = rng.normal();
+      const std::int64_t n = batch * model->classes();
+      std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n + 64), NAN);
+      net.forward(batch, true);
+      ops::softmax_forward(ctx, {batch, model->classes()}, want.data(), net.logits());
+      std::fill(net.logits(), net.logits() + n, NAN);  // the chunks must write every logit again
+      net.infer_probs(batch, got.data());
+      for (std::int64_t i = n; i < n + 64; ++i) ASSERT_TRUE(std::isnan(got[size_t(i)])) << "guard " << i - n;
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << "probability " << i;
+    }
+}
+
+}  // namespace
