@@ -57,6 +57,18 @@ class Layer {
   // The weight-gradient pass: fills b.grads from the (masked) b.dout and b.in.
   virtual void backward_weight(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
                                const Buffers& /*b*/) const {}
+  // The same backward split by what crosses rows, for a caller that runs every
+  // layer's row part on a slice of the rows (a thread per slice) before any
+  // parameter part: backward_rows touches rows of b.dout and b.din only (the
+  // activation mask, the input gradient); backward_params then fills every
+  // gradient in b.grads from all rows. By default the input-gradient pass has no
+  // cross-row work and these are backward_input and backward_weight.
+  virtual void backward_rows(Context& ctx, std::int64_t rows, const Shape& in, const Buffers& b) const {
+    backward_input(ctx, rows, in, b);
+  }
+  virtual void backward_params(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const {
+    backward_weight(ctx, batch, in, b);
+  }
   // Inference only: this layer and the max pool `pool` after it in one kernel
   // where the backend has one (b.out is then the pool's output; this layer's
   // own output is not written); false, with nothing done, elsewhere.

@@ -50,11 +50,12 @@ void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float
 bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const LinearShape& l2, float* probs,
                                  const float* in, const float* w1, const float* b1, const float* w2, const float* b2);
 
-// Inference: runs f(r0, r1) over row ranges that cover [0, n). On the fast CPU
-// backend the ranges run in parallel, one per thread, and every op f calls runs
-// on its calling thread alone: each image's forward is independent of the
-// others', so one parallel region serves the whole network instead of one (and
-// its barrier) per op. Elsewhere, or with few rows per thread: f(0, n).
+// Runs f(r0, r1) over row ranges that cover [0, n): for work with no cross-row
+// sums (a forward, the activation masks and input gradients of a backward). On
+// the fast CPU backend the ranges run in parallel, one per thread, and every op
+// f calls runs on its calling thread alone, so one parallel region serves the
+// whole network instead of one (and its barrier) per op. Elsewhere, or with
+// fewer than 4 rows per thread: f(0, n). ROOFLINE_ROW_CHUNKS=0 turns it off.
 void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f);
 
 // ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------

@@ -336,15 +336,16 @@ void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, co
   });
 }
 
-// Rows per thread below which an inference forward is split by columns inside each
-// op instead: with fewer rows a thread streams a whole layer's weights for too few
+// Rows per thread below which a forward (or the row part of a backward) is split by
+// columns inside each op instead: with fewer rows a thread streams a whole layer's weights for too few
 // multiply-adds (simple-mlp's 784x256 layer is 800 KB per thread).
 constexpr std::int64_t kMinRowsPerChunk = 4;
 
 void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) {
-  // ROOFLINE_INFER_ROW_CHUNKS=0: every op splits its own work instead (for comparisons).
+  // ROOFLINE_ROW_CHUNKS=0: every op splits its own work instead (for comparisons; the
+  // results are the same bit for bit).
   static const bool off = [] {
-    const char* v = std::getenv("ROOFLINE_INFER_ROW_CHUNKS");
+    const char* v = std::getenv("ROOFLINE_ROW_CHUNKS");
     return v && std::string(v) == "0";
   }();
   if (off) return f(0, n);

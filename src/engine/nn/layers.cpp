@@ -71,6 +71,14 @@ class Linear final : public Layer {
     ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ && !db_done ? b.grads + bias_offset() : nullptr,
                                 b.dout, b.in);
   }
+  // Split: the bias gradient (a sum over rows) moves to the parameter part.
+  void backward_rows(Context& ctx, std::int64_t rows, const Shape&, const Buffers& b) const override {
+    if (act_ != Activation::None) ops::activation_backward(ctx, {rows * out_, act_}, b.dout, b.dout, b.out);
+    if (b.din) ops::linear_backward_input(ctx, shape(rows), b.din, b.dout, b.params);
+  }
+  void backward_params(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
+    ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ ? b.grads + bias_offset() : nullptr, b.dout, b.in);
+  }
 
  private:
   ops::LinearShape shape(std::int64_t batch) const { return {batch, in_, out_, bias_, act_}; }

@@ -95,7 +95,11 @@ bool Network::forward_conv_pool(size_t i, std::int64_t batch) {
 
 void Network::forward(std::int64_t batch, bool grad_path) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
-  forward_range(0, model_.layers().size(), 0, batch, grad_path);
+  // On the fast CPU backend each thread runs every layer on its own rows (one
+  // parallel region); elsewhere this is forward_range over all rows.
+  ops::for_row_chunks(ctx_, batch, [&](std::int64_t r0, std::int64_t r1) {
+    forward_range(0, model_.layers().size(), r0, r1, grad_path);
+  });
 }
 
 void Network::infer_probs(std::int64_t batch, float* probs) {
@@ -160,6 +164,7 @@ void Network::backward(std::int64_t batch) {
     need_din[i] = params_before;
     params_before = params_before || layers[i]->param_count() > 0;
   }
+  if (ctx_.backend() == Backend::Cpu) return backward_split(batch, need_din);
   for (size_t i = layers.size(); i-- > 0;) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
@@ -179,6 +184,37 @@ void Network::backward(std::int64_t batch) {
       NvtxRange range(range_name(i, Pass::WeightGrad));
       l.backward_weight(ctx_, batch, model_.shape_before(i), b);
     }
+  }
+}
+
+// The fast CPU backend's backward: every layer's row part (activation masks,
+// input gradients) on each thread's own rows in one parallel region, then each
+// layer's parameter part (weight and bias gradients, sums over all rows).
+void Network::backward_split(std::int64_t batch, const std::vector<bool>& need_din) {
+  const auto& layers = model_.layers();
+  auto buffers = [&](size_t i, std::int64_t r0) {
+    const std::int64_t in = numel(model_.shape_before(i)), out = numel(model_.shape_before(i + 1));
+    Layer::Buffers b;
+    b.in = acts_[i] + r0 * in;
+    b.out = acts_[i + 1] + r0 * out;
+    b.dout = dacts_[i + 1] + r0 * out;
+    b.din = need_din[i] ? dacts_[i] + r0 * in : nullptr;
+    b.params = params_.f32() + model_.param_offset(i);
+    b.grads = grads_.f32() + model_.param_offset(i);
+    b.scratch = scratch_ptrs_[i] ? scratch_ptrs_[i] + r0 * layers[i]->scratch_ints(1, model_.shape_before(i)) : nullptr;
+    return b;
+  };
+  ops::for_row_chunks(ctx_, batch, [&](std::int64_t r0, std::int64_t r1) {
+    for (size_t i = layers.size(); i-- > 0;) {
+      if (layers[i]->is_view()) continue;
+      NvtxRange range(range_name(i, Pass::InputGrad));
+      layers[i]->backward_rows(ctx_, r1 - r0, model_.shape_before(i), buffers(i, r0));
+    }
+  });
+  for (size_t i = layers.size(); i-- > 0;) {
+    if (layers[i]->is_view() || layers[i]->param_count() == 0) continue;
+    NvtxRange range(range_name(i, Pass::WeightGrad));
+    layers[i]->backward_params(ctx_, batch, model_.shape_before(i), buffers(i, 0));
   }
 }
 

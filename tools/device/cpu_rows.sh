@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# CPU inference split by rows (ops::for_row_chunks) against the per-op split, beside
-# PyTorch on the same host, and where simple-mlp's CPU training step varies between
-# runs (alone, with a CUDA context in the process, the host's steal time).
-#   tools/device/run.sh cpu_infer:300
+# The CPU engine with work split by rows (ops::for_row_chunks: a forward, and the
+# row part of a backward, in one parallel region) against the per-op split
+# (ROOFLINE_ROW_CHUNKS=0), training and inference at batch 64 and 128, beside
+# PyTorch on the same host; the host's steal time around it.
+#   tools/device/run.sh cpu_rows:400
 set -u
-OUT=${OUT:-/tmp/roofline-cpu-infer}
-mkdir -p "$OUT/cpu_infer"
+OUT=${OUT:-/tmp/roofline-cpu-rows}
+mkdir -p "$OUT/cpu_rows"
 export ROOFLINE_DB=${ROOFLINE_DB:-$OUT/roofline.db}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 R=./build/bin/roofline
@@ -28,21 +29,13 @@ PY
 }
 steal
 for m in simple-mlp simple-cnn ece408; do
+  steps=300; [ "$m" = ece408 ] && steps=100
   for chunks in 1 0; do
     peer=(); [ "$chunks" = 1 ] && peer=(--peer pytorch)
-    ROOFLINE_INFER_ROW_CHUNKS=$chunks timeout 120 "$R" --json bench "$m" --device cpu --mode infer --batch 64,128 \
-      "${peer[@]}" > "$OUT/cpu_infer/$m-chunks$chunks.json" 2> "$OUT/cpu_infer/$m-chunks$chunks.log"
+    ROOFLINE_ROW_CHUNKS=$chunks timeout 150 "$R" --json bench "$m" --device cpu --mode train,infer --batch 64,128 \
+      --epochs 1 --max-steps $steps "${peer[@]}" > "$OUT/cpu_rows/$m-chunks$chunks.json" 2> "$OUT/cpu_rows/$m-chunks$chunks.log"
     echo "$m row chunks=$chunks rc=$?"
-    pick "$OUT/cpu_infer/$m-chunks$chunks.json"
-  done
-done
-steal
-for dev in cpu cpu,gpu; do
-  for rep in 1 2; do
-    timeout 120 "$R" --json bench simple-mlp --device "$dev" --mode train --batch 64,128 --epochs 1 --max-steps 400 \
-      > "$OUT/cpu_infer/train-$dev-$rep.json" 2> "$OUT/cpu_infer/train-$dev-$rep.log"
-    echo "simple-mlp train --device $dev (#$rep) rc=$?"
-    pick "$OUT/cpu_infer/train-$dev-$rep.json"
+    pick "$OUT/cpu_rows/$m-chunks$chunks.json"
   done
 done
 steal
