@@ -55,8 +55,11 @@ bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const Line
 // the fast CPU backend the ranges run in parallel, one per thread, and every op
 // f calls runs on its calling thread alone, so one parallel region serves the
 // whole network instead of one (and its barrier) per op. Elsewhere, or with
-// fewer than 4 rows per thread: f(0, n). ROOFLINE_ROW_CHUNKS=0 turns it off.
-void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f);
+// fewer than 4 rows per thread: f(0, n). `training`: the work is part of a
+// training step (weights change every step). ROOFLINE_ROW_CHUNKS=0 turns the
+// split off, =infer keeps it for work outside training steps only.
+void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
+                    bool training = false);
 
 // ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------
 struct Conv2dShape {

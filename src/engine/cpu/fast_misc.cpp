@@ -341,14 +341,16 @@ void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, co
 // multiply-adds (simple-mlp's 784x256 layer is 800 KB per thread).
 constexpr std::int64_t kMinRowsPerChunk = 4;
 
-void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) {
-  // ROOFLINE_ROW_CHUNKS=0: every op splits its own work instead (for comparisons; the
-  // results are the same bit for bit).
-  static const bool off = [] {
+void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training) {
+  // ROOFLINE_ROW_CHUNKS=0: every op splits its own work instead; =infer: only
+  // outside training steps (for comparisons; the results are the same bit for bit).
+  enum class Use { All, Infer, Off };
+  static const Use use = [] {
     const char* v = std::getenv("ROOFLINE_ROW_CHUNKS");
-    return v && std::string(v) == "0";
+    const std::string s = v ? v : "";
+    return s == "0" ? Use::Off : s == "infer" ? Use::Infer : Use::All;
   }();
-  if (off) return f(0, n);
+  if (use == Use::Off || (use == Use::Infer && training)) return f(0, n);
   fast::for_row_chunks(n, kMinRowsPerChunk, f);
 }
 

@@ -97,9 +97,9 @@ void Network::forward(std::int64_t batch, bool grad_path) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
   // On the fast CPU backend each thread runs every layer on its own rows (one
   // parallel region); elsewhere this is forward_range over all rows.
-  ops::for_row_chunks(ctx_, batch, [&](std::int64_t r0, std::int64_t r1) {
-    forward_range(0, model_.layers().size(), r0, r1, grad_path);
-  });
+  ops::for_row_chunks(
+      ctx_, batch, [&](std::int64_t r0, std::int64_t r1) { forward_range(0, model_.layers().size(), r0, r1, grad_path); },
+      grad_path);
 }
 
 void Network::infer_probs(std::int64_t batch, float* probs) {
@@ -204,13 +204,16 @@ void Network::backward_split(std::int64_t batch, const std::vector<bool>& need_d
     b.scratch = scratch_ptrs_[i] ? scratch_ptrs_[i] + r0 * layers[i]->scratch_ints(1, model_.shape_before(i)) : nullptr;
     return b;
   };
-  ops::for_row_chunks(ctx_, batch, [&](std::int64_t r0, std::int64_t r1) {
-    for (size_t i = layers.size(); i-- > 0;) {
-      if (layers[i]->is_view()) continue;
-      NvtxRange range(range_name(i, Pass::InputGrad));
-      layers[i]->backward_rows(ctx_, r1 - r0, model_.shape_before(i), buffers(i, r0));
-    }
-  });
+  ops::for_row_chunks(
+      ctx_, batch,
+      [&](std::int64_t r0, std::int64_t r1) {
+        for (size_t i = layers.size(); i-- > 0;) {
+          if (layers[i]->is_view()) continue;
+          NvtxRange range(range_name(i, Pass::InputGrad));
+          layers[i]->backward_rows(ctx_, r1 - r0, model_.shape_before(i), buffers(i, r0));
+        }
+      },
+      true);
   for (size_t i = layers.size(); i-- > 0;) {
     if (layers[i]->is_view() || layers[i]->param_count() == 0) continue;
     NvtxRange range(range_name(i, Pass::WeightGrad));

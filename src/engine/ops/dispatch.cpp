@@ -208,9 +208,10 @@ void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad
   if (advance_step) ++*advance_step;
 }
 
-void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f) {
+void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
+                    bool training) {
   ROOFLINE_ASSERT(n > 0, "row count");
-  if (ctx.backend() == Backend::Cpu) return fast::for_row_chunks(n, f);
+  if (ctx.backend() == Backend::Cpu) return fast::for_row_chunks(n, f, training);
   f(0, n);
 }
 
