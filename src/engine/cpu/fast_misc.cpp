@@ -343,17 +343,15 @@ constexpr std::int64_t kMinRowsPerChunk = 4;
 
 void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training) {
   // ROOFLINE_ROW_CHUNKS=0: every op splits its own work instead; =infer: only
-  // outside training steps; =static: inference too takes one range per thread
-  // (for comparisons; the results are the same bit for bit).
-  enum class Use { All, Infer, Off, Static };
+  // outside training steps (for comparisons; the results are the same bit for bit).
+  enum class Use { All, Infer, Off };
   static const Use use = [] {
     const char* v = std::getenv("ROOFLINE_ROW_CHUNKS");
     const std::string s = v ? v : "";
-    return s == "0" ? Use::Off : s == "infer" ? Use::Infer : s == "static" ? Use::Static : Use::All;
+    return s == "0" ? Use::Off : s == "infer" ? Use::Infer : Use::All;
   }();
   if (use == Use::Off || (use == Use::Infer && training)) return f(0, n);
-  // Training keeps each thread on its own rows from the forward to the backward.
-  fast::for_row_chunks(n, kMinRowsPerChunk, !training && use != Use::Static, f);
+  fast::for_row_chunks(n, kMinRowsPerChunk, f);
 }
 
 void gather_batch(const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,

@@ -10,7 +10,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 namespace roofline::engine::fast {
@@ -72,31 +71,18 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
   }
 }
 
-// f(r0, r1) over row ranges covering [0, n) in one parallel region, every range
-// at least `min_rows` rows; the ops f calls then run on their calling thread
-// (parallel_for above). With fewer rows than two ranges: f(0, n), and the ops
-// split their own work between threads.
-//   static: one range per thread, thread t always taking range t (a training
-//     step's forward and backward then find their rows' activations in the
-//     same core's caches);
-//   dynamic: up to 2 ranges per thread, each thread taking the next free one,
-//     so a thread the host deschedules holds up one small range, not 1/T of
-//     the work.
-// Each row's result is the same whichever thread computes it.
+// Inference: f(r0, r1) over row ranges covering [0, n), one range per thread in
+// one parallel region when every thread gets at least `min_rows` rows; the ops f
+// calls then run on their calling thread (parallel_for above). Else f(0, n), and
+// the ops split their own work between threads.
 template <class F>
-void for_row_chunks(std::int64_t n, std::int64_t min_rows, bool dynamic, F&& f) {
-  const std::int64_t threads = max_threads();
-  const std::int64_t most = std::max<std::int64_t>(1, n / std::max<std::int64_t>(1, min_rows));
-  const std::int64_t chunks = std::min<std::int64_t>(most, dynamic ? 2 * threads : threads);
+void for_row_chunks(std::int64_t n, std::int64_t min_rows, F&& f) {
+  const std::int64_t chunks = std::min<std::int64_t>(max_threads(), n / std::max<std::int64_t>(1, min_rows));
   if (chunks <= 1 || omp_in_parallel()) {
     f(std::int64_t{0}, n);
     return;
   }
-  auto range = [&](std::int64_t c) { f(c * n / chunks, (c + 1) * n / chunks); };
-  if (!dynamic) return parallel_for(chunks, static_cast<int>(chunks), range);
-  std::atomic<std::int64_t> next{0};
-#pragma omp parallel num_threads(static_cast<int>(std::min(threads, chunks)))
-  for (std::int64_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) range(c);
+  parallel_for(chunks, static_cast<int>(chunks), [&](std::int64_t c) { f(c * n / chunks, (c + 1) * n / chunks); });
 }
 
 // A grid of gm × gn tiles of tm × tn (multiples of the alignments) covering M × N.
