@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU engine with work split by rows (ops::for_row_chunks: a forward, and the
 # row part of a backward, in one parallel region per pass) against the per-op split:
-# ROOFLINE_ROW_CHUNKS=1 (both), =infer (inference only), =0 (neither), interleaved,
+# ROOFLINE_ROW_CHUNKS=1 (both), =infer (inference only), =0 (neither) (MODES picks
+# some), interleaved,
 # REPS times each, training and inference at batch 64 and 128; medians per mode.
 # The host's steal time is printed around it. PyTorch's figures: a separate run.
 #   tools/device/run.sh cpu_rows:500
@@ -19,7 +20,7 @@ steal
 for m in $MODELS; do
   steps=300; [ "$m" = ece408 ] && steps=60
   for rep in $(seq "$REPS"); do
-    for mode in 1 infer 0; do
+    for mode in ${MODES:-1 infer 0}; do
       ROOFLINE_ROW_CHUNKS=$mode timeout 150 "$R" --json bench "$m" --device cpu --mode train,infer --batch 64,128 \
         --epochs 1 --max-steps $steps > "$OUT/cpu_rows/$m-$mode-$rep.json" 2> "$OUT/cpu_rows/$m-$mode-$rep.log" ||
         echo "$m mode $mode rep $rep: rc=$?"
