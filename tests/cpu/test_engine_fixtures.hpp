@@ -1,7 +1,8 @@
-// Test fixtures for the engine: IDX files built in memory and a small
-// synthetic MNIST-style data set in a temporary folder.
+// Test fixtures for the engine: IDX files built in memory, a small
+// synthetic MNIST-style data set in a temporary folder, the OpenMP team size.
 #pragma once
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -13,6 +14,19 @@
 #include "support/cli.hpp"
 
 namespace roofline::test {
+
+// Sets the OpenMP thread count for the fast path (what OMP_NUM_THREADS sets at
+// start-up) and restores it.
+class Threads {
+ public:
+  explicit Threads(int n) : old_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~Threads() { omp_set_num_threads(old_); }
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+
+ private:
+  int old_;
+};
 
 inline std::string idx_bytes(const std::vector<std::uint32_t>& dims, const std::vector<std::uint8_t>& data,
                              std::uint8_t type = 0x08) {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "cpu/test_engine_fixtures.hpp"
 #include "roofline/engine/context.hpp"
 #include "roofline/engine/model.hpp"
 #include "roofline/engine/network.hpp"
@@ -22,16 +23,7 @@ using namespace roofline::engine;
 
 namespace {
 
-class Threads {  // the OpenMP team size, restored after the test
- public:
-  explicit Threads(int n) : old_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~Threads() { omp_set_num_threads(old_); }
-  Threads(const Threads&) = delete;
-  Threads& operator=(const Threads&) = delete;
-
- private:
-  int old_;
-};
+using roofline::test::Threads;
 
 TEST(InferChunks, RowRangesCoverTheBatchOncePerThread) {
   Threads t(4);

@@ -29,17 +29,7 @@ DataSplit synthetic(std::uint32_t n_train, std::uint32_t n_test) {
   return load_mnist_dir(dir.path());
 }
 
-// Sets the OpenMP thread count for the fast path (what OMP_NUM_THREADS sets at start-up).
-class Threads {
- public:
-  explicit Threads(int n) : old_(omp_get_max_threads()) { omp_set_num_threads(n); }
-  ~Threads() { omp_set_num_threads(old_); }
-  Threads(const Threads&) = delete;
-  Threads& operator=(const Threads&) = delete;
-
- private:
-  int old_;
-};
+using roofline::test::Threads;
 
 TrainResult train(Backend b, const Model& m, const DataSplit& data, TrainOptions o, int threads) {
   Threads t(threads);

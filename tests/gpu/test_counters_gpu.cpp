@@ -29,6 +29,16 @@ namespace {
 std::mutex g_phase_mu;
 std::string g_phase;
 
+// The NVTX path the profiler files the next ranges under (the phase being run).
+void set_phase(const std::string& phase) {
+  std::lock_guard<std::mutex> lock(g_phase_mu);
+  g_phase = phase;
+}
+std::string current_phase() {
+  std::lock_guard<std::mutex> lock(g_phase_mu);
+  return g_phase;
+}
+
 struct ProfiledRun {
   CounterStatus status;
   std::map<std::string, Expected> expected;
@@ -55,18 +65,12 @@ const ProfiledRun& run() {
     RangeProfilerOptions o;
     o.max_instances_per_kernel = kLimit;
     o.verification = true;
-    o.nvtx_path = [] {
-      std::lock_guard<std::mutex> lock(g_phase_mu);
-      return g_phase;
-    };
+    o.nvtx_path = current_phase;
     RangeProfiler rp(o);
     out.status = rp.try_start();
     if (!out.status.ok()) return out;
     for (const auto& phase : KnownFlops::phases()) {
-      {
-        std::lock_guard<std::mutex> lock(g_phase_mu);
-        g_phase = phase;
-      }
+      set_phase(phase);
       const int n = phase == "fp32_fma" ? kFp32Launches : 1;
       for (int i = 0; i < n; ++i) out.expected[phase] = kf.run_phase(phase);
       out.output_error[phase] = kf.check_phase(phase);
@@ -262,20 +266,14 @@ TEST(RangeProfiler, ReplayedSetTakesDramBytesFromAOnePassLaunch) {
   (void)run();  // the shared profiler first: one range profiler at a time
   KnownFlops kf;
   RangeProfilerOptions o;  // the default metric set, one instance per kernel
-  o.nvtx_path = [] {
-    std::lock_guard<std::mutex> lock(g_phase_mu);
-    return g_phase;
-  };
+  o.nvtx_path = current_phase;
   RangeProfiler rp(o);
   CounterStatus s = rp.try_start();
   ASSERT_TRUE(s.ok()) << s.message();
   Expected e;
   for (int i = 0; i < 3; ++i)
     for (const char* phase : {"copy", "read"}) {
-      {
-        std::lock_guard<std::mutex> lock(g_phase_mu);
-        g_phase = phase;
-      }
+      set_phase(phase);
       e = kf.run_phase(phase);
     }
   s = rp.try_stop();
@@ -314,19 +312,13 @@ TEST(RangeProfiler, ReadOnlyKernelAfterACopyWritesNoDramInOnePass) {
   RangeProfilerOptions o;
   o.metrics = {m::kDuration, m::kDramRead, m::kDramWrite};
   o.max_instances_per_kernel = 0;
-  o.nvtx_path = [] {
-    std::lock_guard<std::mutex> lock(g_phase_mu);
-    return g_phase;
-  };
+  o.nvtx_path = current_phase;
   RangeProfiler rp(o);
   CounterStatus s = rp.try_start();
   ASSERT_TRUE(s.ok()) << s.message();
   Expected e, poly;
   for (const char* phase : {"poly", "copy", "read"}) {
-    {
-      std::lock_guard<std::mutex> lock(g_phase_mu);
-      g_phase = phase;
-    }
+    set_phase(phase);
     (std::string(phase) == "poly" ? poly : e) = kf.run_phase(phase);
   }
   s = rp.try_stop();
