@@ -34,6 +34,9 @@ step() {  # step NAME SECONDS CMD...: time limit; stdout to $OUT/NAME.out, stder
 }
 
 echo "host: $(nproc) CPUs, OMP_NUM_THREADS=$OMP_NUM_THREADS, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+# The host's steal time (a VM's vCPUs run by other tenants): printed before and after.
+steal() { awk '/^cpu /{print "steal jiffies " $9 ", total " $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+steal
 python3 -c 'import torch; print("torch", torch.__version__, "threads", torch.get_num_threads(),
       "interop", torch.get_num_interop_threads())' || true
 # One call per model and batch group, so a call past its limit loses only its own results (the JSON
@@ -54,6 +57,7 @@ for m in simple-mlp simple-cnn ece408; do
   PARTS+=("${m}_b64_128")
 done
 
+steal
 for f in "${PARTS[@]}"; do
   if [[ ! -s $OUT/$f.out ]]; then
     echo "MISS $f: no results (past its limit or failed); the end of its log:"

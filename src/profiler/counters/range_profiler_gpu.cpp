@@ -1,9 +1,11 @@
 // The CUPTI range profiler around each kernel launch. The flow per profiled
 // launch follows NVIDIA's profiling_injection sample for CUDA 13: on the
 // launch's API entry cuptiRangeProfilerStart, on its exit Stop, DecodeData
-// (which synchronizes the context), evaluate range 0, and re-initialize the
-// counter-data image for the next launch. Kernel replay runs the passes inside
-// the launch call, so isAllPassSubmitted is 1 after Stop.
+// (which synchronizes the context), evaluate range 0; the counter-data image is
+// initialized afresh before each Start. Kernel replay runs the passes inside the
+// launch call, so isAllPassSubmitted is 1 after Stop. With the DRAM pass
+// (RangeProfilerOptions::dram_pass) a context has two configurations, and the
+// launch after each full-set one reads the DRAM bytes alone (launch_plan.hpp).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@
 
 #include "cupti_host.hpp"
 #include "l2_cleaner.hpp"
+#include "launch_callbacks.hpp"
 #include "launch_plan.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -24,83 +27,10 @@ namespace roofline::prof {
 
 namespace {
 
-// The launch callbacks we act on. Graph launches are only counted: auto range
-// does not cover the kernels inside a graph.
-bool is_kernel_launch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return true;
-    default:
-      return false;
-  }
-}
-bool is_graph_launch(CUpti_CallbackId cbid) {
-  return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
-}
-constexpr CUpti_CallbackId kLaunchCbids[] = {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                                             CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-                                             CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                                             CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
-
-// The launch parameter blocks CUPTI hands us (functionParams), mirrored from
-// generated_cuda_meta.h: that header needs the driver's internal API-version
-// macros, and only the stream is read here. These layouts are the driver
-// functions' argument lists, which are ABI-stable.
-struct LaunchKernelArgs {  // cuLaunchKernel(_ptsz)
-  CUfunction f;
-  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem;
-  CUstream stream;
-  void** kernel_params;
-  void** extra;
-};
-struct LaunchKernelExArgs {  // cuLaunchKernelEx(_ptsz)
-  const CUlaunchConfig* config;
-  CUfunction f;
-  void** kernel_params;
-  void** extra;
-};
-struct LaunchCooperativeArgs {  // cuLaunchCooperativeKernel(_ptsz)
-  CUfunction f;
-  unsigned int grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem;
-  CUstream stream;
-  void** kernel_params;
-};
-
-// The stream a launch goes to, and whether it is a per-thread-default-stream call.
-CUstream launch_stream(CUpti_CallbackId cbid, const void* params, bool& ptsz) {
-  ptsz = false;
-  if (!params) return nullptr;
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-      ptsz = true;
-      [[fallthrough]];
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-      return static_cast<const LaunchKernelArgs*>(params)->stream;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-      ptsz = true;
-      [[fallthrough]];
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
-      const CUlaunchConfig* c = static_cast<const LaunchKernelExArgs*>(params)->config;
-      return c ? c->hStream : nullptr;
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      ptsz = true;
-      [[fallthrough]];
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-      return static_cast<const LaunchCooperativeArgs*>(params)->stream;
-    default:
-      return nullptr;
-  }
-}
+using detail::is_graph_launch;
+using detail::is_kernel_launch;
+using detail::kLaunchCbids;
+using detail::launch_stream;
 
 // Depth of the profiler's own CUDA calls on this thread (the L2 clean): their
 // launch callbacks are ignored, by us and, through internal_call(), by the host.
