@@ -69,7 +69,6 @@ struct CtxState {
   CUcontext ctx = nullptr;
   int device = 0;
   std::string chip;
-  std::vector<std::uint8_t> avail;  // counter availability image
   Config full;                      // the metric set
   std::unique_ptr<Config> dram;     // the one-pass DRAM set (RangeProfilerOptions::dram_pass), or null
   Config* current = nullptr;        // the configuration set on `rp`
@@ -124,13 +123,11 @@ struct CtxState {
   // CUPTI 13.0: a 7-pass set set after a 1-pass one replayed a kernel without
   // restoring its memory, so `y += x` ran 7 times, and counted instructions of
   // launches outside its range).
-  CounterStatus use(Config& c, double* switch_seconds = nullptr) {
+  CounterStatus use(Config& c, bool* switched = nullptr) {
+    if (switched) *switched = current && current != &c;
     if (current && current != &c) {
-      const auto t0 = std::chrono::steady_clock::now();
       disable();
       ROOFLINE_STATUS_TRY(enable());
-      if (switch_seconds)
-        *switch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     ROOFLINE_STATUS_TRY(reset_counter_data(c));
     if (current == &c) return CounterStatus::success();
@@ -151,6 +148,23 @@ struct CtxState {
     current = &c;
     return CounterStatus::success();
   }
+  CounterStatus start() {
+    auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    p.pRangeProfilerObject = rp;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerStart(&p));
+    return CounterStatus::success();
+  }
+  // Ends the range and decodes it into the current configuration's image.
+  CounterStatus stop_and_decode(std::size_t& dropped) {
+    auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    sp.pRangeProfilerObject = rp;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerStop(&sp));
+    auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+    dp.pRangeProfilerObject = rp;
+    ROOFLINE_CUPTI_TRY(cuptiRangeProfilerDecodeData(&dp));
+    dropped = dp.numOfRangeDropped;
+    return CounterStatus::success();
+  }
 };
 
 // The first range on a newly enabled range profiler object leaves ~3 MB of dirty
@@ -161,16 +175,10 @@ struct CtxState {
 CounterStatus prime(CtxState& cs, Config& c) {
   if (cs.l2.mode() != L2Clean::Evict) return CounterStatus::success();  // no kernel of our own to run
   InternalCall internal;
-  auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
-  sp.pRangeProfilerObject = cs.rp;
-  ROOFLINE_CUPTI_TRY(cuptiRangeProfilerStart(&sp));
+  ROOFLINE_STATUS_TRY(cs.start());
   CounterStatus cleaned = cs.l2.clean();
-  auto tp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-  tp.pRangeProfilerObject = cs.rp;
-  ROOFLINE_CUPTI_TRY(cuptiRangeProfilerStop(&tp));
-  auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  dp.pRangeProfilerObject = cs.rp;
-  ROOFLINE_CUPTI_TRY(cuptiRangeProfilerDecodeData(&dp));
+  std::size_t dropped = 0;
+  ROOFLINE_STATUS_TRY(cs.stop_and_decode(dropped));
   ROOFLINE_STATUS_TRY(cleaned);
   return cs.reset_counter_data(c);
 }
@@ -253,7 +261,7 @@ CounterStatus RangeProfiler::Impl::ensure_context(CUcontext ctx, CtxState*& out)
 
   // Counter availability must be read before the range profiler is enabled on
   // the context; it is also where ERR_NVGPUCTRPERM first shows.
-  std::vector<std::uint8_t>& avail = cs->avail;
+  std::vector<std::uint8_t> avail;
   {
     auto p = ROOFLINE_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
     p.ctx = ctx;
@@ -375,17 +383,14 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
     if (!cs->dram) return;  // another context without a DRAM set: leave this launch alone
     cfg = cs->dram.get();
   }
-  double switch_seconds = -1;
-  CounterStatus u = cs->use(*cfg, &switch_seconds);
-  if (u.ok() && switch_seconds >= 0 && cfg != &cs->full) {
-    const auto t0 = std::chrono::steady_clock::now();
-    u = prime(*cs, *cfg);
-    switch_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  if (switch_seconds >= 0) {
+  const auto t0 = std::chrono::steady_clock::now();
+  bool switched = false;
+  CounterStatus u = cs->use(*cfg, &switched);
+  if (switched) {
+    if (u.ok() && cfg != &cs->full) u = prime(*cs, *cfg);
     std::lock_guard<std::mutex> lock(mu);
     ++st.config_switches;
-    st.config_switch_seconds += switch_seconds;
+    st.config_switch_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   if (!u.ok()) {
     if (cfg == &cs->full) return fail(u);
@@ -404,13 +409,7 @@ void RangeProfiler::Impl::on_enter(CUpti_CallbackId cbid, const CUpti_CallbackDa
     }
   }
   clean_l2(*cs);
-  auto p = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
-  p.pRangeProfilerObject = cs->rp;
-  CUptiResult r = cuptiRangeProfilerStart(&p);
-  if (r != CUPTI_SUCCESS) {
-    fail(cupti::status(r, "cuptiRangeProfilerStart"));
-    return;
-  }
+  if (CounterStatus r = cs->start(); !r.ok()) return fail(r);
   pend.cs = cs;
   pend.cfg = cfg;
   pend.profiled = true;
@@ -449,14 +448,8 @@ void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackDat
   if (!pend.profiled) return;
   CtxState* cs = pend.cs;
 
-  auto sp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-  sp.pRangeProfilerObject = cs->rp;
-  if (CUptiResult r = cuptiRangeProfilerStop(&sp); r != CUPTI_SUCCESS)
-    return fail(cupti::status(r, "cuptiRangeProfilerStop"));
-  auto dp = ROOFLINE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  dp.pRangeProfilerObject = cs->rp;
-  if (CUptiResult r = cuptiRangeProfilerDecodeData(&dp); r != CUPTI_SUCCESS)
-    return fail(cupti::status(r, "cuptiRangeProfilerDecodeData"));
+  std::size_t dropped = 0;
+  if (CounterStatus r = cs->stop_and_decode(dropped); !r.ok()) return fail(r);
 
   const bool launch_failed =
       cb->functionReturnValue && *static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS;
@@ -504,9 +497,9 @@ void RangeProfiler::Impl::on_exit(CUpti_CallbackId cbid, const CUpti_CallbackDat
       ++st.profiled;
       if (cs->dram) planner.await_dram(pend.kernel, records.size() - 1);
     }
-    if (dp.numOfRangeDropped > 0 && status.ok())
+    if (dropped > 0 && status.ok())
       status = CounterStatus::make(CounterProblem::Failed,
-                                   fmt::format("{} range(s) dropped while decoding counters", dp.numOfRangeDropped));
+                                   fmt::format("{} range(s) dropped while decoding counters", dropped));
   }
 }
 
