@@ -56,6 +56,7 @@ class Network {
  private:
   bool forward_conv_pool(size_t layer, std::int64_t batch);
   void backward_split(std::int64_t batch, const std::vector<bool>& need_din);
+  Layer::Buffers buffers(size_t layer, std::int64_t r0, bool din) const;
   // Layers [begin, end) on rows [r0, r1) of the batch.
   void forward_range(size_t begin, size_t end, std::int64_t r0, std::int64_t r1, bool grad_path);
   const Model& model_;

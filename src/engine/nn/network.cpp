@@ -144,13 +144,7 @@ void Network::forward_range(size_t begin, size_t end, std::int64_t r0, std::int6
       continue;
     }
     NvtxRange range(range_name(i, Pass::Forward));
-    const Shape& in = model_.shape_before(i);
-    Layer::Buffers b;
-    b.in = acts_[i] + r0 * numel(in);                             // (rows, in...)
-    b.out = acts_[i + 1] + r0 * numel(model_.shape_before(i + 1));  // (rows, out...)
-    b.params = params_.f32() + model_.param_offset(i);
-    b.scratch = scratch_ptrs_[i] ? scratch_ptrs_[i] + r0 * l.scratch_ints(1, in) : nullptr;
-    l.forward(ctx_, rows, in, b);
+    l.forward(ctx_, rows, model_.shape_before(i), buffers(i, r0, false));
   }
 }
 
@@ -168,14 +162,7 @@ void Network::backward(std::int64_t batch) {
   for (size_t i = layers.size(); i-- > 0;) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
-    Layer::Buffers b;
-    b.in = acts_[i];
-    b.out = acts_[i + 1];
-    b.dout = dacts_[i + 1];
-    b.din = need_din[i] ? dacts_[i] : nullptr;
-    b.params = params_.f32() + model_.param_offset(i);
-    b.grads = grads_.f32() + model_.param_offset(i);
-    b.scratch = scratch_ptrs_[i];
+    const Layer::Buffers b = buffers(i, 0, need_din[i]);
     {
       NvtxRange range(range_name(i, Pass::InputGrad));
       l.backward_input(ctx_, batch, model_.shape_before(i), b);
@@ -192,33 +179,37 @@ void Network::backward(std::int64_t batch) {
 // layer's parameter part (weight and bias gradients, sums over all rows).
 void Network::backward_split(std::int64_t batch, const std::vector<bool>& need_din) {
   const auto& layers = model_.layers();
-  auto buffers = [&](size_t i, std::int64_t r0) {
-    const std::int64_t in = numel(model_.shape_before(i)), out = numel(model_.shape_before(i + 1));
-    Layer::Buffers b;
-    b.in = acts_[i] + r0 * in;
-    b.out = acts_[i + 1] + r0 * out;
-    b.dout = dacts_[i + 1] + r0 * out;
-    b.din = need_din[i] ? dacts_[i] + r0 * in : nullptr;
-    b.params = params_.f32() + model_.param_offset(i);
-    b.grads = grads_.f32() + model_.param_offset(i);
-    b.scratch = scratch_ptrs_[i] ? scratch_ptrs_[i] + r0 * layers[i]->scratch_ints(1, model_.shape_before(i)) : nullptr;
-    return b;
-  };
   ops::for_row_chunks(
       ctx_, batch,
       [&](std::int64_t r0, std::int64_t r1) {
         for (size_t i = layers.size(); i-- > 0;) {
           if (layers[i]->is_view()) continue;
           NvtxRange range(range_name(i, Pass::InputGrad));
-          layers[i]->backward_rows(ctx_, r1 - r0, model_.shape_before(i), buffers(i, r0));
+          layers[i]->backward_rows(ctx_, r1 - r0, model_.shape_before(i), buffers(i, r0, need_din[i]));
         }
       },
       true);
   for (size_t i = layers.size(); i-- > 0;) {
     if (layers[i]->is_view() || layers[i]->param_count() == 0) continue;
     NvtxRange range(range_name(i, Pass::WeightGrad));
-    layers[i]->backward_params(ctx_, batch, model_.shape_before(i), buffers(i, 0));
+    layers[i]->backward_params(ctx_, batch, model_.shape_before(i), buffers(i, 0, need_din[i]));
   }
+}
+
+// Layer i's views of the network's buffers from row r0 on: its input, output and
+// their gradients (the input gradient only when `din`), parameters, gradients, scratch.
+Layer::Buffers Network::buffers(size_t i, std::int64_t r0, bool din) const {
+  const Shape& shape_in = model_.shape_before(i);
+  const std::int64_t in = numel(shape_in), out = numel(model_.shape_before(i + 1));
+  Layer::Buffers b;
+  b.in = acts_[i] + r0 * in;           // (rows, in...)
+  b.out = acts_[i + 1] + r0 * out;     // (rows, out...)
+  b.dout = dacts_[i + 1] + r0 * out;   // (rows, out...)
+  b.din = din ? dacts_[i] + r0 * in : nullptr;
+  b.params = params_.f32() + model_.param_offset(i);
+  b.grads = grads_.f32() + model_.param_offset(i);
+  b.scratch = scratch_ptrs_[i] ? scratch_ptrs_[i] + r0 * model_.layers()[i]->scratch_ints(1, shape_in) : nullptr;
+  return b;
 }
 
 void Network::sgd_step(const ops::SgdConfig& cfg, std::int32_t* step) {
