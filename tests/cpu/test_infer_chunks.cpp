@@ -1,8 +1,10 @@
 // CPU inference split by rows (ops::for_row_chunks, Network::infer_probs on the
 // fast backend): each thread runs the whole network on its own rows, and every
-// op it calls runs on that thread alone. The probabilities must equal, bit for
-// bit, those of the training forward (every op split by columns between threads)
-// followed by the softmax, for batches that divide and do not divide evenly.
+// op it calls runs on that thread alone (a training forward runs a leading wide
+// Linear split by columns first: ops::linear_joins_row_split). The probabilities
+// must equal, bit for bit, those of the training forward followed by the
+// softmax, and the plain reference backend's within fp32 rounding, for batches
+// that divide and do not divide evenly.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -71,6 +73,43 @@ TEST(InferChunks, InferProbsEqualsTheTrainingForwardAndSoftmax) {
       net.infer_probs(batch, got.data());
       for (std::int64_t i = n; i < n + 64; ++i) ASSERT_TRUE(std::isnan(got[size_t(i)])) << "guard " << i - n;
       for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got[size_t(i)], want[size_t(i)]) << "probability " << i;
+    }
+}
+
+TEST(InferChunks, WideFirstLinearRunsBeforeTheRowSplit) {
+  Context cpu(Backend::Cpu), ref(Backend::CpuRef);
+  EXPECT_FALSE(ops::linear_joins_row_split(cpu, 784));  // simple-mlp's fc1: split by columns first
+  EXPECT_TRUE(ops::linear_joins_row_split(cpu, 256));
+  EXPECT_TRUE(ops::linear_joins_row_split(ref, 784));  // only the fast backend splits
+}
+
+TEST(InferChunks, InferProbsAndTheTrainingForwardMatchTheReferenceBackend) {
+  Threads t(4);
+  Context cpu(Backend::Cpu), ref(Backend::CpuRef);
+  for (const char* name : {"simple-mlp", "simple-cnn"})
+    for (const std::int64_t batch : {37, 128}) {
+      SCOPED_TRACE(::testing::Message() << name << " batch " << batch);
+      const auto model = make_model(name);
+      Network fast_net(*model, cpu, batch), ref_net(*model, ref, batch);
+      const auto params = model->init_params(5);
+      fast_net.set_params(params);
+      ref_net.set_params(params);
+      Rng rng(static_cast<std::uint64_t>(batch) + 9);
+      std::int64_t per = 1;
+      for (std::int64_t d : model->input_shape()) per *= d;
+      for (std::int64_t i = 0; i < batch * per; ++i) fast_net.input()[i] = ref_net.input()[i] = rng.normal();
+      const std::int64_t n = batch * model->classes();
+      std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), NAN);
+      ref_net.forward(batch, true);  // first: no activation left by an earlier pass
+      fast_net.forward(batch, true);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float w = ref_net.logits()[i], g = fast_net.logits()[i];
+        ASSERT_NEAR(g, w, 1e-4f + 1e-4f * std::fabs(w)) << "logit " << i;
+      }
+      ref_net.infer_probs(batch, want.data());
+      fast_net.infer_probs(batch, got.data());
+      for (std::int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[size_t(i)], want[size_t(i)], 1e-5f + 1e-4f * std::fabs(want[size_t(i)])) << "probability " << i;
     }
 }
 

@@ -34,7 +34,8 @@ class Network {
   float* momentum_data() const { return momentum_.f32(); }  // (param_count)
 
   // Forward from input() to logits() for `batch` rows; `grad_path` says
-  // whether backward() will follow. Without it, a convolution followed by a
+  // whether backward() will follow (a training step: a leading wide Linear then
+  // runs split by columns before the row split, ops::linear_joins_row_split). Without it, a convolution followed by a
   // max pool whose windows tile its output runs as one kernel where the
   // backend has one (ops::conv2d_maxpool_forward): the convolution's own
   // output (and the pool's argmax) is then left unwritten.
@@ -66,6 +67,9 @@ class Network {
   std::vector<float*> acts_, dacts_;         // per layer boundary, size layers+1
   std::vector<std::int32_t*> scratch_ptrs_;  // per layer
   std::vector<std::string> names_;           // layers x 4 passes
+  // Leading layers a training forward runs over the whole batch before the row
+  // split (views, and Linear layers that ops::linear_joins_row_split keeps out).
+  size_t row_prefix_ = 0;
   std::string optimizer_range_;
 };
 

@@ -60,6 +60,15 @@ bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const Line
 // split off, =infer keeps it for work outside training steps only.
 void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
                     bool training = false);
+// Whether a training step's Linear forward with `in` input features at the
+// start of a network should run inside the row split (each thread its own rows)
+// or before it, split by columns over the whole batch. On the fast CPU backend
+// the weights change every step, so a thread with its few rows of simple-mlp's
+// 784 -> 256 layer reads all 800 KB of them freshly updated from other cores'
+// caches, where a column split reads 1/16 (16-core GPU host, 2026-11-25: step
+// 446 -> 347 µs at batch 128, 362 -> 299 at 64). Inference keeps every layer in
+// the row split (there the weights stay in each core's L2: no gain measured).
+bool linear_joins_row_split(Context& ctx, std::int64_t in);
 
 // ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------
 struct Conv2dShape {

@@ -354,6 +354,17 @@ void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::
   fast::for_row_chunks(n, kMinRowsPerChunk, f);
 }
 
+bool linear_joins_row_split(std::int64_t in) {
+  // Largest K whose 8 rows of input plus a 6-row weight panel (the GEMM's 4 x 6 blocks)
+  // fit in ~24 KB, half of a 48 KB L1: 14 x 512 x 4 B = 28 KB.
+  constexpr std::int64_t kMaxK = 512;
+  static const bool off = [] {  // ROOFLINE_ROW_PREFIX=0: every layer in the row split (for comparisons)
+    const char* v = std::getenv("ROOFLINE_ROW_PREFIX");
+    return v && std::string(v) == "0";
+  }();
+  return off || in <= kMaxK;
+}
+
 void gather_batch(const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
                   const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, std::int32_t step) {
   const int64_t per = s.out_h * s.out_w;

@@ -44,6 +44,8 @@ double cross_entropy(const ops::RowsShape& s, float* dlogits, const float* logit
 void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, const ops::SgdConfig& cfg);
 // ops::for_row_chunks on the fast CPU backend.
 void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training);
+// ops::linear_joins_row_split on the fast CPU backend.
+bool linear_joins_row_split(std::int64_t in);
 void gather_batch(const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
                   const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, std::int32_t step);
 

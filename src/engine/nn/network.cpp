@@ -63,6 +63,16 @@ Network::Network(const Model& model, Context& ctx, std::int64_t max_batch)
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})
       names_.push_back(fmt::format("{}/{}/{}", model.name(), layers[i]->name(), to_string(p)));
   optimizer_range_ = fmt::format("{}/sgd/{}", model.name(), to_string(Pass::Optimizer));
+  while (row_prefix_ < L) {
+    const LayerSpec sp = layers[row_prefix_]->spec();
+    const bool wide_linear = sp.kind == LayerSpec::Kind::Linear && !ops::linear_joins_row_split(ctx, sp.in);
+    if (!layers[row_prefix_]->is_view() && !wide_linear) break;
+    ++row_prefix_;
+  }
+  // Views alone are no prefix: the row split starts at the first layer.
+  bool any_wide = false;
+  for (size_t i = 0; i < row_prefix_; ++i) any_wide = any_wide || !layers[i]->is_view();
+  if (!any_wide) row_prefix_ = 0;
   ctx.synchronize();
 }
 
@@ -96,9 +106,13 @@ bool Network::forward_conv_pool(size_t i, std::int64_t batch) {
 void Network::forward(std::int64_t batch, bool grad_path) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
   // On the fast CPU backend each thread runs every layer on its own rows (one
-  // parallel region); elsewhere this is forward_range over all rows.
+  // parallel region), in a training step after the leading layers that run
+  // split by columns; elsewhere this is forward_range over all rows.
+  const size_t prefix = grad_path ? row_prefix_ : 0;
+  forward_range(0, prefix, 0, batch, grad_path);
   ops::for_row_chunks(
-      ctx_, batch, [&](std::int64_t r0, std::int64_t r1) { forward_range(0, model_.layers().size(), r0, r1, grad_path); },
+      ctx_, batch,
+      [&](std::int64_t r0, std::int64_t r1) { forward_range(prefix, model_.layers().size(), r0, r1, grad_path); },
       grad_path);
 }
 

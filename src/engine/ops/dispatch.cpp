@@ -215,6 +215,10 @@ void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::
   f(0, n);
 }
 
+bool linear_joins_row_split(Context& ctx, std::int64_t in) {
+  return ctx.backend() != Backend::Cpu || fast::linear_joins_row_split(in);
+}
+
 void gather_batch(Context& ctx, const BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
                   const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step) {
   ROOFLINE_ASSERT(s.batch > 0 && s.in_h > 0 && s.in_w > 0 && s.out_h > 0 && s.out_w > 0, "batch shape");
