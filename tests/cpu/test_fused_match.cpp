@@ -155,8 +155,9 @@ TEST(FusedPhaseReport, MedianPerPhaseAtTheClockTheTimerImplies) {
   const std::string r = f::mlp_phase_report(h);
   EXPECT_NE(r.find("median of 31 steps"), std::string::npos) << r;
   EXPECT_NE(r.find("SM clock 2000 MHz"), std::string::npos) << r;
-  for (const char* want : {"first 1.00 us", "stage 2.00 us", "hidden 3.00 us", "loss 4.00 us", "backward 5.00 us",
-                           "barrier 6.00 us", "weights 7.00 us", "step 28.00 us"})
+  for (const char* want : {"issue 1.00 us", "first 2.00 us", "barrier1 3.00 us", "stage 4.00 us", "hidden 5.00 us",
+                           "loss 6.00 us", "backward 7.00 us", "barrier2 8.00 us", "weights 9.00 us",
+                           "barrier3 10.00 us", "step 55.00 us"})
     EXPECT_NE(r.find(want), std::string::npos) << want << " in " << r;
   EXPECT_EQ(r.find("inference"), std::string::npos) << "no inference was recorded: " << r;
 }

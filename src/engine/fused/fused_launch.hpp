@@ -80,12 +80,13 @@ struct MlpArgs {
 };
 constexpr int kPhaseSteps = 32;
 constexpr int kMaxPhases = 2 * kMaxLayers + 2;
-// Diagnostic phases (block 0, which always has row 0): the first layer (to
-// its barrier); in the row phase the wait for the staged weights, the hidden
-// layers' forward, the last layer and loss, the backward of its first row,
-// then the wait at the barrier; the weights. Inference: first, stage, and
-// the rest of its forward.
-constexpr int kTrainPhases = 7;
+// Diagnostic phases (block 0, which always has row 0): the issue of the
+// weight copies, the first layer's tiles, its barrier; in the row phase the
+// wait for the staged weights, the hidden layers' forward, the last layer and
+// loss, the backward of its first row, then the wait at the barrier; the
+// weights' tiles and their barrier. Inference: first, stage, and the rest of
+// its forward.
+constexpr int kTrainPhases = 10;
 constexpr int kInferPhases = 3;
 
 constexpr int mlp_cdiv(int a, int b) { return (a + b - 1) / b; }

@@ -470,9 +470,26 @@ __device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* ne
   const std::int64_t w_off = L.w_off, b_off = L.b_off;
   float* mom = a.momentum;
   const ops::SgdConfig sgd = a.sgd;
-  auto epi = [=](int m, int n, float s, int) {
-    const std::int64_t i = n < in ? w_off + static_cast<std::int64_t>(m) * in + n : b_off + m;
-    next[i] = sgd_one(ldf(cur + i), s, mom + i, sgd);
+  auto index = [=](int m, int n) { return n < in ? w_off + static_cast<std::int64_t>(m) * in + n : b_off + m; };
+  // The update's operands (parameter, momentum) of this thread's output slots,
+  // loaded before the gradient's K loop so that their L2 round trip hides
+  // under it rather than following it.
+  using Cfg = CfgWeight;
+  constexpr int kSlots = Cfg::TM * Cfg::TN / kThreads;
+  static_assert(Cfg::KG > 1, "the slot order below is tile_gemm's reduction path");
+  float p_cur[kSlots], p_mom[kSlots];
+#pragma unroll
+  for (int slot = 0; slot < kSlots; ++slot) {
+    const int o = static_cast<int>(threadIdx.x) + slot * kThreads, m = m0 + o / Cfg::TN, n = n0 + o % Cfg::TN;
+    const bool in_tile = m < L.out && n < N;
+    p_cur[slot] = in_tile ? ldf(cur + index(m, n)) : 0.f;
+    p_mom[slot] = in_tile && sgd.momentum != 0.f ? ldf(mom + index(m, n)) : 0.f;
+  }
+  auto epi = [&](int m, int n, float s, int slot) {
+    const std::int64_t i = index(m, n);
+    const float updated = sgd_value(p_cur[slot], s, p_mom[slot], sgd);  // p_mom[slot] updated in place
+    if (sgd.momentum != 0.f) mom[i] = p_mom[slot];
+    next[i] = updated;
   };
   const DenseT dz{a.dz[l], L.out, -1};              // (j, i) = dz[l][i·out + j]
   const float* in_act = l == 0 ? x : a.act[l - 1];  // (rows, in)
@@ -524,15 +541,18 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     const float* x = a.xb[t & 1];
     float* x_next = t + 1 < a.steps ? a.xb[(t & 1) ^ 1] : nullptr;
     if (has_row) stage_rows(a, cur, rs, &stage_bar);  // lands during the first layer
+    mark(a, row, phase);                                 // issue
     first_layer(a, cur, x, rows, tiles_smem);
+    mark(a, row, phase);  // tiles
     grid.sync();
-    mark(a, row, phase);
+    mark(a, row, phase);  // barrier
     rows_train(a, rs, tiles_smem, rows, splits, base, base + a.src.stride, x_next, &stage_bar, stage_uses, row, phase);
     grid.sync();
-    mark(a, row, phase);
+    mark(a, row, phase);  // barrier
     weights(a, cur, next, rows, x, step, tiles_smem);
+    mark(a, row, phase);  // weights
     grid.sync();
-    mark(a, row, phase);
+    mark(a, row, phase);  // barrier
   }
   // The result of an odd number of steps is in params[1]: copy it home.
   if (a.steps & 1) {

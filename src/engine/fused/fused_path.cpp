@@ -171,7 +171,8 @@ std::string mlp_phase_report(const std::vector<std::int64_t>& h) {
     return fmt::format("fused-mlp phase report: {} values, expected {}\n", h.size(), (kPhaseSteps + 1) * P * 2);
   auto clk = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m))]; };
   auto ns = [&](int row, int m) { return h[static_cast<size_t>(2 * (row * P + m) + 1)]; };
-  const char* names[kTrainPhases] = {"first", "stage", "hidden", "loss", "backward", "barrier", "weights"};
+  const char* names[kTrainPhases] = {"issue", "first", "barrier1", "stage",   "hidden",
+                                     "loss",  "backward", "barrier2", "weights", "barrier3"};
   std::vector<int> rows;
   for (int t = 0; t < kPhaseSteps; ++t) {
     bool ok = clk(t, 0) != 0;
