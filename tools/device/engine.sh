@@ -51,6 +51,10 @@ step bench_1 90 "$R" --json bench simple-mlp,simple-cnn,ece408 --device cpu,gpu 
 step ops_perf 120 "$R" --json ops --perf --device cpu,gpu --batch 128
 # 5. ece408 on the CPU at batch 64 (its accuracy target), the slowest part.
 step bench_ece408_cpu 120 "$R" --json bench ece408 --device cpu --batch 64 --epochs 5 --peer pytorch
+# 5b. … and its batch-128 cell: one epoch capped at 300 steps a side (per-step times compared; a
+#     full 5 epochs of PyTorch's ~30 ms CPU steps would take ~6 minutes).
+step bench_ece408_cpu128 90 "$R" --json bench ece408 --device cpu --batch 128 --epochs 1 --max-steps 300 \
+  --peer pytorch
 # 6. Out-of-bounds reads too (the harness's guards catch writes): memcheck on the op harness and the
 #    tiled convolutions' edge shapes.
 if command -v compute-sanitizer > /dev/null || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
@@ -64,7 +68,7 @@ if command -v compute-sanitizer > /dev/null || [[ -x /usr/local/cuda/bin/compute
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|PASSED|FAILED" "$OUT/racecheck.out" "$OUT/racecheck.log" | tail -4
 fi
 
-for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_1; do
+for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_ece408_cpu128 bench_1; do
   if [[ ! -s $OUT/$f.out ]]; then
     echo "--- $f: no results; the end of its log:"
     tail -5 "$OUT/$f.log"
