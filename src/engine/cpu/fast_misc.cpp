@@ -295,11 +295,48 @@ void log_softmax_backward(const ops::RowsShape& s, float* din, const float* dout
   });
 }
 
+namespace {
+
+// Log-softmax + NLL of `rows` rows and its gradient, as ref::cross_entropy but
+// with one exp per value (the gradient reuses exp(x − max) / Σ instead of a
+// second exp(x − lse)): the reference's form took 20.7 µs for 128 × 10 on one
+// thread of the GPU host. Returns the rows' loss summed in order.
+float cross_entropy_rows(std::int64_t rows, std::int64_t cols, float* dlogits, const float* logits,
+                         const std::int32_t* labels, float grad_scale, std::int64_t* correct) {
+  float total = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* x = logits + i * cols;
+    std::int64_t arg = 0;
+    float m = x[0];
+    for (std::int64_t j = 1; j < cols; ++j)
+      if (x[j] > m) {
+        m = x[j];
+        arg = j;
+      }
+    float sum = 0;
+    float* d = dlogits ? dlogits + i * cols : nullptr;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const float e = std::exp(x[j] - m);
+      sum += e;
+      if (d) d[j] = e;
+    }
+    total += m + std::log(sum) - x[labels[i]];
+    if (arg == labels[i]) ++*correct;
+    if (d) {
+      const float inv = 1.0f / sum;
+      for (std::int64_t j = 0; j < cols; ++j) d[j] = grad_scale * (d[j] * inv - (j == labels[i] ? 1.0f : 0.0f));
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
 double cross_entropy(const ops::RowsShape& s, float* dlogits, const float* logits, const std::int32_t* labels,
                      float grad_scale, std::int64_t* correct) {
-  // Blocks of 256 rows: each block's loss is a float sum over its rows in
+  // Blocks of 16 rows: each block's loss is a float sum over its rows in
   // order, the blocks' sums are added in order, whatever the thread count.
-  constexpr int64_t kRows = 256;
+  constexpr int64_t kRows = 16;
   const int64_t blocks = (s.rows + kRows - 1) / kRows;
   // The caller's buffers (grown once). Named through pointers: inside the
   // parallel region the name of a thread_local would be each thread's own.
@@ -309,11 +346,12 @@ double cross_entropy(const ops::RowsShape& s, float* dlogits, const float* logit
   right_buf.resize(static_cast<size_t>(blocks));
   double* loss = loss_buf.data();
   std::int64_t* right = right_buf.data();
-  parallel_for(blocks, threads_for(12.0 * double(s.rows * s.cols), kBytesPerThread, blocks), [&](int64_t b) {
+  // ~15 ns a value (an exp, a log per row): threads by values, 256 each.
+  parallel_for(blocks, threads_for(double(s.rows * s.cols), 256.0, blocks), [&](int64_t b) {
     const int64_t r0 = b * kRows, rows = std::min(kRows, s.rows - r0);
     std::int64_t c = 0;
-    loss[b] = ref::cross_entropy<float>({rows, s.cols}, dlogits ? dlogits + r0 * s.cols : nullptr,
-                                                             logits + r0 * s.cols, labels + r0, grad_scale, &c);
+    loss[b] = cross_entropy_rows(rows, s.cols, dlogits ? dlogits + r0 * s.cols : nullptr, logits + r0 * s.cols,
+                                 labels + r0, grad_scale, &c);
     right[b] = c;
   });
   double total = 0;
