@@ -63,16 +63,13 @@ Network::Network(const Model& model, Context& ctx, std::int64_t max_batch)
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})
       names_.push_back(fmt::format("{}/{}/{}", model.name(), layers[i]->name(), to_string(p)));
   optimizer_range_ = fmt::format("{}/sgd/{}", model.name(), to_string(Pass::Optimizer));
-  while (row_prefix_ < L) {
-    const LayerSpec sp = layers[row_prefix_]->spec();
-    const bool wide_linear = sp.kind == LayerSpec::Kind::Linear && !ops::linear_joins_row_split(ctx, sp.in);
-    if (!layers[row_prefix_]->is_view() && !wide_linear) break;
-    ++row_prefix_;
+  // The prefix ends after the last of the leading wide Linear layers (views between them run nothing).
+  for (size_t i = 0; i < L; ++i) {
+    if (layers[i]->is_view()) continue;
+    const LayerSpec sp = layers[i]->spec();
+    if (sp.kind != LayerSpec::Kind::Linear || ops::linear_joins_row_split(ctx, sp.in)) break;
+    row_prefix_ = i + 1;
   }
-  // Views alone are no prefix: the row split starts at the first layer.
-  bool any_wide = false;
-  for (size_t i = 0; i < row_prefix_; ++i) any_wide = any_wide || !layers[i]->is_view();
-  if (!any_wide) row_prefix_ = 0;
   ctx.synchronize();
 }
 
