@@ -139,10 +139,23 @@ double rel_change_error(const std::vector<float>& p0, const std::vector<float>& 
   return std::sqrt(d) / std::max(std::sqrt(c), 1e-30);
 }
 
+// An MLP whose layer widths do not divide by any cluster size (a cluster of 8
+// holds slices of 7, 5 and 3 rows, the last block of each fewer or none), a
+// hidden layer without a bias, and a head without ReLU.
+std::unique_ptr<Model> uneven_mlp() {
+  auto m = std::make_unique<Model>("uneven-mlp", Shape{1, 28, 28}, 10);
+  m->add(make_flatten("flatten"))
+      .add(make_linear("fc1", 784, 52, ops::Activation::ReLU))
+      .add(make_linear("fc2", 52, 36, ops::Activation::ReLU, false))
+      .add(make_linear("fc3", 36, 20, ops::Activation::ReLU))
+      .add(make_linear("fc4", 20, 10));
+  return m;
+}
+
 // Fused vs the GPU layer path and the CPU reference at one batch size.
 void compare(const char* name, std::int64_t batch, std::int64_t n_train) {
   SCOPED_TRACE(std::string(name) + " batch " + std::to_string(batch));
-  auto model = make_model(name);
+  auto model = std::string(name) == "uneven-mlp" ? uneven_mlp() : make_model(name);
   const DataSplit data = random_split(n_train, 16, 1000 + static_cast<std::uint64_t>(batch));
   const std::vector<float> p0 = model->init_params(7);
   const RunResult ref = run(Backend::CpuRef, false, *model, data, batch, p0, {1}, 3);
@@ -179,6 +192,13 @@ TEST(FusedGpu, MlpMatchesTheLayerPathAndTheCpuReference) {
   compare("simple-mlp", 200, 200 * 2 + 13);  // more rows than blocks: the row phase takes several a block
 }
 
+TEST(FusedGpu, AnUnevenMlpMatchesTheLayerPathAndTheCpuReference) {
+  ROOFLINE_REQUIRE_GPU();
+  compare("uneven-mlp", 1, 12);
+  compare("uneven-mlp", 13, 13 * 3 + 5);  // groups of 8 rows and a partial one
+  compare("uneven-mlp", 200, 200 * 2 + 13);
+}
+
 TEST(FusedGpu, CnnMatchesTheLayerPathAndTheCpuReference) {
   ROOFLINE_REQUIRE_GPU();
   compare("simple-cnn", 1, 12);
@@ -210,8 +230,8 @@ TEST(FusedGpu, LaunchLengthsDoNotChangeABit) {
 
 TEST(FusedGpu, InferenceMatchesTheLayerPathAndWritesEveryProbability) {
   ROOFLINE_REQUIRE_GPU();
-  for (const char* name : {"simple-mlp", "simple-cnn"}) {
-    auto model = make_model(name);
+  for (const char* name : {"simple-mlp", "uneven-mlp", "simple-cnn"}) {
+    auto model = std::string(name) == "uneven-mlp" ? uneven_mlp() : make_model(name);
     Context gpu(Backend::Cuda);
     Network net(*model, gpu, 128);
     net.set_params(model->init_params(11));
