@@ -161,3 +161,43 @@ TEST(DeadClass, ThePeersPredictionsAreReadAndWarnedToo) {
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].rfind("pytorch simple-mlp cpu batch 128", 0), 0u) << w[0];
 }
+
+// --repeat's statistics: the median round per cell, the spread, the ratios of one round.
+TEST(BenchRepeat, MedianRoundsAndPerRoundRatios) {
+  auto rec = [](const char* source, double train_s, double infer_s) {
+    BenchRecord r;
+    r.source = source;
+    r.device = "gpu";
+    r.model = "simple-mlp";
+    r.batch = 128;
+    r.trained = true;
+    r.steps = 100;
+    r.train_seconds = train_s;
+    r.infer_median_s = infer_s;
+    r.test_accuracy = train_s;  // marks which round Table 4 took
+    return r;
+  };
+  // Rounds in order: roofline 3, 1, 2 ms of training (30, 10, 20 µs a step); the peer 200, 300, 100.
+  const std::vector<BenchRecord> ours = {rec("roofline", 3e-3, 5e-6), rec("roofline", 1e-3, 7e-6),
+                                         rec("roofline", 2e-3, 6e-6)};
+  const std::vector<BenchRecord> peer = {rec("pytorch", 2e-2, 1e-4), rec("pytorch", 3e-2, 3e-4),
+                                         rec("pytorch", 1e-2, 2e-4)};
+  const auto m = median_records(ours);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].test_accuracy, 2e-3) << "the round with the median step";
+  EXPECT_DOUBLE_EQ(m[0].infer_median_s, 6e-6);
+  const Table t = repeat_table(ours, peer, true);
+  ASSERT_EQ(t.rows().size(), 1u);
+  const auto& row = t.rows()[0];
+  auto num = [&](size_t i) { return std::get<double>(row[i]); };
+  EXPECT_DOUBLE_EQ(num(4), 20.0);             // roofline median µs
+  EXPECT_DOUBLE_EQ(num(5), 10.0);             // min
+  EXPECT_DOUBLE_EQ(num(6), 30.0);             // max
+  EXPECT_DOUBLE_EQ(num(7), 200.0);            // PyTorch median
+  EXPECT_DOUBLE_EQ(num(10), 10.0);            // 200 / 20
+  EXPECT_DOUBLE_EQ(num(11), 5.0);             // round 3: 100 / 20 (round 1: 200 / 30)
+  EXPECT_DOUBLE_EQ(num(12), 30.0);            // round 2: 300 / 10
+  const Table i = repeat_table(ours, peer, false);
+  ASSERT_EQ(i.rows().size(), 1u);
+  EXPECT_DOUBLE_EQ(std::get<double>(i.rows()[0][10]), 200.0 / 6.0);
+}

@@ -50,6 +50,20 @@ TEST(BenchCli, ShortRunPrintsTable4AndStoresEveryResult) {
   EXPECT_EQ(layers.i64(0), 3);  // fc1, fc2, fc3
 }
 
+TEST(BenchCli, RepeatRunsEveryCellEachRoundAndPrintsTheSpread) {
+  BenchDir b;
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--batch", "8", "--epochs", "1", "--data", b.data(),
+                    "--infer-reps", "3", "--repeat", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("CPU Train (s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Training step over the rounds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Single-batch inference over the rounds"), std::string::npos) << r.out;
+  roofline::store::Db db(b.db());
+  auto st = db.prepare("SELECT COUNT(*), COUNT(DISTINCT train_seconds) FROM bench_results WHERE mode = 'train'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 3);  // every round stored
+}
+
 TEST(BenchCli, MissingDataNamesThePackageAndTheOption) {
   BenchDir b;
   auto r = b.bench({"simple-mlp", "--device", "cpu", "--data", "/nonexistent/data"});
@@ -88,6 +102,7 @@ TEST(BenchCli, BadNumbersAndNamesAreUsageErrors) {
       {{"lenet"}, "unknown model 'lenet'"},
       {{"simple-mlp", "--mode", "fly"}, "unknown mode"},
       {{"simple-mlp", "--peer", "jax"}, "unknown peer"},
+      {{"simple-mlp", "--repeat", "0"}, "not a number of rounds"},
   };
   for (auto& c : cases) {
     c.args.insert(c.args.end(), {"--device", "cpu", "--data", b.data()});

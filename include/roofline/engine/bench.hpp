@@ -99,6 +99,15 @@ Table table4(const std::vector<BenchRecord>& records, const std::string& source)
 Table details_table(const std::vector<BenchRecord>& records);
 // roofline vs the peer on the same model, device and batch, with ratios.
 Table peer_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRecord>& peer);
+
+// --repeat: the records of every round (each cell once a round) → one record
+// per cell, the round with the median training step (its inference figure
+// the rounds' median), for Table 4.
+std::vector<BenchRecord> median_records(const std::vector<BenchRecord>& records);
+// --repeat: per cell, the median, min and max over the rounds of roofline's
+// and the peer's training step (train) or inference (!train), the ratio of
+// the medians and the lowest and highest ratio of one round.
+Table repeat_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRecord>& peer, bool train);
 // FLOPs and bytes per layer and pass at a batch size.
 Table cost_table(const std::string& model, std::int64_t batch);
 

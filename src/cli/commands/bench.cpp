@@ -97,6 +97,10 @@ class BenchCommand : public Command {
                  "naming every diverged run); without it the first non-finite loss stops the benchmark");
     sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
         ->capture_default_str();
+    sub.add_option("--repeat", repeat_,
+                   "rounds: run every cell this many times, each round roofline then the peer; Table 4 shows "
+                   "each cell's median round, and the spread and the speedup of the medians are printed")
+        ->capture_default_str();
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
     sub.add_flag("--profile", profile_,
                  "GPU: trace each training run in-process (kernel, API and launch summaries, kernels by layer "
@@ -144,6 +148,9 @@ class BenchCommand : public Command {
     cfg_epochs_ = o_.epochs;
     o_.gpu_path = engine::parse_gpu_path(gpu_path_);
     if (o_.fused_steps_per_launch < 1) throw_usage("--fused-steps must be at least 1", "e.g. --fused-steps 1024");
+    if (repeat_ < 1) throw_usage(fmt::format("--repeat {} is not a number of rounds", repeat_), "use --repeat 1 or more");
+    if (repeat_ > 1 && profile_)
+      throw_usage("--profile traces one round", "drop --repeat, or --profile");
     cfg.train_options = o_;
     cfg.data_dir = data_;
     cfg.peer = to_lower(trim(peer_));
@@ -184,23 +191,37 @@ class BenchCommand : public Command {
       for (auto b : cfg.batches)
         if (b > 0) engine::store_layer_costs(ctx.db(), ctx.run_id(), m, b);
 
-    std::vector<engine::BenchRecord> ours = engine::run_bench(cfg, sink, progress);
-    bar.finish();
-    report.add(engine::table4(ours, "roofline"));
-
-    std::vector<engine::BenchRecord> peer;
+    // Each round: roofline's runs, then the peer's (interleaved, so that a
+    // slow spell of the machine falls on both sides).
+    std::vector<engine::BenchRecord> ours, peer;
     std::optional<Error> peer_error;
-    if (!cfg.peer.empty()) {
+    for (int round = 1; round <= repeat_; ++round) {
+      if (repeat_ > 1) ctx.status(fmt::format("round {} of {}", round, repeat_));
+      std::vector<engine::BenchRecord> o = engine::run_bench(cfg, sink, progress);
+      bar.finish();
+      ours.insert(ours.end(), o.begin(), o.end());
+      if (cfg.peer.empty() || peer_error) continue;
       try {
         ctx.status("running the PyTorch peer (bench/peers/pytorch_bench.py)...");
-        peer = engine::run_peer(cfg, engine::resolve_data_dir(cfg.data_dir));
-        for (const auto& r : peer) sink(r);
-        report.add(engine::table4(peer, "pytorch"));
-        report.add(engine::peer_table(ours, peer));
+        std::vector<engine::BenchRecord> p = engine::run_peer(cfg, engine::resolve_data_dir(cfg.data_dir));
+        for (const auto& r : p) sink(r);
+        peer.insert(peer.end(), p.begin(), p.end());
       } catch (const Error& e) {
         peer_error = e;
         report.warn(std::string("the PyTorch peer did not run: ") + e.what());
       }
+    }
+    if (repeat_ == 1) {
+      report.add(engine::table4(ours, "roofline"));
+      if (!peer.empty()) {
+        report.add(engine::table4(peer, "pytorch"));
+        report.add(engine::peer_table(ours, peer));
+      }
+    } else {
+      report.add(engine::table4(engine::median_records(ours), "roofline"));
+      if (!peer.empty()) report.add(engine::table4(engine::median_records(peer), "pytorch"));
+      if (cfg.train) report.add(engine::repeat_table(ours, peer, true));
+      if (cfg.infer) report.add(engine::repeat_table(ours, peer, false));
     }
     std::vector<engine::BenchRecord> all = ours;
     all.insert(all.end(), peer.begin(), peer.end());
@@ -256,7 +277,7 @@ class BenchCommand : public Command {
   CLI::Option* device_opt_ = nullptr;
   engine::TrainOptions o_;
   bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false;
-  int cfg_epochs_ = 0;
+  int cfg_epochs_ = 0, repeat_ = 1;
   std::string gpu_path_ = "auto";
 };
 
