@@ -16,7 +16,9 @@ echo "fused tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/mlp_gpu/
 for cl in ${CLUSTERS:-default}; do
   [[ $cl != default ]] && export ROOFLINE_MLP_CLUSTER=$cl
   peer=(--peer pytorch); [[ ${PEER:-1} == 0 ]] && peer=()
-  for spec in "64,128 --epochs 5" "1 --epochs 1 --max-steps 2000 --lr 0.001"; do
+  specs=("64,128 --epochs 5" "1 --epochs 1 --max-steps 2000 --lr 0.001")
+  [[ -n ${BENCH_SPECS:-} ]] && IFS=';' read -r -a specs <<< "$BENCH_SPECS"  # e.g. "128 --epochs 1"
+  for spec in "${specs[@]}"; do
     f="$OUT/mlp_gpu/bench-c$cl-${spec%% *}"
     # shellcheck disable=SC2086
     ROOFLINE_FUSED_PHASES=1 timeout 100 "$R" bench simple-mlp --device gpu --batch $spec "${peer[@]}" \
