@@ -226,9 +226,15 @@ struct Staged {
   }
 };
 
-template <class Cfg, class OpA, class OpB, class Epi>
+struct NoHook {
+  __device__ void operator()() const {}
+};
+
+// `hook` runs once, right after the first chunk's loads are issued (work
+// that can overlap their round trip).
+template <class Cfg, class OpA, class OpB, class Epi, class Hook = NoHook>
 __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, const OpB& b_op, const Epi& epi,
-                          float* smem) {
+                          float* smem, const Hook& hook = Hook{}) {
   float* As = smem;                       // (KC, LDA)
   float* Bs = smem + Cfg::KC * Cfg::LDA;  // (KC, LDB)
   const int tid = threadIdx.x;
@@ -254,7 +260,10 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
       sa.load(a_op, M, m0, k0 + Cfg::KC, kn);
       sb.load(b_op, N, n0, k0 + Cfg::KC, kn);
     }
-    if (k0 < 0) continue;
+    if (k0 < 0) {
+      hook();
+      continue;
+    }
     const int kc = min(Cfg::KC, K - k0);
 #pragma unroll Cfg::kUnroll
     for (int kk = g; kk < kc; kk += Cfg::KG) {

@@ -102,22 +102,32 @@ __device__ __forceinline__ int row_label(const MlpArgs& a, std::int64_t base, in
 // ---- Phase 1: the first layer, split over K --------------------------------------
 // Job (tile, s): the tile's sum over K slice s (p.kc inputs, in chunks of
 // CfgFirst::KC: one instantiation for every slice width keeps the kernel's
-// code small).
-__device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem) {
+// code small). `issue` runs once: after the first job's loads are in flight
+// (so that its own time overlaps their round trip), or at the end when the
+// block has no job.
+template <class Issue>
+__device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, int rows, float* smem,
+                            const Issue& issue) {
   using Cfg = CfgFirst;
   const FirstPlan p = mlp_first_plan(rows, a.layer[0].out, a.layer[0].in, static_cast<int>(gridDim.x));
   const MlpLayer& L0 = a.layer[0];
   const int in = L0.in, out = L0.out, tn = mlp_cdiv(out, Cfg::TN), splits = p.splits;
   const int jobs = tiles<Cfg>(rows, out) * splits;
   const float* w = cur + L0.w_off;
+  bool issued = false;
+  const auto once = [&] {
+    if (!issued) issue();
+    issued = true;
+  };
   for (int job = blockIdx.x; job < jobs; job += gridDim.x) {
     const int s = job % splits, tile = job / splits;
     const int m0 = (tile / tn) * Cfg::TM, n0 = (tile % tn) * Cfg::TN, k0 = s * p.kc;
     float* part = a.partial + static_cast<std::int64_t>(s) * rows * out;  // (rows, out)
     tile_gemm<Cfg>(
         rows, out, min(p.kc, in - k0), m0, n0, Dense{x + k0, in}, Dense{w + k0, in},
-        [=](int m, int n, float v, int) { part[static_cast<std::int64_t>(m) * out + n] = v; }, smem);
+        [=](int m, int n, float v, int) { part[static_cast<std::int64_t>(m) * out + n] = v; }, smem, once);
   }
+  once();
 }
 
 // ---- Phase 2: a block per row --------------------------------------------------------
@@ -158,18 +168,27 @@ __device__ const RowSmem& shared_row_smem(const MlpArgs& a, float* smem) {
 }
 
 // Copies layers 1 … L−1's weights and every layer's bias (0 without one)
-// into shared memory, asynchronously: stage_wait(bar, uses) then
-// __syncthreads before reading them. Bulk copies on sm_90 (one mbarrier,
-// `bar`; `uses` = the batches it has counted before), 16-byte cp.async
-// elsewhere. Biases are copied in whole 16-byte runs (parameter tensors are
-// 64-float aligned, so the run stays inside the bias's padding).
-__device__ void stage_rows(const MlpArgs& a, const float* cur, const RowSmem& s, unsigned long long* bar) {
+// into shared memory, asynchronously, in two parts: stage_fence (every
+// thread, first), then stage_issue (every thread; on sm_90 thread 0 issues
+// the copies); then stage_wait(bar, uses) and __syncthreads before reading
+// them. Bulk copies on sm_90 (one mbarrier, `bar`; `uses` = the batches it
+// has counted before), 16-byte cp.async elsewhere. Biases are copied in whole
+// 16-byte runs (parameter tensors are 64-float aligned, so the run stays
+// inside the bias's padding).
+__device__ void stage_fence(const MlpArgs& a, const RowSmem& s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // Every thread's accesses of the last phase (shared memory the copies
   // overwrite, global memory other SMs wrote) before the copies.
   kernels::fence_proxy_async();
   kernels::fence_proxy_async_global();
+#endif
+  for (int l = 0; l < a.layers; ++l)
+    if (!a.layer[l].bias)
+      for (int j = threadIdx.x; j < a.layer[l].out; j += kThreads) s.b[l][j] = 0.f;
   __syncthreads();
+}
+__device__ void stage_issue(const MlpArgs& a, const float* cur, const RowSmem& s, unsigned long long* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (threadIdx.x == 0) {
     unsigned bytes = 0;
     for (int l = 0; l < a.layers; ++l) {
@@ -206,9 +225,6 @@ __device__ void stage_rows(const MlpArgs& a, const float* cur, const RowSmem& s,
         kernels::copy_async_16(s.b[l] + 4 * i, cur + L.b_off + 4 * i);
   }
 #endif
-  for (int l = 0; l < a.layers; ++l)
-    if (!a.layer[l].bias)
-      for (int j = threadIdx.x; j < a.layer[l].out; j += kThreads) s.b[l][j] = 0.f;
 }
 
 // Once per launch, before the first grid barrier (which orders it before any use).
@@ -361,9 +377,9 @@ __device__ void row_backward(const float* W, const float* d, int in, int out, co
   __syncthreads();
 }
 
-// The row phase of a training step (a block per row), after stage_rows at
+// The row phase of a training step (a block per row), after stage_issue at
 // the step's start. `splits` = the first layer's K slices; `bar`/`uses` =
-// stage_rows's barrier and the batches it has counted; next_* = the next
+// stage_issue's barrier and the batches it has counted; next_* = the next
 // step's batch (x_next null on the last step), whose gather this block's
 // first job interleaves with its row.
 __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int rows, int splits, std::int64_t base,
@@ -430,7 +446,7 @@ __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int r
   for (job += grid; job < jobs; job += grid) gather_job(a, rows, base_next, x_next, job);  // more jobs than blocks
 }
 
-// The row phase of inference (after stage_rows): the forward and the softmax
+// The row phase of inference (after stage_issue): the forward and the softmax
 // into probs.
 __device__ void rows_infer(const MlpArgs& a, const RowSmem& s, float* buf, int rows, int splits,
                            unsigned long long* bar, int& phase) {
@@ -542,9 +558,12 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     mark(a, row, phase);
     const float* x = a.xb[t & 1];
     float* x_next = t + 1 < a.steps ? a.xb[(t & 1) ^ 1] : nullptr;
-    if (has_row) stage_rows(a, cur, rs, &stage_bar);  // lands during the first layer
-    mark(a, row, phase);                                 // issue
-    first_layer(a, cur, x, rows, tiles_smem);
+    if (has_row) stage_fence(a, rs);
+    mark(a, row, phase);  // issue (the fences; the copies are issued inside the first layer)
+    // The row weights, issued once the first tile's loads are in flight; they land during the first layer.
+    first_layer(a, cur, x, rows, tiles_smem, [&] {
+      if (has_row) stage_issue(a, cur, rs, &stage_bar);
+    });
     mark(a, row, phase);  // tiles
     grid.sync();
     mark(a, row, phase);  // barrier
@@ -577,8 +596,11 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_con
   __syncthreads();
   int phase = 0;
   mark(a, kPhaseSteps, phase);
-  if (static_cast<int>(blockIdx.x) < a.rows) stage_rows(a, a.params[0], rs, &stage_bar);
-  first_layer(a, a.params[0], a.x, a.rows, rs.tiles);
+  const bool has_row = static_cast<int>(blockIdx.x) < a.rows;
+  if (has_row) stage_fence(a, rs);
+  first_layer(a, a.params[0], a.x, a.rows, rs.tiles, [&] {
+    if (has_row) stage_issue(a, a.params[0], rs, &stage_bar);
+  });
   grid.sync();
   mark(a, kPhaseSteps, phase);
   rows_infer(a, rs, rs.tiles, a.rows, splits, &stage_bar, phase);
