@@ -11,11 +11,12 @@
 //                during the first layer): the row's act[0] = act(Σ_s
 //                partial[s] + b_0), the forward of layers 1 … L−1, log-softmax
 //                + NLL and its gradient, then every input gradient back to
-//                dz[0]; beside it the next step's batch is gathered
+//                dz[0]
 //   weights      every layer's weight gradient (the bias as an all-ones input
 //                column) in 64 × 32 tiles, each applied at once by SGD; one
 //                job adds the step's loss statistics
-// Inference runs the first two (the row phase ends with the softmax).
+// The launch's batches are gathered before it (mlp_gather_kernel). Inference
+// runs the first two phases (the row phase ends with the softmax).
 // Parameters ping-pong between two blocks, so that the weight phase never
 // writes what a row reads, and no gradient buffer is needed. Every reduction
 // runs in a fixed order: the same inputs give the same bits.
@@ -52,46 +53,12 @@ __device__ __forceinline__ void mark(const MlpArgs& a, int row, int& phase) {
 }
 
 // ---- The batch ---------------------------------------------------------------
-// The normalised batch of one step (`base` = its first index into the order)
-// into dst (rows, pixels): job j of gather_jobs(), kGatherPer elements a
-// thread with all their loads in flight. The same float operations as ops::gather_batch.
-constexpr int kGatherPer = 4;
-__device__ int gather_jobs(const MlpArgs& a, int rows) { return mlp_cdiv(rows * a.src.pixels, kThreads * kGatherPer); }
-// One gather job in three stages, so that its two dependent loads (the
-// order, then the pixels) can hide behind other work.
-struct GatherJob {
-  int e0 = -1;  // the job's first element; −1: none
-  std::int64_t at[kGatherPer];  // each element's pixel index (−1 past the batch)
-  float v[kGatherPer];
-  __device__ void indices(const MlpArgs& a, int rows, std::int64_t base, int job) {
-    const int pixels = a.src.pixels, total = rows * pixels;
-    e0 = job * kThreads * kGatherPer;
-#pragma unroll
-    for (int i = 0; i < kGatherPer; ++i) {
-      const int e = e0 + i * kThreads + static_cast<int>(threadIdx.x);
-      at[i] = -1;
-      if (e < total) {
-        const int r = e / pixels;
-        at[i] = static_cast<std::int64_t>(__ldg(a.src.order + base + r)) * pixels + (e - r * pixels);
-      }
-    }
-  }
-  __device__ void pixels(const MlpArgs& a) {
-#pragma unroll
-    for (int i = 0; i < kGatherPer; ++i)
-      v[i] = at[i] >= 0 ? normalise(__ldg(a.src.images + at[i]), a.src.mean, a.src.inv_std) : 0.f;
-  }
-  __device__ void store(float* dst) const {
-#pragma unroll
-    for (int i = 0; i < kGatherPer; ++i)
-      if (at[i] >= 0) dst[e0 + i * kThreads + static_cast<int>(threadIdx.x)] = v[i];
-  }
-};
-__device__ void gather_job(const MlpArgs& a, int rows, std::int64_t base, float* dst, int job) {
-  GatherJob g;
-  g.indices(a, rows, base, job);
-  g.pixels(a);
-  g.store(dst);
+// A launch's batches are gathered before it by mlp_gather_kernel (one pass
+// over all its steps: gathering each step's beside its phases held a grid
+// barrier ~2 µs a step at batch 128, docs/perf-notes.md). Step t's batch is
+// a.xs + t·rows·in.
+__device__ const float* step_batch(const MlpArgs& a, int t) {
+  return a.xs + static_cast<std::int64_t>(t) * a.rows * a.layer[0].in;
 }
 
 // The label of the batch row `row` of this step (−1 past the rows).
@@ -379,24 +346,16 @@ __device__ void row_backward(const float* W, const float* d, int in, int out, co
 
 // The row phase of a training step (a block per row), after stage_issue at
 // the step's start. `splits` = the first layer's K slices; `bar`/`uses` =
-// stage_issue's barrier and the batches it has counted; next_* = the next
-// step's batch (x_next null on the last step), whose gather this block's
-// first job interleaves with its row.
+// stage_issue's barrier and the batches it has counted; base = the step's
+// first index into the sample order.
 __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int rows, int splits, std::int64_t base,
-                           std::int64_t base_next, float* x_next, unsigned long long* bar, unsigned& uses,
-                           int mark_row, int& phase) {
+                           unsigned long long* bar, unsigned& uses, int mark_row, int& phase) {
   const int L = a.layers, Lh = L - 1, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const MlpLayer& H = a.layer[Lh];
   const int first = static_cast<int>(blockIdx.x), grid = static_cast<int>(gridDim.x);
-  // Gather jobs go to the blocks from the last (at small batches, those without a row).
-  const int jobs = x_next ? gather_jobs(a, rows) : 0;
-  int job = grid - 1 - first;
-  GatherJob g;
-  if (job < jobs) g.indices(a, rows, base_next, job);
   int label = warp == 0 ? row_label(a, base, first, rows) : -1;
-  if (first < rows) first_row_load(a, first, rows, splits, buf);
-  if (job < jobs) g.pixels(a);
   if (first < rows) {
+    first_row_load(a, first, rows, splits, buf);
     stage_wait(bar, uses++);
     first_row_finish(a, first, splits, buf, s);
     mark(a, mark_row, phase);  // stage
@@ -442,8 +401,6 @@ __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int r
     if (m == first) mark(a, mark_row, phase);  // backward
     label = next_label;
   }
-  if (job < jobs) g.store(x_next);
-  for (job += grid; job < jobs; job += grid) gather_job(a, rows, base_next, x_next, job);  // more jobs than blocks
 }
 
 // The row phase of inference (after stage_issue): the forward and the softmax
@@ -544,9 +501,6 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
   __shared__ unsigned long long stage_bar;
   unsigned stage_uses = 0;
   init_stage_barrier(&stage_bar);
-  // The first step's batch; each step then gathers the next one's.
-  for (int job = blockIdx.x; job < gather_jobs(a, rows); job += gridDim.x)
-    gather_job(a, rows, static_cast<std::int64_t>(step0) * a.src.stride, a.xb[0], job);
   grid.sync();
   for (int t = 0; t < a.steps; ++t) {
     const int step = step0 + t;
@@ -556,8 +510,7 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     const int row = t < kPhaseSteps ? t : -1;
     int phase = 0;
     mark(a, row, phase);
-    const float* x = a.xb[t & 1];
-    float* x_next = t + 1 < a.steps ? a.xb[(t & 1) ^ 1] : nullptr;
+    const float* x = step_batch(a, t);
     if (has_row) stage_fence(a, rs);
     mark(a, row, phase);  // issue (the fences; the copies are issued inside the first layer)
     // The row weights, issued once the first tile's loads are in flight; they land during the first layer.
@@ -567,7 +520,7 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
     mark(a, row, phase);  // tiles
     grid.sync();
     mark(a, row, phase);  // barrier
-    rows_train(a, rs, tiles_smem, rows, splits, base, base + a.src.stride, x_next, &stage_bar, stage_uses, row, phase);
+    rows_train(a, rs, tiles_smem, rows, splits, base, &stage_bar, stage_uses, row, phase);
     grid.sync();
     mark(a, row, phase);  // barrier
     weights(a, cur, next, rows, x, step, tiles_smem);
@@ -605,6 +558,20 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_con
   mark(a, kPhaseSteps, phase);
   rows_infer(a, rs, rs.tiles, a.rows, splits, &stage_bar, phase);
   mark(a, kPhaseSteps, phase);  // forward: block 0's own end, not the grid's
+}
+
+// The next a.steps steps' batches (from the device step counter) into a.xs:
+// element e of the launch's steps·rows·pixels, with the same float operations
+// as ops::gather_batch.
+__global__ void mlp_gather_kernel(const __grid_constant__ MlpArgs a) {
+  const std::int64_t step0 = *a.step, per = static_cast<std::int64_t>(a.rows) * a.src.pixels;
+  const std::int64_t total = per * a.steps;
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t t = e / per, i = e - t * per, r = i / a.src.pixels, p = i - r * a.src.pixels;
+    const std::int64_t img = __ldg(a.src.order + (step0 + t) * a.src.stride + r);
+    a.xs[e] = normalise(__ldg(a.src.images + img * a.src.pixels + p), a.src.mean, a.src.inv_std);
+  }
 }
 
 void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Launch& l) {
@@ -646,6 +613,14 @@ Launch mlp_launch(const CudaState* st, const MlpArgs& a) {
 
 void mlp_train(const CudaState* st, const MlpArgs& a, const Launch& l) {
   launch(reinterpret_cast<const void*>(&mlp_train_kernel), st, a, l);
+}
+
+void mlp_gather(const CudaState* st, const MlpArgs& a) {
+  ROOFLINE_ASSERT(a.xs != nullptr && a.steps >= 1 && a.steps <= a.xs_steps, "fused-mlp: the batch buffer's steps");
+  const std::int64_t total = static_cast<std::int64_t>(a.steps) * a.rows * a.src.pixels;
+  const int blocks = static_cast<int>(std::min<std::int64_t>((total + 255) / 256, 8LL * st->sm_count));
+  mlp_gather_kernel<<<blocks, 256, 0, stream_of(st)>>>(a);
+  CUDA_CHECK(cudaGetLastError());
 }
 
 void mlp_infer(const CudaState* st, const MlpArgs& a, const Launch& l) {

@@ -262,10 +262,12 @@ class FusedMlp final : public FusedPath {
       bufs_.push_back(ctx.empty({B * layers[l].out}, DType::F32, "fused activation gradients"));
       a_.dz[l] = bufs_.back().f32();
     }
-    for (float*& x : a_.xb) {
-      bufs_.push_back(ctx.empty({B * layers[0].in}, DType::F32, "fused batch (normalised)"));
-      x = bufs_.back().f32();
-    }
+    // The launches' batches, gathered ahead (mlp_gather): at most ~128 MB (326
+    // steps at batch 128), at least one step; longer trains run in several launches.
+    const std::int64_t step_floats = B * layers[0].in;
+    a_.xs_steps = static_cast<int>(std::clamp<std::int64_t>((128LL << 20) / (4 * step_floats), 1, 1024));
+    bufs_.push_back(ctx.empty({a_.xs_steps * step_floats}, DType::F32, "fused batches (normalised)"));
+    a_.xs = bufs_.back().f32();
     a_.param_count = model.param_count();
     spare_ = ctx.empty({a_.param_count}, DType::F32, "fused spare parameter block");
     ctx.memset_async(spare_.raw(), 0, spare_.nbytes());  // its padding stays zero, as the Network's
@@ -293,7 +295,7 @@ class FusedMlp final : public FusedPath {
       net_.context().synchronize();
       std::vector<std::int64_t> h(static_cast<size_t>(phases_.numel()));
       copy_bytes(h.data(), Device::cpu(), phases_.raw(), phases_.device(), h.size() * sizeof h[0]);
-      fmt::print(stderr, "{}", fused::mlp_phase_report(h));
+      fmt::print(stderr, "{}: {}\n{}", name(), describe(), fused::mlp_phase_report(h));
     } catch (const std::exception& e) {
       fmt::print(stderr, "fused-mlp phase report failed: {}\n", e.what());
     }
@@ -302,9 +304,9 @@ class FusedMlp final : public FusedPath {
   std::string name() const override { return "fused-mlp"; }
   std::string describe() const override {
     return fmt::format(
-        "one cooperative kernel per chunk of steps, {} blocks x {} threads, {} KB shared memory, {} "
-        "grid barriers per step",
-        launch_.blocks, fused::kThreads, launch_.smem / 1024, 3);
+        "a batch gather, then one cooperative kernel per chunk of at most {} steps, {} blocks x {} threads, {} KB "
+        "shared memory, {} grid barriers per step",
+        a_.xs_steps, launch_.blocks, fused::kThreads, launch_.smem / 1024, 3);
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
@@ -324,7 +326,13 @@ class FusedMlp final : public FusedPath {
     else
       a.phase_clock = nullptr;
     NvtxRange range(model_.name() + "/fused/train");
-    fused::mlp_train(net_.context().cuda(), a, launch_);
+    for (std::int64_t done = 0; done < steps;) {  // launches of at most xs_steps steps
+      a.steps = static_cast<int>(std::min<std::int64_t>(steps - done, a_.xs_steps));
+      fused::mlp_gather(net_.context().cuda(), a);
+      fused::mlp_train(net_.context().cuda(), a, launch_);
+      if (done == 0 && a.steps < steps) a.phase_clock = nullptr;  // the first launch's record stays
+      done += a.steps;
+    }
   }
 
   void infer(std::int64_t rows, float* probs) override {

@@ -67,6 +67,7 @@ constexpr OwnKernel kOwn[] = {
     {"gather_kernel", KernelOp::Indexing, "data", "the step's batch gathered from the data set on the GPU and normalised", "src/engine/cuda/elementwise.cu", {}, Tc::NotMatmul, ""},
     {"mlp_train_kernel", KernelOp::Gemm, "whole training steps", "fused-mlp: simple-mlp's training steps in one cooperative kernel (GEMMs, loss, SGD between grid barriers)",
      "src/engine/fused/fused_mlp.cu", {}, Tc::No},
+    {"mlp_gather_kernel", KernelOp::Indexing, "data", "fused-mlp: the batches of a launch's steps gathered from the data set and normalised, before it", "src/engine/fused/fused_mlp.cu", {}, Tc::NotMatmul, ""},
     {"mlp_infer_kernel", KernelOp::Gemm, "forward (inference)", "fused-mlp: simple-mlp's inference in one cooperative kernel", "src/engine/fused/fused_mlp.cu", {}, Tc::No},
     {"cnn_train_kernel", KernelOp::Conv, "whole training steps", "fused-cnn: simple-cnn's training steps in one cooperative kernel", "src/engine/fused/fused_cnn.cu", {}, Tc::No},
     {"cnn_infer_kernel", KernelOp::Conv, "forward (inference)", "fused-cnn: simple-cnn's inference in one cooperative kernel", "src/engine/fused/fused_cnn.cu", {}, Tc::No},
