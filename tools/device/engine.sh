@@ -5,8 +5,8 @@
 # LD_LIBRARY_PATH for cuDNN, ROOFLINE_DATA=.carry/fashion-mnist and
 # ROOFLINE_DB=$OUT/roofline.db):   tools/device/run.sh engine:600
 # Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/device/engine.sh
-# Budget: about 6 minutes expected, 14 at most if every step hits its limit (give run.sh 600 s; the
-# memcheck and racecheck steps come last). Batch 1 runs one epoch capped at 2000 steps (per-step
+# Budget: about 8 minutes expected (3 rounds of the batch-64/128 simple models), more than 10 if every
+# step hits its limit (give run.sh 600 s; the memcheck and racecheck steps come last). Batch 1 runs one epoch capped at 2000 steps (per-step
 # times are reported; nothing is extrapolated to 5 full epochs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,7 +38,11 @@ grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/gpu_tests.out" | tail -1
 
 # 2. Seed 000's Table 4 at batch 64 and 128, 5 epochs, beside PyTorch (accuracy targets:
 #    simple-mlp and ece408 >= 85% at batch 64 on CPU and GPU).
-step bench_small 180 "$R" --json bench simple-mlp,simple-cnn --device cpu,gpu --batch 64,128 --epochs 5 \
+#    ROUNDS rounds (default 3, `bench --repeat`): each round roofline then PyTorch; Table 4 shows each
+#    cell's median round, the repeat tables the spread and the speedup of the medians (PyTorch's step
+#    moves 1.0-2.0 ms from one process to the next: one run decides nothing near a target).
+step bench_small 330 "$R" --json bench simple-mlp,simple-cnn --device cpu,gpu --batch 64,128 --epochs 5 \
+  --repeat "${ROUNDS:-3}" \
   --peer pytorch --costs
 step bench_ece408_gpu 60 "$R" --json bench ece408 --device gpu --batch 64,128 --epochs 5 --peer pytorch --costs
 # 3. Batch 1: one epoch capped at 2000 steps per device (per-step times compared; not extrapolated).
@@ -78,7 +82,8 @@ for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_ece408_cpu128 bench
 import json, sys
 j = json.load(open(sys.argv[1]))
 for t in j["tables"]:
-    if t["id"] in ("table4.roofline", "table4.pytorch", "bench.peer", "bench.details"):
+    if t["id"] in ("table4.roofline", "table4.pytorch", "bench.peer", "bench.repeat.train", "bench.repeat.infer",
+                   "bench.details"):
         print("==", t["title"])
         for r in t["rows"]:
             print("  ", {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()})
