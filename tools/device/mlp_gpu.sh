@@ -11,25 +11,19 @@ export ROOFLINE_DB=${ROOFLINE_DB:-$OUT/roofline.db}
 R=./build/bin/roofline
 ./build/bin/roofline_gpu_tests --gtest_filter='TrainGpu*:*Fused*' > "$OUT/mlp_gpu/tests.log" 2>&1
 echo "fused tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/mlp_gpu/tests.log"
-# CLUSTERS="2 1": the benches once per ROOFLINE_MLP_CLUSTER value, in that order
-# (the weights' multicast against none); PEER=0 leaves PyTorch out.
-for cl in ${CLUSTERS:-default}; do
-  [[ $cl != default ]] && export ROOFLINE_MLP_CLUSTER=$cl
-  peer=(--peer pytorch); [[ ${PEER:-1} == 0 ]] && peer=()
-  specs=("64,128 --epochs 5" "1 --epochs 1 --max-steps 2000 --lr 0.001")
-  [[ -n ${BENCH_SPECS:-} ]] && IFS=';' read -r -a specs <<< "$BENCH_SPECS"  # e.g. "128 --epochs 1"
-  for spec in "${specs[@]}"; do
-    f="$OUT/mlp_gpu/bench-c$cl-${spec%% *}"
-    # shellcheck disable=SC2086
-    ROOFLINE_FUSED_PHASES=1 timeout 100 "$R" bench simple-mlp --device gpu --batch $spec "${peer[@]}" \
-      > "$f.txt" 2> "$f.log"
-    echo "bench simple-mlp gpu batch ${spec%% *} (cluster $cl): rc=$?"
-    grep -E "phases|inference \(block" "$f.log"
-    grep -E -A12 "Table 4|speedup|x PyTorch|×" "$f.txt" | head -30
-    grep -E -o "clusters of [0-9]+" "$f.txt" "$f.log" | head -1
-  done
+# The benches (PEER=0 leaves PyTorch out; BENCH_SPECS replaces the batch/epoch specs, ';'-separated).
+peer=(--peer pytorch); [[ ${PEER:-1} == 0 ]] && peer=()
+specs=("64,128 --epochs 5" "1 --epochs 1 --max-steps 2000 --lr 0.001")
+[[ -n ${BENCH_SPECS:-} ]] && IFS=';' read -r -a specs <<< "$BENCH_SPECS"  # e.g. "128 --epochs 1"
+for spec in "${specs[@]}"; do
+  f="$OUT/mlp_gpu/bench-${spec%% *}"
+  # shellcheck disable=SC2086
+  ROOFLINE_FUSED_PHASES=1 timeout 100 "$R" bench simple-mlp --device gpu --batch $spec "${peer[@]}" \
+    > "$f.txt" 2> "$f.log"
+  echo "bench simple-mlp gpu batch ${spec%% *}: rc=$?"
+  grep -E "fused-mlp: |phases|inference \(block" "$f.log"
+  grep -E -A12 "Table 4|speedup|x PyTorch|×" "$f.txt" | head -30
 done
-unset ROOFLINE_MLP_CLUSTER
 # The fused kernels under compute-sanitizer: memcheck, and racecheck for the
 # row phase's shared-memory handoffs (ROOFLINE_SANITIZE=0 skips them).
 if [[ ${ROOFLINE_SANITIZE:-1} != 0 ]]; then
