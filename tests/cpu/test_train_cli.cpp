@@ -2,6 +2,8 @@
 // gets a clear message and a nonzero exit, and a good run stores its results.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cpu/test_engine_fixtures.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/store/db.hpp"
@@ -62,6 +64,50 @@ TEST(BenchCli, RepeatRunsEveryCellEachRoundAndPrintsTheSpread) {
   auto st = db.prepare("SELECT COUNT(*), COUNT(DISTINCT train_seconds) FROM bench_results WHERE mode = 'train'");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.i64(0), 3);  // every round stored
+}
+
+// --repeat with a peer: a stand-in for bench/peers/pytorch_bench.py (python3
+// only) whose step time doubles each call, so the rounds are told apart.
+TEST(BenchCli, RepeatPairsEachRoundWithThePeersRound) {
+  if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 is not installed (apt-get install python3)";
+  BenchDir b;
+  const std::string script = b.dir.file("peer.py"), calls = b.dir.file("calls");
+  {
+    std::ofstream f(script);
+    f << "import argparse, json, os\n"
+         "p = argparse.ArgumentParser()\n"
+         "for a in ('--models', '--devices', '--modes', '--batches', '--epochs', '--max-steps', '--data', '--lr',\n"
+         "          '--momentum', '--weight-decay', '--seed', '--infer-reps'):\n"
+         "    p.add_argument(a)\n"
+         "p.add_argument('--keep-going', action='store_true')\n"
+         "a = p.parse_args()\n"
+         "calls = '" << calls << "'\n"
+         "n = (int(open(calls).read()) if os.path.exists(calls) else 0) + 1\n"
+         "open(calls, 'w').write(str(n))\n"
+         "res = [dict(device=d, model=m, batch=int(bt), trained=True, epochs=1, steps=100,\n"
+         "            train_seconds=0.1 * 2 ** (n - 1), infer_median_s=1e-3 * n, test_accuracy=0.5)\n"
+         "       for m in a.models.split(',') for bt in a.batches.split(',') for d in a.devices.split(',')]\n"
+         "print(json.dumps({'results': res}))\n";
+  }
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--batch", "8", "--epochs", "1", "--data", b.data(),
+                    "--infer-reps", "3", "--repeat", "3", "--peer", "pytorch", "--peer-script", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Training step over the rounds"), std::string::npos) << r.out;
+  std::ifstream in(calls);
+  int n = 0;
+  in >> n;
+  EXPECT_EQ(n, 3) << "the peer runs once a round";
+  roofline::store::Db db(b.db());
+  auto st = db.prepare(
+      "SELECT COUNT(*), MIN(train_seconds), MAX(train_seconds) FROM bench_results WHERE peer = 'pytorch' AND "
+      "mode = 'train'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 3);
+  EXPECT_DOUBLE_EQ(st.f64(1), 0.1);
+  EXPECT_DOUBLE_EQ(st.f64(2), 0.4);
+  // The peer's median step: round 2's, 2 ms (0.2 s / 100 steps).
+  EXPECT_NE(r.out.find("2000"), std::string::npos) << r.out;
 }
 
 TEST(BenchCli, MissingDataNamesThePackageAndTheOption) {
