@@ -61,9 +61,14 @@ TEST(BenchCli, RepeatRunsEveryCellEachRoundAndPrintsTheSpread) {
   EXPECT_NE(r.out.find("Training step over the rounds"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Single-batch inference over the rounds"), std::string::npos) << r.out;
   roofline::store::Db db(b.db());
-  auto st = db.prepare("SELECT COUNT(*), COUNT(DISTINCT train_seconds) FROM bench_results WHERE mode = 'train'");
+  auto st = db.prepare(
+      "SELECT COUNT(*), COUNT(DISTINCT json_extract(params, '$.round')), MIN(json_extract(params, '$.round')), "
+      "MAX(json_extract(params, '$.round')) FROM bench_results WHERE mode = 'train'");
   ASSERT_TRUE(st.step());
-  EXPECT_EQ(st.i64(0), 3);  // every round stored
+  EXPECT_EQ(st.i64(0), 3);  // every round stored, with its number
+  EXPECT_EQ(st.i64(1), 3);
+  EXPECT_EQ(st.i64(2), 1);
+  EXPECT_EQ(st.i64(3), 3);
 }
 
 // --repeat with a peer: a stand-in for bench/peers/pytorch_bench.py (python3

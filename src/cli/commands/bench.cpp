@@ -171,13 +171,20 @@ class BenchCommand : public Command {
     auto progress = [&](const std::string& what, int e, int epochs, std::int64_t s, std::int64_t n) {
       bar.update(what, e, epochs, s, n);
     };
+    int round = 1;  // of --repeat; stored in each record's params when there are several
     auto sink = [&](const engine::BenchRecord& r) {
       bar.finish();
       std::optional<std::int64_t> dev =
           r.device == "gpu" && r.source == "roofline"   ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
           : r.device == "cpu" && r.source == "roofline" ? std::optional(ctx.cpu_device_id())
                                                         : std::nullopt;
-      engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
+      if (repeat_ > 1) {
+        engine::BenchRecord stored = r;
+        stored.params["round"] = round;
+        engine::store_bench_record(ctx.db(), ctx.run_id(), dev, stored, cfg);
+      } else {
+        engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
+      }
       if (profile_ && r.source == "roofline") take_profiles(ctx, r, profiles);
       if (!r.diverged.empty())
         ctx.status(fmt::format("{} {} {} batch {}: diverged (non-finite loss) at {}", r.source, r.model, r.device,
@@ -195,7 +202,7 @@ class BenchCommand : public Command {
     // slow spell of the machine falls on both sides).
     std::vector<engine::BenchRecord> ours, peer;
     std::optional<Error> peer_error;
-    for (int round = 1; round <= repeat_; ++round) {
+    for (round = 1; round <= repeat_; ++round) {
       if (repeat_ > 1) ctx.status(fmt::format("round {} of {}", round, repeat_));
       std::vector<engine::BenchRecord> o = engine::run_bench(cfg, sink, progress);
       bar.finish();
