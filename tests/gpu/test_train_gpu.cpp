@@ -155,6 +155,17 @@ TEST(TrainGpu, BenchCommandFillsTheGpuColumnsAndStoresTheRuns) {
         EXPECT_NEAR(row["gpu_acc"].get<double>(), row["cpu_acc"].get<double>(), 3.0) << row;
       }
   EXPECT_TRUE(found) << r.out;
+  // Every CPU run before the first GPU run: CPU runs after GPU training runs
+  // in the same process read slower (docs/perf-notes.md).
+  for (const auto& t : j["tables"])
+    if (t["id"] == "bench.details") {
+      bool gpu_seen = false;
+      for (const auto& row : t["rows"]) {
+        if (row["device"] == "gpu") gpu_seen = true;
+        if (row["device"] == "cpu") EXPECT_FALSE(gpu_seen) << "a CPU run after a GPU run: " << row;
+      }
+      EXPECT_TRUE(gpu_seen);
+    }
 }
 
 // bench --profile: the in-process tracer keeps each GPU training run's profile,

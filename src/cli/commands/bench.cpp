@@ -198,26 +198,39 @@ class BenchCommand : public Command {
       for (auto b : cfg.batches)
         if (b > 0) engine::store_layer_costs(ctx.db(), ctx.run_id(), m, b);
 
-    // Each round: roofline's runs, then the peer's (interleaved, so that a
-    // slow spell of the machine falls on both sides).
+    // Every CPU cell first (all rounds), then the GPU's: CPU runs that came
+    // after GPU training runs in the same process read slower (simple-mlp at
+    // batch 128: step 498 against 447 µs, inference 89 against 68 µs;
+    // docs/perf-notes.md). Each round: roofline's runs on the device, then
+    // the peer's on the same device in a fresh process (interleaved, so that
+    // a slow spell of the machine falls on both sides).
+    std::vector<engine::BenchConfig> phases;
+    for (bool gpu : {false, true})
+      if (gpu ? cfg.gpu : cfg.cpu) {
+        engine::BenchConfig c = cfg;
+        c.cpu = !gpu;
+        c.gpu = gpu;
+        phases.push_back(c);
+      }
     std::vector<engine::BenchRecord> ours, peer;
     std::optional<Error> peer_error;
-    for (round = 1; round <= repeat_; ++round) {
-      if (repeat_ > 1) ctx.status(fmt::format("round {} of {}", round, repeat_));
-      std::vector<engine::BenchRecord> o = engine::run_bench(cfg, sink, progress);
-      bar.finish();
-      ours.insert(ours.end(), o.begin(), o.end());
-      if (cfg.peer.empty() || peer_error) continue;
-      try {
-        ctx.status("running the PyTorch peer (bench/peers/pytorch_bench.py)...");
-        std::vector<engine::BenchRecord> p = engine::run_peer(cfg, engine::resolve_data_dir(cfg.data_dir));
-        for (const auto& r : p) sink(r);
-        peer.insert(peer.end(), p.begin(), p.end());
-      } catch (const Error& e) {
-        peer_error = e;
-        report.warn(std::string("the PyTorch peer did not run: ") + e.what());
+    for (const engine::BenchConfig& phase : phases)
+      for (round = 1; round <= repeat_; ++round) {
+        if (repeat_ > 1) ctx.status(fmt::format("{} round {} of {}", phase.gpu ? "gpu" : "cpu", round, repeat_));
+        std::vector<engine::BenchRecord> o = engine::run_bench(phase, sink, progress);
+        bar.finish();
+        ours.insert(ours.end(), o.begin(), o.end());
+        if (phase.peer.empty() || peer_error) continue;
+        try {
+          ctx.status("running the PyTorch peer (bench/peers/pytorch_bench.py)...");
+          std::vector<engine::BenchRecord> p = engine::run_peer(phase, engine::resolve_data_dir(phase.data_dir));
+          for (const auto& r : p) sink(r);
+          peer.insert(peer.end(), p.begin(), p.end());
+        } catch (const Error& e) {
+          peer_error = e;
+          report.warn(std::string("the PyTorch peer did not run: ") + e.what());
+        }
       }
-    }
     if (repeat_ == 1) {
       report.add(engine::table4(ours, "roofline"));
       if (!peer.empty()) {
