@@ -178,13 +178,9 @@ class BenchCommand : public Command {
           r.device == "gpu" && r.source == "roofline"   ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
           : r.device == "cpu" && r.source == "roofline" ? std::optional(ctx.cpu_device_id())
                                                         : std::nullopt;
-      if (repeat_ > 1) {
-        engine::BenchRecord stored = r;
-        stored.params["round"] = round;
-        engine::store_bench_record(ctx.db(), ctx.run_id(), dev, stored, cfg);
-      } else {
-        engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
-      }
+      engine::BenchRecord stored = r;
+      if (repeat_ > 1) stored.params["round"] = round;
+      engine::store_bench_record(ctx.db(), ctx.run_id(), dev, stored, cfg);
       if (profile_ && r.source == "roofline") take_profiles(ctx, r, profiles);
       if (!r.diverged.empty())
         ctx.status(fmt::format("{} {} {} batch {}: diverged (non-finite loss) at {}", r.source, r.model, r.device,
@@ -231,18 +227,12 @@ class BenchCommand : public Command {
           report.warn(std::string("the PyTorch peer did not run: ") + e.what());
         }
       }
-    if (repeat_ == 1) {
-      report.add(engine::table4(ours, "roofline"));
-      if (!peer.empty()) {
-        report.add(engine::table4(peer, "pytorch"));
-        report.add(engine::peer_table(ours, peer));
-      }
-    } else {
-      report.add(engine::table4(engine::median_records(ours), "roofline"));
-      if (!peer.empty()) report.add(engine::table4(engine::median_records(peer), "pytorch"));
-      if (cfg.train) report.add(engine::repeat_table(ours, peer, true));
-      if (cfg.infer) report.add(engine::repeat_table(ours, peer, false));
-    }
+    // Table 4 from each cell's median round (with one round, the run itself).
+    report.add(engine::table4(engine::median_records(ours), "roofline"));
+    if (!peer.empty()) report.add(engine::table4(engine::median_records(peer), "pytorch"));
+    if (repeat_ == 1 && !peer.empty()) report.add(engine::peer_table(ours, peer));
+    if (repeat_ > 1 && cfg.train) report.add(engine::repeat_table(ours, peer, true));
+    if (repeat_ > 1 && cfg.infer) report.add(engine::repeat_table(ours, peer, false));
     std::vector<engine::BenchRecord> all = ours;
     all.insert(all.end(), peer.begin(), peer.end());
     report.add(engine::details_table(all));
