@@ -66,8 +66,9 @@ struct MlpArgs {
   float* partial = nullptr;             // (splits, rows, layer[0].out): the first layer's K-slice sums
   BatchSource src;                      // training
   // Training: the launch's batches, gathered and normalised by a kernel before
-  // it (mlp_gather): step t's at xs + t·rows·layer[0].in. (steps ≤ xs_steps)
-  float* xs = nullptr;  // (xs_steps, max_batch, layer[0].in)
+  // it (ops::gather_batch): step t's at xs + t·rows·layer[0].in (steps·rows ≤
+  // xs_steps·max_batch).
+  float* xs = nullptr;  // (xs_steps · max_batch, layer[0].in)
   int xs_steps = 0;
   const float* x = nullptr;             // inference: (rows, layer[0].in), already gathered
   float* probs = nullptr;               // inference: (rows, classes)
@@ -152,9 +153,6 @@ std::int64_t mlp_partial_floats(const MlpLayer& first, std::int64_t max_batch, i
 Launch mlp_launch(const CudaState* st, const MlpArgs& a);
 std::size_t mlp_smem_bytes(const MlpArgs& a);
 void mlp_train(const CudaState* st, const MlpArgs& a, const Launch& l);
-// The batches of the next a.steps steps (from the device step counter) into
-// a.xs, before mlp_train on the same stream.
-void mlp_gather(const CudaState* st, const MlpArgs& a);
 void mlp_infer(const CudaState* st, const MlpArgs& a, const Launch& l);
 
 // ---- fused-cnn (simple-cnn's layers) -----------------------------------------

@@ -560,20 +560,6 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_con
   mark(a, kPhaseSteps, phase);  // forward: block 0's own end, not the grid's
 }
 
-// The next a.steps steps' batches (from the device step counter) into a.xs:
-// element e of the launch's steps·rows·pixels, with the same float operations
-// as ops::gather_batch.
-__global__ void mlp_gather_kernel(const __grid_constant__ MlpArgs a) {
-  const std::int64_t step0 = *a.step, per = static_cast<std::int64_t>(a.rows) * a.src.pixels;
-  const std::int64_t total = per * a.steps;
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t t = e / per, i = e - t * per, r = i / a.src.pixels, p = i - r * a.src.pixels;
-    const std::int64_t img = __ldg(a.src.order + (step0 + t) * a.src.stride + r);
-    a.xs[e] = normalise(__ldg(a.src.images + img * a.src.pixels + p), a.src.mean, a.src.inv_std);
-  }
-}
-
 void launch(const void* kernel, const CudaState* st, const MlpArgs& a, const Launch& l) {
   ROOFLINE_ASSERT(a.partial != nullptr, "fused-mlp: the partial-sum buffer is required");
   void* args[] = {const_cast<MlpArgs*>(&a)};
@@ -613,14 +599,6 @@ Launch mlp_launch(const CudaState* st, const MlpArgs& a) {
 
 void mlp_train(const CudaState* st, const MlpArgs& a, const Launch& l) {
   launch(reinterpret_cast<const void*>(&mlp_train_kernel), st, a, l);
-}
-
-void mlp_gather(const CudaState* st, const MlpArgs& a) {
-  ROOFLINE_ASSERT(a.xs != nullptr && a.steps >= 1 && a.steps <= a.xs_steps, "fused-mlp: the batch buffer's steps");
-  const std::int64_t total = static_cast<std::int64_t>(a.steps) * a.rows * a.src.pixels;
-  const int blocks = static_cast<int>(std::min<std::int64_t>((total + 255) / 256, 8LL * st->sm_count));
-  mlp_gather_kernel<<<blocks, 256, 0, stream_of(st)>>>(a);
-  CUDA_CHECK(cudaGetLastError());
 }
 
 void mlp_infer(const CudaState* st, const MlpArgs& a, const Launch& l) {

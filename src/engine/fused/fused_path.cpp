@@ -262,12 +262,16 @@ class FusedMlp final : public FusedPath {
       bufs_.push_back(ctx.empty({B * layers[l].out}, DType::F32, "fused activation gradients"));
       a_.dz[l] = bufs_.back().f32();
     }
-    // The launches' batches, gathered ahead (mlp_gather): at most ~128 MB (326
-    // steps at batch 128), at least one step; longer trains run in several launches.
+    // The launches' batches, gathered ahead by ops::gather_batch: at most
+    // ~128 MB (xs_steps full batches of the Network's largest batch, at least
+    // one; 326 steps at batch 128 when that is the largest); longer trains
+    // run in several launches. The kernel reads the labels from the data set, the
+    // gather writes them too (xs_labels_, unread).
     const std::int64_t step_floats = B * layers[0].in;
     a_.xs_steps = static_cast<int>(std::clamp<std::int64_t>((128LL << 20) / (4 * step_floats), 1, 1024));
     bufs_.push_back(ctx.empty({a_.xs_steps * step_floats}, DType::F32, "fused batches (normalised)"));
     a_.xs = bufs_.back().f32();
+    xs_labels_ = ctx.empty({a_.xs_steps * B}, DType::I32, "fused batches' labels");
     a_.param_count = model.param_count();
     spare_ = ctx.empty({a_.param_count}, DType::F32, "fused spare parameter block");
     ctx.memset_async(spare_.raw(), 0, spare_.nbytes());  // its padding stays zero, as the Network's
@@ -304,9 +308,9 @@ class FusedMlp final : public FusedPath {
   std::string name() const override { return "fused-mlp"; }
   std::string describe() const override {
     return fmt::format(
-        "a batch gather, then one cooperative kernel per chunk of at most {} steps, {} blocks x {} threads, {} KB "
-        "shared memory, {} grid barriers per step",
-        a_.xs_steps, launch_.blocks, fused::kThreads, launch_.smem / 1024, 3);
+        "a batch gather, then one cooperative kernel per chunk of steps of at most {} samples in all, {} blocks x {} "
+        "threads, {} KB shared memory, {} grid barriers per step",
+        xs_rows(), launch_.blocks, fused::kThreads, launch_.smem / 1024, 3);
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
@@ -326,9 +330,10 @@ class FusedMlp final : public FusedPath {
     else
       a.phase_clock = nullptr;
     NvtxRange range(model_.name() + "/fused/train");
-    for (std::int64_t done = 0; done < steps;) {  // launches of at most xs_steps steps
-      a.steps = static_cast<int>(std::min<std::int64_t>(steps - done, a_.xs_steps));
-      fused::mlp_gather(net_.context().cuda(), a);
+    const std::int64_t per_launch = std::max<std::int64_t>(1, xs_rows() / a.rows);  // steps the batch buffer holds
+    for (std::int64_t done = 0; done < steps;) {
+      a.steps = static_cast<int>(std::min<std::int64_t>(steps - done, per_launch));
+      gather_launch(b, a.steps, a.step);
       fused::mlp_train(net_.context().cuda(), a, launch_);
       if (done == 0 && a.steps < steps) a.phase_clock = nullptr;  // the first launch's record stays
       done += a.steps;
@@ -346,12 +351,31 @@ class FusedMlp final : public FusedPath {
   }
 
  private:
+  // Samples the gathered-batch buffer holds.
+  std::int64_t xs_rows() const { return std::int64_t(a_.xs_steps) * net_.max_batch(); }
+
+  // The next `steps` steps' batches (from the device step counter) into a_.xs,
+  // step t's at xs + t·rows·in: one gather when batches are full (a launch's
+  // samples are then consecutive in the order), one a step when they are not.
+  void gather_launch(const FusedBatch& b, int steps, const std::int32_t* step) {
+    const std::int64_t rows = b.shape.batch, in = a_.layer[0].in;
+    ops::BatchShape s = b.shape;
+    if (rows == s.stride) {
+      s.batch = rows * steps;
+      ops::gather_batch(net_.context(), s, a_.xs, xs_labels_.i32(), b.images, b.labels, b.order, 0, step);
+      return;
+    }
+    for (int t = 0; t < steps; ++t)
+      ops::gather_batch(net_.context(), s, a_.xs + t * rows * in, xs_labels_.i32() + t * rows, b.images, b.labels,
+                        b.order, t * s.stride, step);
+  }
+
   const Model& model_;
   Network& net_;
   fused::MlpArgs a_;
   fused::Launch launch_;
   std::vector<Tensor> bufs_;
-  Tensor spare_, row_loss_, row_correct_, partial_, phases_;
+  Tensor spare_, row_loss_, row_correct_, partial_, phases_, xs_labels_;
 };
 
 class FusedCnn final : public FusedPath {
