@@ -19,7 +19,8 @@ TEST(CeilingsCliGpu, QuickRunPrintsAndStoresTheFigures) {
   const std::string db = dir.file("r.db");
   // A subset keeps the test short; tools/device/ceilings.sh runs the whole thing.
   auto r = run_cli({"--db", db, "--json", "ceilings", "--quick", "--device", "gpu:0", "--only",
-                    "dram.read,dram.memcpy,fp32.cuda,bf16.tensor,launch.latency,dram.latency,dram.bytes_in_flight"},
+                    "dram.read,dram.memcpy,fp32.cuda,bf16.tensor,launch.latency,launch.cooperative,sync.grid,dram.latency,"
+                    "dram.bytes_in_flight"},
                    {}, {}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -31,7 +32,7 @@ TEST(CeilingsCliGpu, QuickRunPrintsAndStoresTheFigures) {
       if (row.contains("value") && row["value"].is_number()) printed[name] = row["value"].get<double>();
     }
   for (const char* want : {"dram.read", "dram.memcpy", "fp32.cuda", "bf16.tensor", "bf16.tensor.cublaslt",
-                           "launch.latency", "dram.latency", "dram.bytes_in_flight"}) {
+                           "launch.latency", "launch.cooperative", "sync.grid", "dram.latency", "dram.bytes_in_flight"}) {
     ASSERT_TRUE(printed.count(want)) << want << " missing from " << r.out;
     EXPECT_GT(printed[want], 0) << want;
   }

@@ -128,6 +128,13 @@ void launch_dmma16(int k, int grid, int iters, const double* frag, double* out, 
 
 // ---------------------------------------------------------------- latency
 void launch_empty(cudaStream_t s);
+// The fused engine kernels' launch shape: one cooperative kernel of `blocks`
+// blocks x 256 threads with `smem` bytes of dynamic shared memory each, which
+// crosses `syncs` grid barriers (cg::grid_group::sync) and does nothing else.
+// cooperative_smem_limit: the most dynamic shared memory one such block may
+// take (set as the kernel's attribute).
+int cooperative_smem_limit(int device);
+void launch_grid_syncs(int blocks, int smem, int syncs, cudaStream_t s);
 // next[n * stride_words] = succ[n] * stride_words for every node n.
 void build_chase(uint32_t* next, const uint32_t* succ, size_t nodes, uint32_t stride_words, cudaStream_t s);
 // One thread follows `hops` links from word `start` with ld.global.cg; writes the

@@ -79,6 +79,61 @@ void measure_launch(Session& s) {
       s.add(std::move(f));
     });
   }
+  // The fused engine kernels' shape: every SM one block of 256 threads with
+  // most of its shared memory, launched cooperatively.
+  const int blocks = s.prop().multiProcessorCount;
+  if (s.wants("launch.cooperative")) {
+    s.attempt("launch.cooperative", "Cooperative launch + synchronize", [&] {
+      const int smem = cooperative_smem_limit(s.device()), trips = 100;
+      launch_grid_syncs(blocks, smem, 1, st);
+      CUDA_CHECK(cudaStreamSynchronize(st));
+      Measurement m = measure_cpu(
+          [&] {
+            for (int i = 0; i < trips; ++i) {
+              launch_grid_syncs(blocks, smem, 1, st);
+              CUDA_CHECK(cudaStreamSynchronize(st));
+            }
+          },
+          s.measure_options());
+      per_operation(m, trips);
+      Figure f;
+      f.name = "launch.cooperative";
+      f.label = "Cooperative launch + synchronize (round trip, a block per SM)";
+      f.unit = kSeconds;
+      f.method = fmt::format(
+          "one cooperative kernel of {} blocks x 256 threads with {} of dynamic shared memory each, crossing one "
+          "grid barrier, then cudaStreamSynchronize; host wall time per round trip (100 per sample). The floor of a "
+          "fused persistent kernel's latency; compare launch.latency",
+          blocks, format_bytes(smem));
+      f.value = m.time.median;
+      m.clock_median_mhz = 0;
+      f.measurement = std::move(m);
+      f.params["blocks"] = blocks;
+      f.params["smem_bytes"] = smem;
+      s.add(std::move(f));
+    });
+  }
+  if (s.wants("sync.grid")) {
+    s.attempt("sync.grid", "Grid barrier", [&] {
+      const int syncs = 1000;
+      Measurement m = s.timer().measure([&](cudaStream_t t) { launch_grid_syncs(blocks, 0, syncs, t); },
+                                        s.measure_options());
+      per_operation(m, syncs);
+      Figure f;
+      f.name = "sync.grid";
+      f.label = "Grid barrier (cooperative groups, a block per SM)";
+      f.unit = kSeconds;
+      f.method = fmt::format(
+          "one cooperative kernel of {} blocks x 256 threads crossing {} grid barriers (grid_group::sync) and doing "
+          "nothing else; GPU time (events) / {}, the launch included",
+          blocks, syncs, syncs);
+      f.value = m.time.median;
+      f.measurement = std::move(m);
+      f.params["blocks"] = blocks;
+      f.params["syncs"] = syncs;
+      s.add(std::move(f));
+    });
+  }
   if (s.wants("launch.graph")) {
     s.attempt("launch.graph", "Kernel in a CUDA graph", [&] {
       const int kernels = 100;
@@ -205,7 +260,9 @@ void littles_law(Session& s, const std::string& level, const std::string& name) 
 }  // namespace
 
 void measure_latency(Session& s) {
-  if (s.wants("launch.overhead") || s.wants("launch.latency") || s.wants("launch.graph")) measure_launch(s);
+  if (s.wants("launch.overhead") || s.wants("launch.latency") || s.wants("launch.graph") ||
+      s.wants("launch.cooperative") || s.wants("sync.grid"))
+    measure_launch(s);
 
   if (s.wants("dram.latency")) {
     s.attempt("dram.latency", "DRAM latency", [&] {

@@ -1,6 +1,8 @@
 // Latency kernels: an empty kernel (launch overhead) and a single-thread
 // pointer chase (memory latency; each load's address is the previous load's value,
 // so exactly one access is in flight).
+#include <cooperative_groups.h>
+
 #include "kernels/clock_probe.cuh"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
@@ -11,6 +13,11 @@ namespace roofline::bench::gpu {
 namespace {
 
 __global__ void empty_kernel() {}
+
+__global__ void grid_sync_kernel(int syncs) {
+  cooperative_groups::grid_group g = cooperative_groups::this_grid();
+  for (int i = 0; i < syncs; ++i) g.sync();
+}
 
 __global__ void build_chase_kernel(uint32_t* __restrict__ next, const uint32_t* __restrict__ succ, size_t nodes,
                                    uint32_t stride_words) {
@@ -44,6 +51,20 @@ __global__ void chase_kernel(const uint32_t* __restrict__ next, uint32_t start, 
 void launch_empty(cudaStream_t s) {
   empty_kernel<<<1, 1, 0, s>>>();
   CUDA_CHECK_LAUNCH();
+}
+
+int cooperative_smem_limit(int device) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&grid_sync_kernel),
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  return optin;
+}
+
+void launch_grid_syncs(int blocks, int smem, int syncs, cudaStream_t s) {
+  void* args[] = {&syncs};
+  CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&grid_sync_kernel), dim3(blocks), dim3(256),
+                                         args, static_cast<size_t>(smem), s));
 }
 
 void build_chase(uint32_t* next, const uint32_t* succ, size_t nodes, uint32_t stride_words, cudaStream_t s) {
