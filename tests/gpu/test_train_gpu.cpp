@@ -136,6 +136,30 @@ TEST(TrainGpu, AShortRunLearnsAndReportsNoFakeBusyFraction) {
   }
 }
 
+// With a fused path and --gpu-path auto the inference is timed on the faster
+// of the fused forward and the layer path, and the result says which and the
+// two medians; a path named by the caller is the inference's path too.
+TEST(TrainGpu, InferencePathIsPickedByTimingUnderAutoAndKeptWhenNamed) {
+  ROOFLINE_REQUIRE_GPU();
+  auto model = make_model("simple-mlp");
+  Context gpu(Backend::Cuda);
+  TrainOptions o = quick(1, 3);
+  TrainResult a = train_and_evaluate(gpu, *model, data(), o);
+  ASSERT_EQ(a.gpu_path, "fused-mlp");
+  EXPECT_TRUE(a.infer_path == "fused-mlp" || a.infer_path == "layers") << a.infer_path;
+  EXPECT_NE(a.infer_path_note.find("fused-mlp "), std::string::npos) << a.infer_path_note;
+  EXPECT_NE(a.infer_path_note.find("layers "), std::string::npos) << a.infer_path_note;
+  for (GpuPath p : {GpuPath::Fused, GpuPath::Layers}) {
+    o.gpu_path = p;
+    TrainResult b = train_and_evaluate(gpu, *model, data(), o);
+    EXPECT_EQ(b.infer_path, p == GpuPath::Fused ? "fused-mlp" : "layers");
+    EXPECT_TRUE(b.infer_path_note.empty()) << b.infer_path_note;
+    EXPECT_GT(b.infer_seconds.median, 0);
+  }
+  Context cpu(Backend::Cpu);
+  EXPECT_TRUE(train_and_evaluate(cpu, *model, data(), quick(1, 3)).infer_path.empty());
+}
+
 TEST(TrainGpu, BenchCommandFillsTheGpuColumnsAndStoresTheRuns) {
   ROOFLINE_REQUIRE_GPU();
   roofline::test::TempDir tmp;

@@ -76,6 +76,8 @@ struct TrainResult {
   std::vector<std::int64_t> test_predictions;
   std::string gpu_path;                 // GPU: "fused-mlp", "fused-cnn" or "layers"; empty on the CPU
   std::string gpu_path_note;            // why the layer path ran (when it did)
+  std::string infer_path;               // GPU: the inference's path ("fused-mlp", "layers"); empty on the CPU
+  std::string infer_path_note;          // the candidates' medians when it was picked by timing
   Normalization norm;
   PassCosts step_cost;  // one full-batch step (layers; loss and optimiser not included)
 };

@@ -186,9 +186,12 @@ class BenchCommand : public Command {
         ctx.status(fmt::format("{} {} {} batch {}: diverged (non-finite loss) at {}", r.source, r.model, r.device,
                                r.batch, r.diverged));
       else
-        ctx.status(fmt::format("{} {} {} batch {}: {} s training, {:.2f}% test accuracy, {} per inference", r.source,
+        ctx.status(fmt::format("{} {} {} batch {}: {} s training, {:.2f}% test accuracy, {} per inference{}", r.source,
                                r.model, r.device, r.batch, format_sig(r.train_seconds), r.test_accuracy * 100,
-                               format_seconds(r.infer_median_s)));
+                               format_seconds(r.infer_median_s),
+                               r.params.value("infer_path", std::string()).empty()
+                                   ? std::string()
+                                   : " (" + r.params["infer_path"].get<std::string>() + ")"));
     };
     for (const auto& m : cfg.models)
       for (auto b : cfg.batches)

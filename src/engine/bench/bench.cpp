@@ -108,6 +108,8 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"steps_per_graph", o.steps_per_graph},
                     {"gpu_path", tr.gpu_path},
                     {"gpu_path_note", tr.gpu_path_note},
+                    {"infer_path", tr.infer_path},
+                    {"infer_path_note", tr.infer_path_note},
                     {"cpu_threads", ctx->cpu_threads()},
                     {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
                     {"data", data.dir},

@@ -101,6 +101,11 @@ Table details_table(const std::vector<BenchRecord>& records) {
           fmt::format("GPU path of {}: layers ({})", r.model, r.params["gpu_path_note"].get<std::string>());
       if (std::find(noted.begin(), noted.end(), n) == noted.end()) noted.push_back(n);
     }
+  for (const auto& r : records)
+    if (r.params.contains("infer_path_note") && !r.params["infer_path_note"].get<std::string>().empty())
+      noted.push_back(fmt::format("GPU inference of {} at batch {}: {} ({})", r.model, r.batch,
+                                  r.params.value("infer_path", std::string()),
+                                  r.params["infer_path_note"].get<std::string>()));
   for (const auto& n : noted) t.note(n);
   if (std::any_of(records.begin(), records.end(), [](const BenchRecord& r) { return !r.gpu_path.empty(); }))
     t.note(

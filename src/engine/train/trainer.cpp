@@ -143,7 +143,7 @@ class Trainer {
     r.test_loss = ev.loss;
     r.test_accuracy = ev.accuracy;
     r.test_predictions = ev.predictions;
-    r.infer_seconds = inference_latency();
+    r.infer_seconds = inference_latency(r);
     return r;
   }
 
@@ -387,35 +387,54 @@ class Trainer {
 
   // Forward of one batch of `batch` test images to probabilities, each
   // repetition synchronised (the latency a caller waiting for the answer sees).
-  Summary inference_latency() {
+  // With a fused path and --gpu-path auto both GPU forwards are candidates:
+  // the fused kernel (one cooperative launch) and the layer path (a graph of
+  // a few kernels); the one with the lower median of kPickReps calls, taken
+  // in alternating rounds, is timed. At batch 1 simple-mlp's fused forward
+  // costs a cooperative launch (11.5 µs round trip on the H100 against 9.8
+  // for a plain kernel) plus 11.8 µs of kernel.
+  Summary inference_latency(TrainResult& r) {
     const std::int64_t rows = std::min(o_.batch, test_.n);
     ops::gather_batch(ctx_, batch_shape(rows, rows, test_), net_.input(), labels_.i32(), test_.images.u8(),
                       test_.labels.u8(), test_order_.i32(), 0, nullptr);
-    auto infer = [&] {
-      if (fused_) {
-        fused_->infer(rows, probs_.f32());
-        return;
-      }
-      net_.infer_probs(rows, probs_.f32());
-    };
+    auto layers = [&] { net_.infer_probs(rows, probs_.f32()); };
     StepGraph g;
-    infer();  // eager first: kernels loaded and plans built outside the capture
-    ctx_.synchronize();
-    if (ctx_.is_cuda() && o_.use_graphs && !fused_) g.capture(ctx_, infer);  // a fused forward is one launch
-    auto once = [&] {
-      if (g.ready())
+    bool fused = fused_ != nullptr;
+    if (!fused || o_.gpu_path == GpuPath::Auto) {
+      layers();  // eager first: kernels loaded and plans built outside the capture
+      ctx_.synchronize();
+      if (ctx_.is_cuda() && o_.use_graphs) g.capture(ctx_, layers);
+    }
+    auto once = [&](bool use_fused) {
+      if (use_fused)
+        fused_->infer(rows, probs_.f32());  // one launch: nothing to capture
+      else if (g.ready())
         g.launch(ctx_);
       else
-        infer();
+        layers();
       ctx_.synchronize();
     };
-    for (int i = 0; i < 10; ++i) once();
-    std::vector<double> samples;
-    for (int i = 0; i < std::max(1, o_.infer_reps); ++i) {
-      const double t0 = now_s();
-      once();
-      samples.push_back(now_s() - t0);
+    auto time = [&](bool use_fused, int reps, std::vector<double>& samples) {
+      for (int i = 0; i < reps; ++i) {
+        const double t0 = now_s();
+        once(use_fused);
+        samples.push_back(now_s() - t0);
+      }
+    };
+    if (fused && o_.gpu_path == GpuPath::Auto) {
+      constexpr int kPickReps = 100, kRounds = 5;
+      for (int i = 0; i < 10; ++i) once(true), once(false);
+      std::vector<double> f, l;
+      for (int k = 0; k < kRounds; ++k) time(true, kPickReps / kRounds, f), time(false, kPickReps / kRounds, l);
+      const double fm = summarize(f).median, lm = summarize(l).median;
+      fused = fm <= lm;
+      r.infer_path_note = fmt::format("{} {:.1f} µs, {} {:.1f} µs (median of {} synchronised calls each)",
+                                      fused_->name(), fm * 1e6, "layers", lm * 1e6, kPickReps);
     }
+    r.infer_path = ctx_.is_cuda() ? (fused ? fused_->name() : std::string("layers")) : std::string();
+    for (int i = 0; i < 10; ++i) once(fused);
+    std::vector<double> samples;
+    time(fused, std::max(1, o_.infer_reps), samples);
     return summarize(samples);
   }
 
