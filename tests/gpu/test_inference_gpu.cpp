@@ -152,6 +152,11 @@ TEST(LinearHeadGpu, MatchesTheFloat64Reference) {
   using A = ops::Activation;
   const Case cases[] = {
       {"ece408's head at batch 64", {64, 1024, 32, true, A::ReLU}, {64, 32, 10, true, A::None}, true},
+      {"ece408's head at batch 1: a row a block", {1, 1024, 32, true, A::ReLU}, {1, 32, 10, true, A::None}, true},
+      {"batch 600: more rows than an H100 has SMs, 4 rows a block", {600, 64, 32, true, A::ReLU}, {600, 32, 10, true, A::None}, true},
+      {"12 hidden features: fewer than the warps", {3, 8, 12, true, A::ReLU}, {3, 12, 10, true, A::None}, true},
+      {"256 hidden features over 1024 inputs, 9 rows: W1 (1 MB) read from global memory, not staged",
+       {9, 1024, 256, true, A::ReLU}, {9, 256, 10, false, A::None}, true},
       {"simple-mlp's fc2 + fc3 (ReLU before the softmax) at batch 5: a part-filled block",
        {5, 256, 128, true, A::ReLU}, {5, 128, 10, true, A::ReLU}, true},
       {"simple-cnn's head at batch 1 (16 inputs: half a warp), no biases", {1, 16, 100, false, A::ReLU},
