@@ -7,7 +7,11 @@
 // each, in one row) × KB output channels. The input rows those pixels need
 // (all input channels, zero-padded) and the block's weights are staged in
 // shared memory; each thread keeps PX pixels × KB channels in registers, the
-// KB weights of a tap read as float4 broadcasts. With FLIP it computes the input gradient: the
+// KB weights of a tap read as float4 broadcasts. With CS > 1 (few blocks: a
+// small batch) the 256 threads are CS groups of 256 / CS pixel slots, group g
+// summing input channels g·⌈ci/CS⌉ … into its own partial sums; group 0 adds
+// the others' in order (deterministic) and writes — a thread's chain of
+// ci·r·s taps is CS times shorter and the grid CS times wider. With FLIP it computes the input gradient: the
 // output gradient convolved with the weights flipped and transposed
 // (pad' = kernel − 1 − pad), so one kernel serves both passes.
 //
@@ -52,23 +56,26 @@ struct TiledConvDims {
 // count G = ⌈ow / PX⌉ (pixels x0, x0 + G, …: a warp's lanes read adjacent
 // words, so no bank conflicts); PX > 1 amortises each tap's weight load over
 // PX pixels (conv 1→4 7×7 at PX 1 issued an LDS and an LDS.128 per 4 FMAs).
+// A block has kConvThreads / CS pixel slots (CS channel groups, above).
 __host__ __device__ constexpr int tiled_cols(int ow, int px) { return (ow + px - 1) / px; }
-// The most output rows 256 consecutive thread slots of one image can touch.
-__host__ __device__ constexpr int tiled_rows_max(int oh, int ow, int px = 1) {
-  const int rows = (kConvThreads - 1) / tiled_cols(ow, px) + 2;
+__host__ __device__ constexpr int tiled_slots(int cs) { return kConvThreads / cs; }
+// The most output rows a block's consecutive pixel slots of one image can touch.
+__host__ __device__ constexpr int tiled_rows_max(int oh, int ow, int px = 1, int cs = 1) {
+  const int rows = (tiled_slots(cs) - 1) / tiled_cols(ow, px) + 2;
   return rows < oh ? rows : oh;
 }
-// Shared memory of conv2d_tiled (floats): the input rows, then the weights.
-__host__ __device__ constexpr int tiled_in_floats(const TiledConvDims& d, int px = 1) {
-  return conv_round4(d.ci * (tiled_rows_max(d.oh, d.ow, px) + d.r - 1) * (d.ow + d.s - 1));
+// Shared memory of conv2d_tiled (floats): the input rows, then the weights,
+// then (CS > 1) the groups' partial sums.
+__host__ __device__ constexpr int tiled_in_floats(const TiledConvDims& d, int px = 1, int cs = 1) {
+  return conv_round4(d.ci * (tiled_rows_max(d.oh, d.ow, px, cs) + d.r - 1) * (d.ow + d.s - 1));
 }
-template <int KB, int PX = 1>
+template <int KB, int PX = 1, int CS = 1>
 __host__ __device__ constexpr int tiled_smem_floats(const TiledConvDims& d) {
-  return tiled_in_floats(d, PX) + d.ci * d.r * d.s * KB;
+  return tiled_in_floats(d, PX, CS) + d.ci * d.r * d.s * KB + (CS > 1 ? kConvThreads * PX * KB : 0);
 }
-// Grid x of conv2d_tiled: blocks of 256 thread slots over an image's oh · G.
-__host__ __device__ constexpr int tiled_blocks_x(const TiledConvDims& d, int px) {
-  return (d.oh * tiled_cols(d.ow, px) + kConvThreads - 1) / kConvThreads;
+// Grid x of conv2d_tiled: blocks of tiled_slots(cs) pixel slots over an image's oh · G.
+__host__ __device__ constexpr int tiled_blocks_x(const TiledConvDims& d, int px, int cs = 1) {
+  return (d.oh * tiled_cols(d.ow, px) + tiled_slots(cs) - 1) / tiled_slots(cs);
 }
 
 // Stages output channels k0 … k0+KB−1's weights into w_s (ci, r, s, KB),
@@ -97,25 +104,28 @@ __device__ void stage_conv_weights(float* w_s, const float* w, const TiledConvDi
 
 // out (n, co, oh, ow) = act(Σ in ⋆ w + b). Weights: FLIP false: w (co, ci, r, s);
 // FLIP true: w is the forward layer's (ci, co, r, s), used flipped.
-// Grid: (tiled_blocks_x(d, PX), ceil(co / KB), n); dynamic shared memory
-// tiled_smem_floats<KB, PX>(d) floats.
-template <int KB, int PX, bool FLIP>
+// Grid: (tiled_blocks_x(d, PX, CS), ceil(co / KB), n); dynamic shared memory
+// tiled_smem_floats<KB, PX, CS>(d) floats.
+template <int KB, int PX, bool FLIP, int CS = 1>
 __global__ void __launch_bounds__(kConvThreads)
     conv2d_tiled(TiledConvDims d, float* __restrict__ out, const float* __restrict__ in, const float* __restrict__ w,
                  const float* __restrict__ b, bool relu) {
   static_assert(KB % 4 == 0, "weights are read as float4");
+  static_assert(kConvThreads % CS == 0, "whole groups of pixel slots");
+  constexpr int SL = kConvThreads / CS;  // pixel slots per block
   extern __shared__ float4 conv_smem4[];
   float* sm = reinterpret_cast<float*>(conv_smem4);
   const int plane = d.oh * d.ow;
   const int G = tiled_cols(d.ow, PX);
-  const int p0 = static_cast<int>(blockIdx.x) * kConvThreads;  // first thread slot (row · G + column)
+  const int p0 = static_cast<int>(blockIdx.x) * SL;  // first pixel slot (row · G + column)
   const int k0 = static_cast<int>(blockIdx.y) * KB;
   const int img = static_cast<int>(blockIdx.z);
   const int y_first = p0 / G;
-  const int y_last = min(d.oh - 1, (p0 + kConvThreads - 1) / G);
+  const int y_last = min(d.oh - 1, (p0 + SL - 1) / G);
   const int nrows = y_last - y_first + d.r, ncols = d.ow + d.s - 1;
-  float* in_s = sm;                          // (ci, nrows, ncols)
-  float* w_s = sm + tiled_in_floats(d, PX);  // (ci, r, s, KB)
+  float* in_s = sm;                                    // (ci, nrows, ncols)
+  float* w_s = sm + tiled_in_floats(d, PX, CS);        // (ci, r, s, KB)
+  float* part_s = w_s + d.ci * d.r * d.s * KB;         // CS > 1: (CS, SL, PX, KB)
   const int tile = nrows * ncols;
   const float* src = in + static_cast<std::int64_t>(img) * d.ci * d.ih * d.iw;
   for (int i = threadIdx.x; i < d.ci * tile; i += kConvThreads) {
@@ -128,9 +138,11 @@ __global__ void __launch_bounds__(kConvThreads)
   copy_async_wait_all();
   const int taps = d.r * d.s;
   __syncthreads();
-  const int p = p0 + static_cast<int>(threadIdx.x);
-  if (p >= d.oh * G) return;  // no barrier follows
-  const int y = p / G, x0 = p - y * G, ly = y - y_first;
+  const int slot = static_cast<int>(threadIdx.x) % SL, group = static_cast<int>(threadIdx.x) / SL;
+  const int p = p0 + slot;
+  const bool active = p < d.oh * G;
+  if (CS == 1 && !active) return;  // no barrier follows
+  const int y = active ? p / G : y_first, x0 = active ? p - y * G : 0, ly = y - y_first;
   int xs[PX];  // this thread's pixels; one past the row reads pixel x0's inputs and is not written
   CONV_TILED_UNROLL
   for (int q = 0; q < PX; ++q) xs[q] = x0 + q * G < d.ow ? x0 + q * G : x0;
@@ -139,7 +151,9 @@ __global__ void __launch_bounds__(kConvThreads)
   for (int q = 0; q < PX; ++q)
     CONV_TILED_UNROLL
   for (int kk = 0; kk < KB; ++kk) acc[q][kk] = 0.f;
-  for (int c = 0; c < d.ci; ++c)
+  const int per_group = (d.ci + CS - 1) / CS;
+  const int c_begin = group * per_group, c_end = min(d.ci, c_begin + per_group);
+  for (int c = c_begin; c < c_end; ++c)
     for (int rr = 0; rr < d.r; ++rr) {
       const float* row = in_s + (c * nrows + ly + rr) * ncols;
       const float* wr = w_s + (c * taps + rr * d.s) * KB;
@@ -160,6 +174,24 @@ __global__ void __launch_bounds__(kConvThreads)
         }
       }
     }
+  if (CS > 1) {  // the groups' partial sums meet in group 0, added in group order
+    float* mine = part_s + (group * SL + slot) * PX * KB;
+    if (group > 0) {
+      CONV_TILED_UNROLL
+      for (int q = 0; q < PX; ++q)
+        CONV_TILED_UNROLL
+      for (int kk = 0; kk < KB; ++kk) mine[q * KB + kk] = acc[q][kk];
+    }
+    __syncthreads();
+    if (group > 0 || !active) return;
+    for (int g = 1; g < CS; ++g) {
+      const float* other = part_s + (g * SL + slot) * PX * KB;
+      CONV_TILED_UNROLL
+      for (int q = 0; q < PX; ++q)
+        CONV_TILED_UNROLL
+      for (int kk = 0; kk < KB; ++kk) acc[q][kk] += other[q * KB + kk];
+    }
+  }
   float* dst = out + static_cast<std::int64_t>(img) * d.co * plane + y * d.ow;
   CONV_TILED_UNROLL
   for (int q = 0; q < PX; ++q) {

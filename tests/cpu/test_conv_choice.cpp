@@ -90,6 +90,11 @@ TEST(ConvChoice, KeepsTheTiledKernelForGridsSmallerThanTheGpu) {
   EXPECT_FALSE(choose_regtile({1, 4, 16, 34, 34, 7, 7}, 132, p));  // batch 1: 24 blocks
   EXPECT_FALSE(choose_regtile({1, 1, 4, 80, 80, 7, 7}, 132, p));   // batch 1: 80 blocks
   EXPECT_TRUE(choose_regtile({1, 1, 4, 80, 80, 7, 7}, 64, p));     // ... on a 64-SM GPU
+  // Pooled (inference): a short tap chain keeps the pooled tile on a small
+  // grid; a long one (4 channels × 7 × 7) does not.
+  EXPECT_TRUE(choose_regtile({1, 1, 4, 80, 80, 7, 7}, 132, p, 2));
+  EXPECT_EQ(p.kb, 4);
+  EXPECT_FALSE(choose_regtile({1, 4, 16, 32, 32, 7, 7}, 132, p, 4));
 }
 
 }  // namespace

@@ -153,17 +153,19 @@ struct Shape {
 
 int channels_per_block(int co) { return co <= 4 ? 4 : co <= 8 ? 8 : 16; }
 
-template <int KB, int PX, bool FLIP>
+template <int KB, int PX, bool FLIP, int CS = 1>
 void run_tiled(const rk::TiledConvDims& d, float* out, const float* in, const float* w, const float* b, bool relu) {
-  ASSERT_LE((rk::tiled_smem_floats<KB, PX>(d)), int(sizeof(rk::conv_smem4) / 4));
-  const dim3 grid(rk::tiled_blocks_x(d, PX), (d.co + KB - 1) / KB, d.n);
-  launch(grid, kConvThreads, [&] { rk::conv2d_tiled<KB, PX, FLIP>(d, out, in, w, b, relu); });
+  ASSERT_LE((rk::tiled_smem_floats<KB, PX, CS>(d)), int(sizeof(rk::conv_smem4) / 4));
+  const dim3 grid(rk::tiled_blocks_x(d, PX, CS), (d.co + KB - 1) / KB, d.n);
+  launch(grid, kConvThreads, [&] { rk::conv2d_tiled<KB, PX, FLIP, CS>(d, out, in, w, b, relu); });
 }
 
 // Every (channels per block, pixels per thread) the launcher may pick.
 template <bool FLIP>
-void run_tiled(int kb, int px, const rk::TiledConvDims& d, float* out, const float* in, const float* w, const float* b,
-               bool relu) {
+void run_tiled(int kb, int px, int cs, const rk::TiledConvDims& d, float* out, const float* in, const float* w,
+               const float* b, bool relu) {
+  if (cs == 2) return run_tiled<4, 1, FLIP, 2>(d, out, in, w, b, relu);  // input-channel groups: 4 x 1 only
+  if (cs == 4) return run_tiled<4, 1, FLIP, 4>(d, out, in, w, b, relu);
   if (px == 4 && kb == 4) return run_tiled<4, 4, FLIP>(d, out, in, w, b, relu);
   if (px == 4 && kb == 8) return run_tiled<8, 4, FLIP>(d, out, in, w, b, relu);  // the kernel allows it; unused
   if (px == 4) return run_tiled<16, 4, FLIP>(d, out, in, w, b, relu);
@@ -214,9 +216,10 @@ constexpr RegTileVariant kRegTileVariants[] = {{4, 1, 0},  {4, 2, 0},  {4, 4, 0}
                                                {16, 1, 0}, {4, 1, 32}, {8, 2, 32}, {4, 4, 32}, {16, 1, 32}};
 
 struct TiledVariant {
-  int kb, px;
+  int kb, px, cs;
 };
-constexpr TiledVariant kTiledVariants[] = {{4, 1}, {8, 1}, {16, 1}, {4, 4}, {8, 4}, {16, 4}};
+constexpr TiledVariant kTiledVariants[] = {{4, 1, 1}, {8, 1, 1},  {16, 1, 1}, {4, 4, 1},
+                                           {8, 4, 1}, {16, 4, 1}, {4, 1, 2},  {4, 1, 4}};
 
 template <int KB>
 void run_wgrad(const rk::WgradDims& d, int parts, int slices, float* partial, const float* in, const float* dout) {
@@ -261,18 +264,19 @@ void check_shape(const Shape& s, int parts, int slices, std::mt19937& gen) {
         }
 
   for (const TiledVariant v : kTiledVariants) {
-    SCOPED_TRACE(::testing::Message() << "channels per block " << v.kb << ", pixels per thread " << v.px);
+    SCOPED_TRACE(::testing::Message() << "channels per block " << v.kb << ", pixels per thread " << v.px
+                                      << ", input-channel groups " << v.cs);
     // Forward (bias + ReLU), as conv2d_forward launches it.
     std::vector<float> out(fwd.size(), NAN);
     const rk::TiledConvDims tf{s.n, s.c, s.h, s.w, s.k, oh, ow, s.r, s.s, s.pad, s.pad};
-    run_tiled<false>(v.kb, v.px, tf, out.data(), in.data(), w.data(), b.data(), true);
+    run_tiled<false>(v.kb, v.px, v.cs, tf, out.data(), in.data(), w.data(), b.data(), true);
     EXPECT_LE(rel_error(out, fwd), 1e-5) << "forward";
 
     // Input gradient, as conv2d_backward_input launches it (pad <= r - 1 and s - 1).
     if (s.pad <= s.r - 1 && s.pad <= s.s - 1) {
       std::vector<float> g(din.size(), NAN);
       const rk::TiledConvDims tb{s.n, s.k, oh, ow, s.c, s.h, s.w, s.r, s.s, s.r - 1 - s.pad, s.s - 1 - s.pad};
-      run_tiled<true>(v.kb, v.px, tb, g.data(), dout.data(), w.data(), nullptr, false);
+      run_tiled<true>(v.kb, v.px, v.cs, tb, g.data(), dout.data(), w.data(), nullptr, false);
       EXPECT_LE(rel_error(g, din), 1e-5) << "input gradient";
     }
   }
@@ -382,6 +386,8 @@ TEST(ConvTiledEmulated, MatchesTheFloat64ReferenceAtTheKernelsEdges) {
   check_shape({3, 1, 40, 8, 2, 3, 3, 1}, 2, 20, gen);   // 40 partials: more than a warp's lanes
   check_shape({1, 1, 86, 86, 4, 7, 7, 0}, 1, 4, gen);   // ece408 conv1 itself
   check_shape({2, 3, 14, 13, 6, 5, 5, 2}, 2, 3, gen);   // 5 wide, padded, rows of 13 (a part-filled group)
+  check_shape({1, 4, 40, 40, 16, 7, 7, 0}, 1, 2, gen);  // ece408 conv2 at batch 1 (channel groups' shape)
+  check_shape({1, 5, 11, 9, 3, 3, 3, 1}, 1, 2, gen);    // 5 input channels: uneven groups, 3 of 4 at cs 4
 }
 
 }  // namespace

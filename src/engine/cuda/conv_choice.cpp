@@ -121,7 +121,13 @@ bool choose_regtile(const ConvGeometry& g, int sm_count, RegTilePlan& plan, int 
   // per thread spread the work wider (ece408 at batch 1, H100, 2026-11-25:
   // conv2 forward 11.3 µs tiled vs 18.5 register-tiled, its input gradient
   // 38.6 vs 64.5; the training step 105 vs 138 µs).
-  if (std::int64_t(p.bands) * ((g.co + kb - 1) / kb) * g.n < sm_count) return false;
+  // Pooled (inference), the tiled alternative is that kernel plus a max-pool
+  // kernel: short tap chains keep the pooled register tile even on a small
+  // grid (ece408 at batch 1, H100, 2026-11-25: conv1 + pool 4.3 µs pooled
+  // against 4.4 + 2.3 µs; conv2's 196 taps 15.8 µs pooled against 4.5 + 2.3
+  // with the tiled kernel's channel groups).
+  const bool short_pooled = pool > 1 && g.ci * g.r * g.s <= 64;
+  if (std::int64_t(p.bands) * ((g.co + kb - 1) / kb) * g.n < sm_count && !short_pooled) return false;
   plan = p;
   return true;
 }

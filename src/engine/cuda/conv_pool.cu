@@ -116,69 +116,85 @@ void allow_smem(const CudaState* st, int bytes) {
   have = bytes;
 }
 
-template <int KB, int PX>
+template <int KB, int PX, int CS = 1>
 int tiled_bytes(const kernels::TiledConvDims& d) {
-  return kernels::tiled_smem_floats<KB, PX>(d) * static_cast<int>(sizeof(float));
+  return kernels::tiled_smem_floats<KB, PX, CS>(d) * static_cast<int>(sizeof(float));
 }
 
-int tiled_bytes(const kernels::TiledConvDims& d, int kb, int px) {
+// Channel groups (cs > 1) come only with 4-channel, 1-pixel blocks (tiled_shape).
+int tiled_bytes(const kernels::TiledConvDims& d, int kb, int px, int cs) {
+  if (cs == 2) return tiled_bytes<4, 1, 2>(d);
+  if (cs == 4) return tiled_bytes<4, 1, 4>(d);
   if (px == 4) return tiled_bytes<4, 4>(d);  // tiled_shape gives 4 pixels only to 4-channel blocks
   return kb == 4 ? tiled_bytes<4, 1>(d) : kb == 8 ? tiled_bytes<8, 1>(d) : tiled_bytes<16, 1>(d);
 }
 
-// The tiled kernel's shape: output channels per block (kb) and pixels per
-// thread (px). As many channels as the layer has (up to 16: fewer shared loads
-// per FMA), cut back while the grid would have fewer than 1.5 blocks per SM
-// (320 blocks of 16 channels ran at 28% occupancy; 640 of 8 took the same
-// time). 4-channel blocks take 4 pixels per thread when the grid stays that
-// large: one LDS.128 of weights then serves 16 FMAs, not 4 (ncu, ece408 at
-// batch 64 on the H100, 2026-11-24: conv 1→4 7×7 22.4 → 15.7 µs; conv2's
-// input gradient at batch 128 122 → 85 µs). Wider blocks gained nothing from
-// 4 pixels (8 channels at batch 64: 35 → 37 µs, 16 at batch 128: 51 → 59 µs).
+// The tiled kernel's shape: output channels per block (kb), pixels per
+// thread (px) and input-channel groups (cs). As many channels as the layer
+// has (up to 16: fewer shared loads per FMA), cut back while the grid would
+// have fewer than 1.5 blocks per SM (320 blocks of 16 channels ran at 28%
+// occupancy; 640 of 8 took the same time). 4-channel blocks take 4 pixels per
+// thread when the grid stays that large: one LDS.128 of weights then serves
+// 16 FMAs, not 4 (ncu, ece408 at batch 64 on the H100, 2026-11-24: conv 1→4
+// 7×7 22.4 → 15.7 µs; conv2's input gradient at batch 128 122 → 85 µs). Wider
+// blocks gained nothing from 4 pixels (8 channels at batch 64: 35 → 37 µs, 16
+// at batch 128: 51 → 59 µs). A grid still smaller than the GPU splits the
+// input channels over 2 or 4 thread groups (ece408's conv2 at batch 1: 20
+// blocks, each thread a chain of 196 taps; ncu, 2026-11-25: 11.3 µs, issue
+// stalls on each FMA's operands, 8 warps on 20 of 132 SMs).
 struct TiledShape {
-  int kb = 4, px = 1;
+  int kb = 4, px = 1, cs = 1;
 };
 TiledShape tiled_shape(const CudaState* st, const kernels::TiledConvDims& d) {
-  auto blocks = [&](int kb, int px) {
-    return std::int64_t(kernels::tiled_blocks_x(d, px)) * ((d.co + kb - 1) / kb) * d.n;
+  auto blocks = [&](int kb, int px, int cs) {
+    return std::int64_t(kernels::tiled_blocks_x(d, px, cs)) * ((d.co + kb - 1) / kb) * d.n;
   };
   const std::int64_t enough = 3 * std::int64_t(st->sm_count) / 2;
   TiledShape t;
   t.kb = channels_per_block(d.co);
-  while (t.kb > 4 && blocks(t.kb, 1) < enough) t.kb /= 2;
-  if (t.kb == 4 && d.ow >= 8 && blocks(4, 4) >= enough) t.px = 4;
+  while (t.kb > 4 && blocks(t.kb, 1, 1) < enough) t.kb /= 2;
+  if (t.kb == 4 && d.ow >= 8 && blocks(4, 4, 1) >= enough) t.px = 4;
+  if (t.kb == 4 && t.px == 1)
+    while (t.cs < 4 && 2 * t.cs <= d.ci && blocks(4, 1, t.cs) < st->sm_count) t.cs *= 2;
   return t;
 }
 
 // The kernels size their shared memory in int; this bound, in 64 bits, keeps
 // that exact.
-bool tiled_fits(const CudaState* st, const kernels::TiledConvDims& d, int kb, int px) {
-  const std::int64_t rows = std::min<std::int64_t>((kernels::kConvThreads - 1) / kernels::tiled_cols(d.ow, px) + 2, d.oh);
-  const std::int64_t floats =
-      std::int64_t(d.ci) * (rows + d.r - 1) * (d.ow + d.s - 1) + 3 + std::int64_t(d.ci) * d.r * d.s * kb;
-  return d.n <= 65535 && (d.co + kb - 1) / kb <= 65535 && floats * 4 <= smem_limit(st) &&
-         tiled_bytes(d, kb, px) <= smem_limit(st);
+bool tiled_fits(const CudaState* st, const kernels::TiledConvDims& d, const TiledShape& t) {
+  const std::int64_t rows =
+      std::min<std::int64_t>((kernels::tiled_slots(t.cs) - 1) / kernels::tiled_cols(d.ow, t.px) + 2, d.oh);
+  const std::int64_t floats = std::int64_t(d.ci) * (rows + d.r - 1) * (d.ow + d.s - 1) + 3 +
+                              std::int64_t(d.ci) * d.r * d.s * t.kb +
+                              (t.cs > 1 ? std::int64_t(kernels::kConvThreads) * t.px * t.kb : 0);
+  return d.n <= 65535 && (d.co + t.kb - 1) / t.kb <= 65535 && floats * 4 <= smem_limit(st) &&
+         tiled_bytes(d, t.kb, t.px, t.cs) <= smem_limit(st);
 }
 
-template <int KB, int PX, bool FLIP>
+template <int KB, int PX, bool FLIP, int CS = 1>
 void launch_tiled_kb(const CudaState* st, const kernels::TiledConvDims& d, float* out, const float* in, const float* w,
                      const float* b, bool relu) {
-  const int bytes = tiled_bytes<KB, PX>(d);
-  allow_smem<kernels::conv2d_tiled<KB, PX, FLIP>>(st, bytes);
-  const dim3 grid(static_cast<unsigned>(kernels::tiled_blocks_x(d, PX)), static_cast<unsigned>((d.co + KB - 1) / KB),
-                  static_cast<unsigned>(d.n));
-  kernels::conv2d_tiled<KB, PX, FLIP><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, out, in, w, b, relu);
+  const int bytes = tiled_bytes<KB, PX, CS>(d);
+  allow_smem<kernels::conv2d_tiled<KB, PX, FLIP, CS>>(st, bytes);
+  const dim3 grid(static_cast<unsigned>(kernels::tiled_blocks_x(d, PX, CS)),
+                  static_cast<unsigned>((d.co + KB - 1) / KB), static_cast<unsigned>(d.n));
+  kernels::conv2d_tiled<KB, PX, FLIP, CS><<<grid, kernels::kConvThreads, bytes, stream_of(st)>>>(d, out, in, w, b,
+                                                                                                  relu);
   CUDA_CHECK_LAUNCH();
 }
 
 template <bool FLIP>
-void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, int kb, int px, float* out, const float* in,
-                  const float* w, const float* b, bool relu) {
-  if (px == 4)  // with kb 4 only (tiled_shape)
+void launch_tiled(const CudaState* st, const kernels::TiledConvDims& d, const TiledShape& t, float* out,
+                  const float* in, const float* w, const float* b, bool relu) {
+  if (t.cs == 2)  // channel groups: with kb 4, px 1 only (tiled_shape)
+    launch_tiled_kb<4, 1, FLIP, 2>(st, d, out, in, w, b, relu);
+  else if (t.cs == 4)
+    launch_tiled_kb<4, 1, FLIP, 4>(st, d, out, in, w, b, relu);
+  else if (t.px == 4)  // with kb 4 only (tiled_shape)
     launch_tiled_kb<4, 4, FLIP>(st, d, out, in, w, b, relu);
-  else if (kb == 4)
+  else if (t.kb == 4)
     launch_tiled_kb<4, 1, FLIP>(st, d, out, in, w, b, relu);
-  else if (kb == 8)
+  else if (t.kb == 8)
     launch_tiled_kb<8, 1, FLIP>(st, d, out, in, w, b, relu);
   else
     launch_tiled_kb<16, 1, FLIP>(st, d, out, in, w, b, relu);
@@ -326,8 +342,8 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
                                    int(s.ow()), int(s.r), int(s.s), int(s.pad), int(s.pad)};
     if (try_regtile<false>(st, t, out, in, w, b, s.act == ops::Activation::ReLU)) return;
     const TiledShape ts = tiled_shape(st, t);
-    if (tiled_fits(st, t, ts.kb, ts.px)) {
-      launch_tiled<false>(st, t, ts.kb, ts.px, out, in, w, b, s.act == ops::Activation::ReLU);
+    if (tiled_fits(st, t, ts)) {
+      launch_tiled<false>(st, t, ts, out, in, w, b, s.act == ops::Activation::ReLU);
       return;
     }
   }
@@ -363,8 +379,8 @@ void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float
         int(s.r), int(s.s), int(s.r - 1 - s.pad), int(s.s - 1 - s.pad)};
     if (try_regtile<true>(st, t, din, dpre, w, nullptr, false)) return;
     const TiledShape ts = tiled_shape(st, t);
-    if (tiled_fits(st, t, ts.kb, ts.px)) {
-      launch_tiled<true>(st, t, ts.kb, ts.px, din, dpre, w, nullptr, false);
+    if (tiled_fits(st, t, ts)) {
+      launch_tiled<true>(st, t, ts, din, dpre, w, nullptr, false);
       return;
     }
   }
