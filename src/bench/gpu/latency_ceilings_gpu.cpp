@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -25,6 +26,27 @@ void per_operation(Measurement& m, double n) {
   for (double& x : m.samples) x /= n;
   Summary& t = m.time;
   for (double* x : {&t.mean, &t.median, &t.min, &t.max, &t.q1, &t.q3, &t.stdev}) *x /= n;
+}
+
+// Host wall time per `launch` + cudaStreamSynchronize, 100 round trips per
+// sample: the figure's value and measurement (name, label, method to fill in).
+Figure round_trip(Session& s, const std::function<void()>& launch) {
+  const int trips = 100;
+  Measurement m = measure_cpu(
+      [&] {
+        for (int i = 0; i < trips; ++i) {
+          launch();
+          CUDA_CHECK(cudaStreamSynchronize(s.stream()));
+        }
+      },
+      s.measure_options());
+  per_operation(m, trips);
+  Figure f;
+  f.unit = kSeconds;
+  f.value = m.time.median;
+  m.clock_median_mhz = 0;  // a host timing: the CPU's clock says nothing about the GPU
+  f.measurement = std::move(m);
+  return f;
 }
 
 void measure_launch(Session& s) {
@@ -58,24 +80,10 @@ void measure_launch(Session& s) {
   }
   if (s.wants("launch.latency")) {
     s.attempt("launch.latency", "Kernel launch + synchronize", [&] {
-      const int trips = 100;
-      Measurement m = measure_cpu(
-          [&] {
-            for (int i = 0; i < trips; ++i) {
-              launch_empty(st);
-              CUDA_CHECK(cudaStreamSynchronize(st));
-            }
-          },
-          s.measure_options());
-      per_operation(m, trips);
-      Figure f;
+      Figure f = round_trip(s, [&] { launch_empty(st); });
       f.name = "launch.latency";
       f.label = "Kernel launch + synchronize (round trip)";
-      f.unit = kSeconds;
       f.method = "one empty kernel, then cudaStreamSynchronize; host wall time per round trip (100 per sample)";
-      f.value = m.time.median;
-      m.clock_median_mhz = 0;
-      f.measurement = std::move(m);
       s.add(std::move(f));
     });
   }
@@ -84,30 +92,17 @@ void measure_launch(Session& s) {
   const int blocks = s.prop().multiProcessorCount;
   if (s.wants("launch.cooperative")) {
     s.attempt("launch.cooperative", "Cooperative launch + synchronize", [&] {
-      const int smem = cooperative_smem_limit(s.device()), trips = 100;
+      const int smem = cooperative_smem_limit(s.device());
       launch_grid_syncs(blocks, smem, 1, st);
       CUDA_CHECK(cudaStreamSynchronize(st));
-      Measurement m = measure_cpu(
-          [&] {
-            for (int i = 0; i < trips; ++i) {
-              launch_grid_syncs(blocks, smem, 1, st);
-              CUDA_CHECK(cudaStreamSynchronize(st));
-            }
-          },
-          s.measure_options());
-      per_operation(m, trips);
-      Figure f;
+      Figure f = round_trip(s, [&] { launch_grid_syncs(blocks, smem, 1, st); });
       f.name = "launch.cooperative";
       f.label = "Cooperative launch + synchronize (round trip, a block per SM)";
-      f.unit = kSeconds;
       f.method = fmt::format(
           "one cooperative kernel of {} blocks x 256 threads with {} of dynamic shared memory each, crossing one "
           "grid barrier, then cudaStreamSynchronize; host wall time per round trip (100 per sample). The floor of a "
           "fused persistent kernel's latency; compare launch.latency",
           blocks, format_bytes(smem));
-      f.value = m.time.median;
-      m.clock_median_mhz = 0;
-      f.measurement = std::move(m);
       f.params["blocks"] = blocks;
       f.params["smem_bytes"] = smem;
       s.add(std::move(f));
