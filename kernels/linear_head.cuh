@@ -19,7 +19,8 @@
 namespace roofline::kernels {
 
 constexpr int kHeadRows = 4;
-constexpr int kHeadWarps = 8;         // ROWS = kHeadRows; 16 for one row a block
+constexpr int kHeadWarps = 8;         // warps of a block of kHeadRows rows
+constexpr int kHeadRowWarps = 16;     // warps of a block of one row
 constexpr int kHeadFeatures = 4;      // hidden features per warp at once
 constexpr int kHeadMaxIn = 1024;      // shared memory: kHeadRows × in floats
 constexpr int kHeadMaxHidden = 1024;  // shared memory: kHeadRows × hidden floats

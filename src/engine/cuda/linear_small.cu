@@ -44,9 +44,9 @@ bool linear_head_forward(const CudaState* st, const ops::LinearShape& l1, const 
   const bool one_row = l1.n <= st->sm_count;
   const int rows = one_row ? 1 : kernels::kHeadRows;
   const auto blocks = static_cast<unsigned>((l1.n + rows - 1) / rows);
-  const int warps = one_row ? 16 : kernels::kHeadWarps;
-  const auto kernel =
-      one_row ? kernels::linear_head_forward<1, 16> : kernels::linear_head_forward<kernels::kHeadRows, kernels::kHeadWarps>;
+  const int warps = one_row ? kernels::kHeadRowWarps : kernels::kHeadWarps;
+  const auto kernel = one_row ? kernels::linear_head_forward<1, kernels::kHeadRowWarps>
+                              : kernels::linear_head_forward<kernels::kHeadRows, kernels::kHeadWarps>;
   kernel<<<blocks, 32 * warps, dyn, stream_of(st)>>>(
       int(l1.n), int(l1.in), int(l1.out), int(l2.out), probs, in, w1, b1, l1.act == ops::Activation::ReLU, w2, b2,
       l2.act == ops::Activation::ReLU);
