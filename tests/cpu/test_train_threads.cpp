@@ -10,11 +10,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <set>
 
 #include "cpu/test_engine_fixtures.hpp"
+#include "roofline/engine/network.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "src/engine/cpu/parallel.hpp"
 
@@ -124,4 +126,74 @@ TEST(FastParallel, EachTaskRunsOnceForAnyThreadCount) {
       fast::parallel_for(n, threads, [&](std::int64_t i) { ++hits[static_cast<size_t>(i)]; });
       for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)], 1) << "n " << n << " threads " << threads << " task " << i;
     }
+}
+
+// The owner split that keeps a Linear layer's weight rows in one core's caches
+// (the column-split forward and linear_backward_weight_sgd): task t of a
+// parallel_for over as many tasks as threads runs on the same OS thread in
+// every region, and owned_range covers [0, n) once, in order.
+TEST(FastParallel, OwnedTasksRunOnTheSameThreadInEveryRegion) {
+  Threads eight(8);
+  std::vector<long> first(8, 0);
+  for (int rep = 0; rep < 20; ++rep)
+    fast::parallel_for(8, 8, [&](std::int64_t t) {
+      const long tid = static_cast<long>(syscall(SYS_gettid));
+      if (rep == 0) first[static_cast<size_t>(t)] = tid;
+      EXPECT_EQ(tid, first[static_cast<size_t>(t)]) << "task " << t << " moved to another thread in region " << rep;
+    });
+  for (std::int64_t n : {1, 7, 16, 256})
+    for (std::int64_t parts : {1, 3, 16}) {
+      std::int64_t next = 0;
+      for (std::int64_t t = 0; t < parts; ++t) {
+        const fast::Range r = fast::owned_range(n, parts, t);
+        EXPECT_EQ(r.begin, next) << n << " in " << parts << " parts, part " << t;
+        EXPECT_LE(r.end - r.begin, (n + parts - 1) / parts);
+        next = r.end;
+      }
+      EXPECT_EQ(next, n);
+    }
+}
+
+// A training step on the fast CPU backend updates each Linear layer's
+// parameters as its weight gradient is computed (Network::backward_sgd); the
+// parameters, gradients and momentum must be those of backward() then
+// sgd_step(), bit for bit, whatever the thread count — simple-cnn and ece408
+// mix fused Linear updates with the one update of their convolutions.
+TEST(TrainCpuThreads, FusedLinearUpdateEqualsBackwardThenSgdStepBitwise) {
+  for (const char* name : {"simple-mlp", "simple-cnn", "ece408"}) {
+    const std::int64_t batch = std::string(name) == "ece408" ? 8 : 128;
+    auto model = make_model(name);
+    for (int threads : {1, 3, 16}) {
+      Threads t(threads);
+      Context ctx(Backend::Cpu);
+      Network fused(*model, ctx, batch), plain(*model, ctx, batch);
+      fused.set_params(model->init_params(11));
+      plain.set_params(model->init_params(11));
+      Rng rng(5);
+      const std::int64_t in = numel(model->input_shape());
+      std::vector<float> x(static_cast<size_t>(batch * in));
+      std::vector<std::int32_t> y(static_cast<size_t>(batch));
+      const ops::SgdConfig cfg{0.05f, 0.9f, 0.001f};
+      std::int32_t fused_steps = 0, plain_steps = 0;
+      for (int step = 0; step < 4; ++step) {
+        for (auto& v : x) v = rng.normal();
+        for (auto& v : y) v = static_cast<std::int32_t>(rng.below(10));
+        for (Network* n : {&fused, &plain}) {
+          std::copy(x.begin(), x.end(), n->input());
+          n->forward(batch);
+          ops::cross_entropy(ctx, {batch, 10}, n->dlogits(), n->logits(), y.data(), 1.0f / float(batch), {});
+        }
+        fused.backward_sgd(batch, cfg, &fused_steps);
+        plain.backward(batch);
+        plain.sgd_step(cfg, &plain_steps);
+        ASSERT_EQ(fused.grads(), plain.grads()) << name << ", " << threads << " threads, step " << step + 1;
+        ASSERT_EQ(fused.params(), plain.params()) << name << ", " << threads << " threads, step " << step + 1;
+        const std::int64_t np = model->param_count();
+        ASSERT_TRUE(std::equal(fused.momentum_data(), fused.momentum_data() + np, plain.momentum_data()))
+            << name << ", " << threads << " threads, step " << step + 1;
+      }
+      EXPECT_EQ(fused_steps, 4);
+      EXPECT_EQ(plain_steps, 4);
+    }
+  }
 }

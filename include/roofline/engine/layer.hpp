@@ -69,6 +69,15 @@ class Layer {
   virtual void backward_params(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const {
     backward_weight(ctx, batch, in, b);
   }
+  // backward_params, then the SGD update of this layer's `params` and `momentum`
+  // (its blocks of the network's buffers) in one pass where the layer and the
+  // backend have one (ops::fuses_weight_grad_sgd): true, with b.grads written and
+  // the parameters updated; false, with nothing done, elsewhere.
+  virtual bool backward_params_sgd(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
+                                   const Buffers& /*b*/, float* /*params*/, float* /*momentum*/,
+                                   const ops::SgdConfig& /*cfg*/) const {
+    return false;
+  }
   // Inference only: this layer and the max pool `pool` after it in one kernel
   // where the backend has one (b.out is then the pool's output; this layer's
   // own output is not written); false, with nothing done, elsewhere.

@@ -50,13 +50,20 @@ class Network {
   void backward(std::int64_t batch);
   // One fused SGD update over all parameters; advances *step when given.
   void sgd_step(const ops::SgdConfig& cfg, std::int32_t* step = nullptr);
+  // A training step's backward and update: backward(batch), then sgd_step — the
+  // same values bit for bit. Where the backend updates a Linear layer's
+  // parameters as its weight gradient is computed (ops::fuses_weight_grad_sgd, the
+  // fast CPU backend) those layers do, and the other layers' parameters get one
+  // update after.
+  void backward_sgd(std::int64_t batch, const ops::SgdConfig& cfg, std::int32_t* step = nullptr);
 
   // NVTX range names, "<model>/<layer>/<pass>".
   const std::string& range_name(size_t layer, Pass pass) const;
 
  private:
   bool forward_conv_pool(size_t layer, std::int64_t batch);
-  void backward_split(std::int64_t batch, const std::vector<bool>& need_din);
+  std::vector<bool> input_grads_needed() const;
+  void backward_rows_split(std::int64_t batch, const std::vector<bool>& need_din);
   Layer::Buffers buffers(size_t layer, std::int64_t r0, bool din) const;
   // Layers [begin, end) on rows [r0, r1) of the batch.
   void forward_range(size_t begin, size_t end, std::int64_t r0, std::int64_t r1, bool grad_path);

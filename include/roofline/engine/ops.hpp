@@ -186,6 +186,28 @@ struct SgdShape {
 void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad, float* buf, const SgdConfig& cfg,
                 std::int32_t* advance_step = nullptr);
 
+// A Linear layer's parameters beside their gradients and SGD momentum (the
+// bias ones null when the layer has none; the momentum ones null without momentum).
+struct LinearSgdBuffers {
+  float* w = nullptr;   // (out, in)
+  float* b = nullptr;   // (out)
+  float* dw = nullptr;  // (out, in), written
+  float* db = nullptr;  // (out), written
+  float* mw = nullptr;  // (out, in)
+  float* mb = nullptr;  // (out)
+};
+// linear_backward_weight, then sgd_update on the layer's weights and bias: the
+// same values bit for bit. On the fast CPU backend in one pass, each thread
+// updating the weight rows whose gradient it just computed, the rows it also
+// owns in the column-split forward (linear_forward outside a row split), so a
+// layer's weights, gradients and momentum stay in one core's caches from step
+// to step; elsewhere the two ops one after the other.
+void linear_backward_weight_sgd(Context& ctx, const LinearShape& s, const LinearSgdBuffers& p, const float* dpre,
+                                const float* in, const SgdConfig& cfg);
+// Whether linear_backward_weight_sgd is one pass on this backend (a training step
+// then updates Linear layers as their gradients are computed).
+bool fuses_weight_grad_sgd(const Context& ctx);
+
 // ---- Data: a batch from a uint8 image set --------------------------------------
 struct BatchShape {
   std::int64_t batch = 0;             // rows of this batch

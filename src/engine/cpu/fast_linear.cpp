@@ -47,6 +47,23 @@ void column_sums(std::int64_t n, std::int64_t m, float* sums, const float* x) {
   });
 }
 
+// Threads of linear_backward_weight_sgd: by the weight gradient's FLOPs and by
+// the update's bytes (parameter, gradient and momentum read, two written).
+int weight_sgd_threads(const ops::LinearShape& s) {
+  const double params = double(s.out) * double(s.in + 1);
+  return std::max(gemm_threads(s.out, s.in, s.n, s.out), threads_for(20.0 * params, kBytesPerThread, s.out));
+}
+
+// Whether a forward on `threads` threads splits the outputs by the weight rows
+// each thread owns: outside a row split (the training step's column-split layers),
+// with at least two of the GEMM's column blocks a thread, and on the same thread
+// count as the layer's update, so that the rows a thread computes are the rows
+// it updates.
+bool owns_weight_rows(const ops::LinearShape& s, int threads) {
+  return threads > 1 && !omp_in_parallel() && s.out >= 2 * std::int64_t(kernels().nt_nr) * threads &&
+         threads == weight_sgd_threads(s);
+}
+
 }  // namespace
 
 namespace {
@@ -94,7 +111,17 @@ void linear_forward(const ops::LinearShape& s, float* out, const float* in, cons
   const KernelSet& k = kernels();
   const GemmNt g{s.in, in, s.in, w, s.in, out, s.out, s.bias ? b : nullptr, s.act == ops::Activation::ReLU};
   const std::int64_t tasks = ((s.n + k.nt_mr - 1) / k.nt_mr) * ((s.out + k.nt_nr - 1) / k.nt_nr);
-  parallel_tiles(s.n, s.out, k.nt_mr, k.nt_nr, gemm_threads(s.n, s.out, s.in, tasks),
+  const int threads = gemm_threads(s.n, s.out, s.in, tasks);
+  if (owns_weight_rows(s, threads)) {
+    // Thread t computes every row's outputs for the weight rows it owns (and
+    // updates in linear_backward_weight_sgd): its weights stay in its caches.
+    parallel_for(threads, threads, [&](std::int64_t t) {
+      const Range r = owned_range(s.out, threads, t);
+      k.gemm_nt(g, 0, s.n, r.begin, r.end);
+    });
+    return;
+  }
+  parallel_tiles(s.n, s.out, k.nt_mr, k.nt_nr, threads,
                  [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_nt(g, i0, i1, j0, j1); });
 }
 
@@ -117,6 +144,31 @@ void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, con
   parallel_tiles(s.out, s.in, k.bc_mr, cols, gemm_threads(s.out, s.in, s.n, tasks),
                  [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_bc(g, i0, i1, j0, j1); });
   if (db) column_sums(s.n, s.out, db, dpre);
+}
+
+void linear_backward_weight_sgd(const ops::LinearShape& s, const ops::LinearSgdBuffers& p, const float* dpre,
+                                const float* in, const ops::SgdConfig& cfg) {
+  // dw (out, in) = dpreᵀ · in and db (out) = Σ_rows dpre, as linear_backward_weight
+  // (each element summed over the rows in order), then the SGD update of those
+  // rows while their gradients are in cache: the same arithmetic as the two ops.
+  const KernelSet& k = kernels();
+  const GemmBc g{s.n, dpre, 1, s.out, in, s.in, p.dw, s.in};
+  const bool momentum = cfg.momentum != 0.0f;
+  const int threads = weight_sgd_threads(s);
+  parallel_for(threads, threads, [&](std::int64_t t) {
+    const Range r = owned_range(s.out, threads, t);
+    if (r.begin == r.end) return;
+    k.gemm_bc(g, r.begin, r.end, 0, s.in);
+    const std::int64_t w0 = r.begin * s.in, nw = (r.end - r.begin) * s.in;
+    sgd_span(p.w + w0, p.dw + w0, momentum ? p.mw + w0 : nullptr, nw, cfg);
+    if (!s.bias) return;
+    for (std::int64_t j = r.begin; j < r.end; ++j) p.db[j] = 0.f;
+    for (std::int64_t i = 0; i < s.n; ++i) {
+      const float* row = dpre + i * s.out;
+      for (std::int64_t j = r.begin; j < r.end; ++j) p.db[j] += row[j];
+    }
+    sgd_span(p.b + r.begin, p.db + r.begin, momentum ? p.mb + r.begin : nullptr, r.end - r.begin, cfg);
+  });
 }
 
 }  // namespace roofline::engine::fast

@@ -161,6 +161,12 @@ ROOFLINE_CLONES void relu_grad_chunk(float* din, const float* dout, const float*
   for (int64_t i = 0; i < n; ++i) din[i] = out[i] > 0.f ? dout[i] : 0.f;
 }
 
+// No multiply-add contraction here: an element's update must not depend on
+// whether it falls in the vector body or the tail of a call (GCC contracted one
+// and not the other), since linear_backward_weight_sgd updates a layer's rows in
+// spans that start and end elsewhere than sgd_update's chunks.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
 ROOFLINE_CLONES void sgd_chunk(float* __restrict p, const float* __restrict g, float* __restrict buf, int64_t n,
                                float lr, float mom, float wd, bool momentum) {
   if (momentum) {
@@ -176,6 +182,7 @@ ROOFLINE_CLONES void sgd_chunk(float* __restrict p, const float* __restrict g, f
     for (int64_t i = 0; i < n; ++i) p[i] = p[i] - lr * (g[i] + wd * p[i]);
   }
 }
+#pragma GCC pop_options
 
 // Masked gradient and its column sums for columns [j0, j1), rows in order.
 ROOFLINE_CLONES void bias_grad_cols(const ops::BiasGradShape& s, float* dpre, float* db, const float* dout,
@@ -372,6 +379,10 @@ void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, co
     sgd_chunk(p + lo, g + lo, s.momentum ? buf + lo : nullptr, std::min(kChunk, s.n - lo), cfg.lr, cfg.momentum,
               cfg.weight_decay, s.momentum);
   });
+}
+
+void sgd_span(float* p, const float* g, float* buf, int64_t n, const ops::SgdConfig& cfg) {
+  sgd_chunk(p, g, buf, n, cfg.lr, cfg.momentum, cfg.weight_decay, buf != nullptr);
 }
 
 // Rows per thread below which a forward (or the row part of a backward) is split by

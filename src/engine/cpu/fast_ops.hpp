@@ -14,6 +14,8 @@ namespace roofline::engine::fast {
 void linear_forward(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b);
 void linear_backward_input(const ops::LinearShape& s, float* din, const float* dpre, const float* w);
 void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, const float* dpre, const float* in);
+void linear_backward_weight_sgd(const ops::LinearShape& s, const ops::LinearSgdBuffers& p, const float* dpre,
+                                const float* in, const ops::SgdConfig& cfg);
 
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w);
@@ -42,6 +44,8 @@ double cross_entropy(const ops::RowsShape& s, float* dlogits, const float* logit
                      float grad_scale, std::int64_t* correct);
 
 void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, const ops::SgdConfig& cfg);
+// sgd_update's arithmetic on n parameters, on the calling thread (buf null without momentum).
+void sgd_span(float* p, const float* g, float* buf, std::int64_t n, const ops::SgdConfig& cfg);
 // ops::for_row_chunks on the fast CPU backend.
 void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training);
 // ops::linear_joins_row_split on the fast CPU backend.

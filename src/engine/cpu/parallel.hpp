@@ -36,6 +36,19 @@ inline int threads_for(double work, double per_thread, std::int64_t tasks) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(t), tasks)));
 }
 
+// Part `t` of `n` items split into `parts` contiguous ranges, the first n % parts
+// one longer: the split parallel_for gives thread t when it runs `parts` tasks on
+// `parts` threads. Ops that must touch the same data on the same thread from one
+// call to the next (a Linear layer's weight rows, forward and update) share it.
+struct Range {
+  std::int64_t begin = 0, end = 0;
+};
+inline Range owned_range(std::int64_t n, std::int64_t parts, std::int64_t t) {
+  const std::int64_t q = n / parts, r = n % parts;
+  const std::int64_t begin = t * q + std::min(t, r);
+  return {begin, begin + q + (t < r ? 1 : 0)};
+}
+
 // Runs f(i) for i in [0, n) on `threads` threads (static schedule: thread t
 // always gets the same tasks, so data it touched last time is in its cache).
 //
@@ -64,9 +77,8 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
     const std::int64_t id = omp_get_thread_num();
     if (id < t) {
       // schedule(static) over t threads: contiguous blocks, the first n % t one longer.
-      const std::int64_t q = n / t, r = n % t;
-      const std::int64_t begin = id * q + std::min(id, r), end = begin + q + (id < r ? 1 : 0);
-      for (std::int64_t i = begin; i < end; ++i) f(i);
+      const Range mine = owned_range(n, t, id);
+      for (std::int64_t i = mine.begin; i < mine.end; ++i) f(i);
     }
   }
 }

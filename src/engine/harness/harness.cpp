@@ -164,8 +164,9 @@ double seconds_per_call(Context& ctx, const std::function<void()>& fn, int reps)
 }  // namespace
 
 std::vector<std::string> op_names() {
-  return {"linear",  "linear+relu", "conv2d",   "conv2d+relu",   "maxpool2d", "relu",        "relu+bias_grad",
-          "softmax", "log_softmax", "nll_loss", "cross_entropy", "sgd",       "gather_batch"};
+  return {"linear",      "linear+relu", "conv2d",        "conv2d+relu", "maxpool2d",         "relu",
+          "relu+bias_grad", "softmax",  "log_softmax",   "nll_loss",    "cross_entropy",     "sgd",
+          "linear_weight_sgd", "gather_batch"};
 }
 
 double error_bound(DType dtype) {

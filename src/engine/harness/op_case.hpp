@@ -73,5 +73,8 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t batch);
 // One convolution shape, any (check_conv aims the GPU tests at kernel edges).
 OpCase conv_case(const ops::Conv2dShape& s);
 OpCase linear_case(const ops::LinearShape& s);
+// Optimiser cases (op_cases_optim.cpp).
+OpCase sgd_case(std::int64_t n, const ops::SgdConfig& cfg);
+OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& cfg);
 
 }  // namespace roofline::engine::harness

@@ -7,36 +7,14 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/ops.hpp"
 #include "src/engine/cpu/ref_ops.hpp"
+#include "src/engine/harness/case_util.hpp"
 #include "src/engine/harness/op_case.hpp"
 
 namespace roofline::engine::harness {
 
-namespace {
-
 using ops::Activation;
 using std::int64_t;
-
-float* F(const DevPtrs& p, int i) { return static_cast<float*>(p[static_cast<size_t>(i)]); }
-double* D(const DevPtrs& p, int i) { return static_cast<double*>(p[static_cast<size_t>(i)]); }
-std::int32_t* I(const DevPtrs& p, int i) { return static_cast<std::int32_t*>(p[static_cast<size_t>(i)]); }
-std::uint8_t* U(const DevPtrs& p, int i) { return static_cast<std::uint8_t*>(p[static_cast<size_t>(i)]); }
-
-double rf(double v) { return static_cast<double>(static_cast<float>(v)); }  // round to fp32
-
-void normal(Rng& r, HostBuf& b, int64_t n) {
-  b.f.resize(static_cast<size_t>(n));
-  for (auto& v : b.f) v = r.normal();
-}
-void round_all(HostBuf& b) {
-  for (auto& v : b.f) v = rf(v);
-}
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
-
-}  // namespace
+using namespace case_util;
 
 // ---- Linear ------------------------------------------------------------------
 OpCase linear_case(const ops::LinearShape& s) {
@@ -571,29 +549,6 @@ OpCase ce_case(const ops::RowsShape& s) {
   return c;
 }
 
-// ---- SGD ----------------------------------------------------------------------------
-OpCase sgd_case(int64_t n, const ops::SgdConfig& cfg) {
-  enum { P, G, BUF };
-  const ops::SgdShape s{n, cfg.momentum != 0.f};
-  OpCase c;
-  c.op = "sgd";
-  c.shape = fmt::format("n={} lr={} momentum={} wd={}", n, cfg.lr, cfg.momentum, cfg.weight_decay);
-  c.bufs = {{"param", DType::F32, n, Role::InOut}, {"grad", DType::F32, n}, {"buf", DType::F32, n, Role::InOut}};
-  c.fill = [=](Rng& r, HostBufs& h) {
-    normal(r, h[P], n);
-    normal(r, h[G], n);
-    normal(r, h[BUF], n);
-  };
-  c.passes.push_back(
-      {"optimizer",
-       s.cost(),
-       {G},
-       {P, BUF},
-       [s, cfg](Context& ctx, const DevPtrs& p) { ops::sgd_update(ctx, s, F(p, P), F(p, G), F(p, BUF), cfg); },
-       [=](HostBufs& h) { ref::sgd_update<double>(s, h[P].f.data(), h[G].f.data(), h[BUF].f.data(), cfg); }});
-  return c;
-}
-
 // ---- Batch gather with normalisation and resize ------------------------------------
 OpCase gather_case(const ops::BatchShape& s, int64_t images, int64_t first, std::int32_t step) {
   enum { IMG, LAB, ORDER, STEP, X, Y };
@@ -680,11 +635,9 @@ OpCase make_case(const std::string& op, Rng& r) {
     return softmax_case({pick(r, 1, 200), pick(r, 1, 40)}, op == "log_softmax");
   if (op == "nll_loss") return nll_case({pick(r, 1, 200), pick(r, 1, 40)});
   if (op == "cross_entropy") return ce_case({pick(r, 1, 300), pick(r, 1, 40)});
-  if (op == "sgd") {
-    ops::SgdConfig cfg{r.uniform(0.001f, 0.1f), r.below(4) == 0 ? 0.f : r.uniform(0.f, 0.95f),
-                       r.below(2) == 0 ? 0.f : r.uniform(0.f, 0.01f)};
-    return sgd_case(pick(r, 1, 20000), cfg);
-  }
+  if (op == "sgd") return sgd_case(pick(r, 1, 20000), random_sgd(r));
+  if (op == "linear_weight_sgd")
+    return linear_weight_sgd_case({pick(r, 1, 70), pick(r, 1, 300), pick(r, 1, 130), r.below(5) != 0}, random_sgd(r));
   if (op == "gather_batch") {
     ops::BatchShape s;
     s.batch = r.below(4) == 0 ? pick(r, 40, 80) : pick(r, 1, 20);  // large enough for threads one time in four
@@ -752,6 +705,9 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
     v.push_back(ce_case({B, 10}));
   } else if (op == "sgd") {
     v.push_back(sgd_case(235146, {0.01f, 0.9f, 0.f}));  // simple-mlp's parameters
+  } else if (op == "linear_weight_sgd") {
+    for (auto [in, out] : {std::pair<int64_t, int64_t>{784, 256}, {256, 128}, {128, 10}, {1024, 32}})
+      v.push_back(linear_weight_sgd_case({B, in, out, true}, {0.01f, 0.9f, 0.f}));
   } else if (op == "gather_batch") {
     ops::BatchShape s{B, 28, 28, 28, 28, 0.286f, 1 / 0.353f, B};
     v.push_back(gather_case(s, 60000, 0, 0));

@@ -79,6 +79,21 @@ class Linear final : public Layer {
   void backward_params(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
     ops::linear_backward_weight(ctx, shape(batch), b.grads, bias_ ? b.grads + bias_offset() : nullptr, b.dout, b.in);
   }
+  bool backward_params_sgd(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b, float* params,
+                           float* momentum, const ops::SgdConfig& cfg) const override {
+    if (!ops::fuses_weight_grad_sgd(ctx)) return false;
+    ops::LinearSgdBuffers p;
+    p.w = params;
+    p.dw = b.grads;
+    p.mw = momentum;
+    if (bias_) {
+      p.b = params + bias_offset();
+      p.db = b.grads + bias_offset();
+      p.mb = momentum + bias_offset();
+    }
+    ops::linear_backward_weight_sgd(ctx, shape(batch), p, b.dout, b.in, cfg);
+    return true;
+  }
 
  private:
   ops::LinearShape shape(std::int64_t batch) const { return {batch, in_, out_, bias_, act_}; }

@@ -159,17 +159,31 @@ void Network::forward_range(size_t begin, size_t end, std::int64_t r0, std::int6
   }
 }
 
-void Network::backward(std::int64_t batch) {
-  ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+// A layer needs its input gradient only when a layer before it has parameters.
+std::vector<bool> Network::input_grads_needed() const {
   const auto& layers = model_.layers();
-  // A layer needs its input gradient only when a layer before it has parameters.
   std::vector<bool> need_din(layers.size(), false);
   bool params_before = false;
   for (size_t i = 0; i < layers.size(); ++i) {
     need_din[i] = params_before;
     params_before = params_before || layers[i]->param_count() > 0;
   }
-  if (ctx_.backend() == Backend::Cpu) return backward_split(batch, need_din);
+  return need_din;
+}
+
+void Network::backward(std::int64_t batch) {
+  ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+  const auto& layers = model_.layers();
+  const std::vector<bool> need_din = input_grads_needed();
+  if (ctx_.backend() == Backend::Cpu) {
+    backward_rows_split(batch, need_din);
+    for (size_t i = layers.size(); i-- > 0;) {
+      if (layers[i]->is_view() || layers[i]->param_count() == 0) continue;
+      NvtxRange range(range_name(i, Pass::WeightGrad));
+      layers[i]->backward_params(ctx_, batch, model_.shape_before(i), buffers(i, 0, need_din[i]));
+    }
+    return;
+  }
   for (size_t i = layers.size(); i-- > 0;) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
@@ -185,10 +199,10 @@ void Network::backward(std::int64_t batch) {
   }
 }
 
-// The fast CPU backend's backward: every layer's row part (activation masks,
-// input gradients) on each thread's own rows in one parallel region, then each
-// layer's parameter part (weight and bias gradients, sums over all rows).
-void Network::backward_split(std::int64_t batch, const std::vector<bool>& need_din) {
+// The fast CPU backend's backward splits each layer by what crosses rows: every
+// layer's row part (activation masks, input gradients) on each thread's own rows
+// in one parallel region; the parameter parts (sums over all rows) come after.
+void Network::backward_rows_split(std::int64_t batch, const std::vector<bool>& need_din) {
   const auto& layers = model_.layers();
   ops::for_row_chunks(
       ctx_, batch,
@@ -200,11 +214,52 @@ void Network::backward_split(std::int64_t batch, const std::vector<bool>& need_d
         }
       },
       true);
+}
+
+void Network::backward_sgd(std::int64_t batch, const ops::SgdConfig& cfg, std::int32_t* step) {
+  ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+  if (!ops::fuses_weight_grad_sgd(ctx_)) {
+    backward(batch);
+    sgd_step(cfg, step);
+    return;
+  }
+  const auto& layers = model_.layers();
+  const std::vector<bool> need_din = input_grads_needed();
+  backward_rows_split(batch, need_din);
+  // Parameter parts, last layer first: a layer that can updates its parameters in
+  // the same pass (they are not read again this step: every input gradient is done).
+  std::vector<bool> updated(layers.size(), false);
   for (size_t i = layers.size(); i-- > 0;) {
     if (layers[i]->is_view() || layers[i]->param_count() == 0) continue;
+    const std::int64_t off = model_.param_offset(i);
+    const Layer::Buffers b = buffers(i, 0, need_din[i]);
     NvtxRange range(range_name(i, Pass::WeightGrad));
-    layers[i]->backward_params(ctx_, batch, model_.shape_before(i), buffers(i, 0, need_din[i]));
+    updated[i] = layers[i]->backward_params_sgd(ctx_, batch, model_.shape_before(i), b, params_.f32() + off,
+                                                momentum_.f32() + off, cfg);
+    if (!updated[i]) layers[i]->backward_params(ctx_, batch, model_.shape_before(i), b);
   }
+  // The other layers' parameters: one update per run of consecutive blocks.
+  NvtxRange range(optimizer_range_);
+  const ops::SgdShape whole{model_.param_count(), cfg.momentum != 0.0f};
+  std::int64_t begin = 0, end = 0;
+  auto flush = [&] {
+    if (end > begin)
+      ops::sgd_update(ctx_, {end - begin, whole.momentum}, params_.f32() + begin, grads_.f32() + begin,
+                      momentum_.f32() + begin, cfg);
+    begin = end = 0;
+  };
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i]->param_count() == 0) continue;
+    const std::int64_t off = model_.param_offset(i);
+    if (updated[i]) {
+      flush();
+      continue;
+    }
+    if (end == begin) begin = off;
+    end = off + layers[i]->param_count();
+  }
+  flush();
+  if (step) ++*step;
 }
 
 // Layer i's views of the network's buffers from row r0 on: its input, output and

@@ -208,6 +208,20 @@ void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad
   if (advance_step) ++*advance_step;
 }
 
+void linear_backward_weight_sgd(Context& ctx, const LinearShape& s, const LinearSgdBuffers& p, const float* dpre,
+                                const float* in, const SgdConfig& cfg) {
+  check_linear(s);
+  const bool momentum = cfg.momentum != 0.0f;
+  ROOFLINE_ASSERT(p.w && p.dw && (!s.bias || (p.b && p.db)) && (!momentum || (p.mw && (!s.bias || p.mb))),
+                  "linear weight-gradient + sgd buffers");
+  if (ctx.backend() == Backend::Cpu) return fast::linear_backward_weight_sgd(s, p, dpre, in, cfg);
+  linear_backward_weight(ctx, s, p.dw, s.bias ? p.db : nullptr, dpre, in);
+  sgd_update(ctx, {s.out * s.in, momentum}, p.w, p.dw, p.mw, cfg);
+  if (s.bias) sgd_update(ctx, {s.out, momentum}, p.b, p.db, p.mb, cfg);
+}
+
+bool fuses_weight_grad_sgd(const Context& ctx) { return ctx.backend() == Backend::Cpu; }
+
 void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
                     bool training) {
   ROOFLINE_ASSERT(n > 0, "row count");

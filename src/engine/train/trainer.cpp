@@ -241,8 +241,7 @@ class Trainer {
       ops::cross_entropy(ctx_, {rows, model_.classes()}, net_.dlogits(), net_.logits(), labels_.i32(),
                          1.0f / static_cast<float>(rows), st);
     }
-    net_.backward(rows);
-    net_.sgd_step(o_.sgd, step_ptr());
+    net_.backward_sgd(rows, o_.sgd, step_ptr());
   }
 
   std::int64_t tail_rows() const {

@@ -1,0 +1,38 @@
+// Helpers the harness's case builders share (op_cases*.cpp): typed views of
+// the device pointers, fp32 rounding, random fills.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "roofline/engine/ops.hpp"
+#include "roofline/engine/rng.hpp"
+#include "src/engine/harness/op_case.hpp"
+
+namespace roofline::engine::harness::case_util {
+
+inline float* F(const DevPtrs& p, int i) { return static_cast<float*>(p[static_cast<size_t>(i)]); }
+inline double* D(const DevPtrs& p, int i) { return static_cast<double*>(p[static_cast<size_t>(i)]); }
+inline std::int32_t* I(const DevPtrs& p, int i) { return static_cast<std::int32_t*>(p[static_cast<size_t>(i)]); }
+inline std::uint8_t* U(const DevPtrs& p, int i) { return static_cast<std::uint8_t*>(p[static_cast<size_t>(i)]); }
+
+inline double rf(double v) { return static_cast<double>(static_cast<float>(v)); }  // round to fp32
+
+inline void normal(Rng& r, HostBuf& b, std::int64_t n) {
+  b.f.resize(static_cast<size_t>(n));
+  for (auto& v : b.f) v = r.normal();
+}
+inline void round_all(HostBuf& b) {
+  for (auto& v : b.f) v = rf(v);
+}
+inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+// Learning rate, momentum (none one time in four) and weight decay (none one time in two).
+inline ops::SgdConfig random_sgd(Rng& r) {
+  return {r.uniform(0.001f, 0.1f), r.below(4) == 0 ? 0.f : r.uniform(0.f, 0.95f),
+          r.below(2) == 0 ? 0.f : r.uniform(0.f, 0.01f)};
+}
+
+}  // namespace roofline::engine::harness::case_util
