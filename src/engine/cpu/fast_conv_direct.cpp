@@ -217,7 +217,7 @@ int64_t macs(const ops::Conv2dShape& s) { return s.n * s.k * s.oh() * s.ow() * s
 void conv2d_forward_direct(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
   constexpr int64_t kBlock = 4;
   const int64_t blocks = (s.k + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs && !omp_in_parallel())
+#pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs && !in_parallel())
   for (int64_t nb = 0; nb < s.n * blocks; ++nb) {
     const int64_t k0 = (nb % blocks) * kBlock;
     forward_block(s, nb / blocks, k0, std::min(kBlock, s.k - k0), out, in, w, b);
@@ -227,7 +227,7 @@ void conv2d_forward_direct(const ops::Conv2dShape& s, float* out, const float* i
 void conv2d_backward_input_direct(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w) {
   constexpr int64_t kBlock = 4;
   const int64_t blocks = (s.c + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs && !omp_in_parallel())
+#pragma omp parallel for schedule(static) if (macs(s) > kParallelMacs && !in_parallel())
   for (int64_t nb = 0; nb < s.n * blocks; ++nb) {
     const int64_t c0 = (nb % blocks) * kBlock;
     input_grad_block(s, nb / blocks, c0, std::min(kBlock, s.c - c0), din, dpre, w);

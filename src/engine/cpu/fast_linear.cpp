@@ -60,7 +60,7 @@ int weight_sgd_threads(const ops::LinearShape& s) {
 // count as the layer's update, so that the rows a thread computes are the rows
 // it updates.
 bool owns_weight_rows(const ops::LinearShape& s, int threads) {
-  return threads > 1 && !omp_in_parallel() && s.out >= 2 * std::int64_t(kernels().nt_nr) * threads &&
+  return threads > 1 && !in_parallel() && s.out >= 2 * std::int64_t(kernels().nt_nr) * threads &&
          threads == weight_sgd_threads(s);
 }
 

@@ -1,9 +1,10 @@
-// How the fast CPU path splits work between OpenMP threads.
+// How the fast CPU path splits work between threads (OMP_NUM_THREADS of them).
 //
 // Each op opens at most one parallel region, with as many threads as its work
-// pays for: a region costs ~1-2 µs on an idle 16-core host (far more when the
+// pays for: a region costs a few µs on an idle 16-core host (far more when the
 // machine is oversubscribed and a thread of the team is descheduled), so a
-// thread should get several microseconds of work. Work is split into a fixed
+// thread should get several microseconds of work. Regions run on the fast
+// path's own thread pool (thread_pool.hpp). Work is split into a fixed
 // set of tasks (tiles, images, column blocks) and each task is computed by
 // one thread in a fixed order, so results do not depend on the thread count.
 #pragma once
@@ -11,6 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+
+#include "src/engine/cpu/thread_pool.hpp"
 
 namespace roofline::engine::fast {
 
@@ -28,6 +32,18 @@ constexpr double kElementsPerThread = 2048;
 constexpr double kFlopsPerTask = 16e3;
 
 inline int max_threads() { return std::max(1, omp_get_max_threads()); }
+
+// Regions run on the fast path's own thread pool (thread_pool.hpp);
+// ROOFLINE_CPU_POOL=0 runs them as OpenMP regions instead, for comparisons (the
+// same tasks on the same thread ids: the same results, bit for bit).
+inline bool use_pool() {
+  static const bool on = [] { const char* v = std::getenv("ROOFLINE_CPU_POOL"); return !(v && v[0] == '0'); }();
+  return on;
+}
+
+// Inside a parallel region already: the pool's or an OpenMP one (the direct
+// convolution's loops).
+inline bool in_parallel() { return ThreadPool::in_job() || omp_in_parallel(); }
 
 // Threads for `work` units when each thread should get at least `per_thread`,
 // and no more than `tasks` (the number of independent pieces).
@@ -52,35 +68,40 @@ inline Range owned_range(std::int64_t n, std::int64_t parts, std::int64_t t) {
 // Runs f(i) for i in [0, n) on `threads` threads (static schedule: thread t
 // always gets the same tasks, so data it touched last time is in its cache).
 //
-// The region always has the full team (max_threads()), of which only the
-// first `threads` work: libgomp ends the surplus threads of its pool when a
-// region asks for fewer threads than the one before, and creates new ones when
-// a later region asks for more. Ops with different team sizes one after the
-// other (14 threads for a convolution, 2 for the pooling after it) then
-// created and destroyed threads every step: on the 16-core GPU host,
-// simple-cnn inference at batch 128 took 913 µs on 16 threads and 306 µs on
-// one (2026-11-24, docs/perf-notes.md). Idle members only pass the closing
-// barrier.
+// On the pool only the first `threads` workers take part. As OpenMP regions
+// (ROOFLINE_CPU_POOL=0) the region always has the full team (max_threads()), of
+// which only the first `threads` work: libgomp ends the surplus threads of its
+// pool when a region asks for fewer threads than the one before, and creates new
+// ones when a later region asks for more. Ops with different team sizes one
+// after the other (14 threads for a convolution, 2 for the pooling after it)
+// then created and destroyed threads every step: on the 16-core GPU host,
+// simple-cnn inference at batch 128 took 913 µs on 16 threads and 306 µs on one
+// (2026-11-24, docs/perf-notes.md). Idle members only pass the closing barrier.
 //
 // Inside a parallel region already (for_row_chunks: each thread runs a whole
 // forward on its own rows) it runs on the calling thread alone.
 template <class F>
 void parallel_for(std::int64_t n, int threads, F&& f) {
-  if (threads <= 1 || n <= 1 || omp_in_parallel()) {
+  if (threads <= 1 || n <= 1 || in_parallel()) {
     for (std::int64_t i = 0; i < n; ++i) f(i);
     return;
   }
   const int team = max_threads();
   const std::int64_t t = std::min<std::int64_t>(std::min(threads, team), n);
-#pragma omp parallel num_threads(team)
-  {
-    const std::int64_t id = omp_get_thread_num();
+  auto body = [&](std::int64_t id) {
     if (id < t) {
       // schedule(static) over t threads: contiguous blocks, the first n % t one longer.
       const Range mine = owned_range(n, t, id);
       for (std::int64_t i = mine.begin; i < mine.end; ++i) f(i);
     }
+  };
+  if (use_pool()) {
+    auto task = [&](int id) { body(id); };
+    run_on_threads(static_cast<int>(t), task);
+    return;
   }
+#pragma omp parallel num_threads(team)
+  body(omp_get_thread_num());
 }
 
 // Inference: f(r0, r1) over row ranges covering [0, n), one range per thread in
@@ -90,7 +111,7 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
 template <class F>
 void for_row_chunks(std::int64_t n, std::int64_t min_rows, F&& f) {
   const std::int64_t chunks = std::min<std::int64_t>(max_threads(), n / std::max<std::int64_t>(1, min_rows));
-  if (chunks <= 1 || omp_in_parallel()) {
+  if (chunks <= 1 || in_parallel()) {
     f(std::int64_t{0}, n);
     return;
   }

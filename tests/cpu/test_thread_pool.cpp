@@ -1,0 +1,109 @@
+// The fast CPU path's own thread pool (src/engine/cpu/thread_pool.hpp): every
+// task once, nested regions on the calling thread, two host threads at once,
+// exceptions back to the caller, and idle workers asleep.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "cpu/test_engine_fixtures.hpp"
+#include "src/engine/cpu/parallel.hpp"
+#include "src/engine/cpu/thread_pool.hpp"
+
+using namespace roofline::engine;
+using roofline::test::Threads;
+
+namespace {
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+}  // namespace
+
+TEST(FastPool, EveryThreadIdRunsOnceAndTheCallerIsZero) {
+  for (int threads : {2, 5, 16}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(threads));
+    const long caller = static_cast<long>(syscall(SYS_gettid));
+    std::atomic<long> zero_tid{0};
+    auto task = [&](int t) {
+      hits[static_cast<size_t>(t)].fetch_add(1);
+      if (t == 0) zero_tid = static_cast<long>(syscall(SYS_gettid));
+    };
+    for (int rep = 0; rep < 200; ++rep) fast::run_on_threads(threads, task);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(hits[static_cast<size_t>(t)].load(), 200) << threads << " threads, id " << t;
+    EXPECT_EQ(zero_tid.load(), caller) << "thread id 0 is the calling thread";
+  }
+}
+
+TEST(FastPool, NestedRegionsRunOnTheCallingThread) {
+  Threads eight(8);
+  std::atomic<int> wrong{0}, inner_tasks{0};
+  fast::parallel_for(8, 8, [&](std::int64_t) {
+    const long me = static_cast<long>(syscall(SYS_gettid));
+    EXPECT_TRUE(fast::in_parallel());
+    fast::parallel_for(6, 6, [&](std::int64_t) {
+      inner_tasks.fetch_add(1);
+      if (static_cast<long>(syscall(SYS_gettid)) != me) wrong.fetch_add(1);
+    });
+  });
+  EXPECT_FALSE(fast::in_parallel());
+  EXPECT_EQ(inner_tasks.load(), 48);
+  EXPECT_EQ(wrong.load(), 0) << "an inner task ran on another thread";
+}
+
+TEST(FastPool, TwoHostThreadsAtOnceBothFinishEveryTask) {
+  Threads eight(8);
+  std::atomic<std::int64_t> a{0}, b{0};
+  auto work = [](std::atomic<std::int64_t>& sum) {
+    Threads inner(8);  // omp_set_num_threads is per host thread
+    for (int rep = 0; rep < 300; ++rep) fast::parallel_for(64, 8, [&](std::int64_t i) { sum.fetch_add(i + 1); });
+  };
+  std::thread t1(work, std::ref(a)), t2(work, std::ref(b));
+  t1.join();
+  t2.join();
+  EXPECT_EQ(a.load(), 300 * 64 * 65 / 2);
+  EXPECT_EQ(b.load(), 300 * 64 * 65 / 2);
+}
+
+TEST(FastPool, ATaskExceptionReachesTheCallerAfterEveryTaskStopped) {
+  std::atomic<int> finished{0};
+  auto task = [&](int t) {
+    if (t == 3) throw std::runtime_error("task 3 failed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    finished.fetch_add(1);
+  };
+  EXPECT_THROW(fast::run_on_threads(6, task), std::runtime_error);
+  EXPECT_EQ(finished.load(), 5) << "run() returned before the other tasks ended";
+  // The pool still works afterwards, and a failure on the calling thread comes back too.
+  std::atomic<int> hits{0};
+  auto ok = [&](int) { hits.fetch_add(1); };
+  fast::run_on_threads(6, ok);
+  EXPECT_EQ(hits.load(), 6);
+  auto caller_fails = [&](int t) {
+    if (t == 0) throw std::runtime_error("caller's task failed");
+  };
+  EXPECT_THROW(fast::run_on_threads(6, caller_fails), std::runtime_error);
+}
+
+TEST(FastPool, IdleWorkersSleep) {
+  Threads eight(8);
+  std::atomic<int> hits{0};
+  fast::parallel_for(8, 8, [&](std::int64_t) { hits.fetch_add(1); });
+  ASSERT_EQ(hits.load(), 8);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the workers' spin
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double used = cpu_seconds() - before;
+  // 7 spinning workers would use up to 1.4 CPU-seconds here (or every core of a small machine).
+  EXPECT_LT(used, 0.05) << "the process used " << used << " s of CPU in 200 ms while idle: workers kept spinning";
+}
