@@ -240,11 +240,11 @@ void Network::backward_sgd(std::int64_t batch, const ops::SgdConfig& cfg, std::i
   }
   // The other layers' parameters: one update per run of consecutive blocks.
   NvtxRange range(optimizer_range_);
-  const ops::SgdShape whole{model_.param_count(), cfg.momentum != 0.0f};
-  std::int64_t begin = 0, end = 0;
+  const bool momentum = cfg.momentum != 0.0f;
+  std::int64_t begin = 0, end = 0;  // the open run of parameter blocks (empty when equal)
   auto flush = [&] {
     if (end > begin)
-      ops::sgd_update(ctx_, {end - begin, whole.momentum}, params_.f32() + begin, grads_.f32() + begin,
+      ops::sgd_update(ctx_, {end - begin, momentum}, params_.f32() + begin, grads_.f32() + begin,
                       momentum_.f32() + begin, cfg);
     begin = end = 0;
   };
