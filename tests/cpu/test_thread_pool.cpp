@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -106,4 +107,22 @@ TEST(FastPool, IdleWorkersSleep) {
   const double used = cpu_seconds() - before;
   // 7 spinning workers would use up to 1.4 CPU-seconds here (or every core of a small machine).
   EXPECT_LT(used, 0.05) << "the process used " << used << " s of CPU in 200 ms while idle: workers kept spinning";
+}
+
+TEST(FastPool, AForkedChildRunsItsRegionsOnItsOwnThread) {
+  Threads eight(8);
+  std::atomic<int> hits{0};
+  fast::parallel_for(8, 8, [&](std::int64_t) { hits.fetch_add(1); });  // the workers exist
+  ASSERT_EQ(hits.load(), 8);
+  const pid_t kid = fork();
+  ASSERT_GE(kid, 0);
+  if (kid == 0) {
+    alarm(10);  // a hang (waiting for workers the child does not have) fails the test
+    std::atomic<int> n{0};
+    fast::parallel_for(64, 8, [&](std::int64_t) { n.fetch_add(1); });
+    _exit(n.load() == 64 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(kid, &status, 0), kid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the forked child did not finish its region (status " << status << ")";
 }

@@ -1,6 +1,7 @@
 #include "src/engine/cpu/thread_pool.hpp"
 
 #include <immintrin.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,17 +21,23 @@ constexpr std::chrono::microseconds kSpin{200};
 constexpr int kMaxThreads = 0xffff;
 
 thread_local bool t_in_job = false;
+std::atomic<bool> t_forked{false};  // this process is a fork of the one that started the workers
 
 class Pool {
  public:
   // Never destroyed: the workers live as long as the process (they sleep when idle).
   static Pool& get() {
-    static Pool* p = new Pool;
+    static Pool* p = [] {
+      // A child forked from this process has none of the workers: its jobs run
+      // on the calling thread (the CLI's tests and the peer launch fork).
+      pthread_atfork(nullptr, nullptr, [] { t_forked.store(true, std::memory_order_relaxed); });
+      return new Pool;
+    }();
     return *p;
   }
 
   void run(int threads, ThreadPool::Fn fn, void* ctx) {
-    if (threads <= 1 || t_in_job) {
+    if (threads <= 1 || t_in_job || t_forked.load(std::memory_order_relaxed)) {
       for (int t = 0; t < threads; ++t) fn(ctx, t);
       return;
     }

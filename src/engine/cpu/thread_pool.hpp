@@ -22,8 +22,9 @@ class ThreadPool {
   using Fn = void (*)(void* ctx, int thread);
   // Runs fn(ctx, t) for every t in [0, threads): t = 0 on the calling thread,
   // the others on workers; returns when all are done, then rethrows the first
-  // exception a task threw. Called inside a job (or while another thread of the
-  // process is running one), it runs them all on the calling thread, in order.
+  // exception a task threw. Called inside a job, while another thread of the
+  // process is running one, or in a child forked after the workers started (it
+  // has none of them), it runs them all on the calling thread, in order.
   static void run(int threads, Fn fn, void* ctx);
   // Whether the calling thread is running a job's task.
   static bool in_job();
