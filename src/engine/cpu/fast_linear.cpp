@@ -30,20 +30,26 @@ int gemm_threads(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ta
 }
 
 
-// db[j] = Σ_i x[i][j] over rows in order (the reference's order), columns in
-// blocks of 64 split between threads.
+// sums[j] = Σ_i x[i][j] (x: n × m) for columns [j0, j1), over rows in order
+// (the reference's order), on the calling thread.
+void column_sums_range(std::int64_t n, std::int64_t m, float* sums, const float* x, std::int64_t j0,
+                       std::int64_t j1) {
+  for (std::int64_t j = j0; j < j1; ++j) sums[j] = 0.f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * m;
+#pragma omp simd
+    for (std::int64_t j = j0; j < j1; ++j) sums[j] += row[j];
+  }
+}
+
+// db[j] = Σ_i x[i][j] over rows in order, columns in blocks of 64 split between threads.
 void column_sums(std::int64_t n, std::int64_t m, float* sums, const float* x) {
   constexpr std::int64_t kBlock = 64;
   const std::int64_t blocks = (m + kBlock - 1) / kBlock;
   const int threads = threads_for(4.0 * double(n) * double(m), kBytesPerThread, blocks);
   parallel_for(blocks, threads, [&](std::int64_t b) {
-    const std::int64_t j0 = b * kBlock, j1 = std::min(m, j0 + kBlock);
-    for (std::int64_t j = j0; j < j1; ++j) sums[j] = 0.f;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float* row = x + i * m;
-#pragma omp simd
-      for (std::int64_t j = j0; j < j1; ++j) sums[j] += row[j];
-    }
+    const std::int64_t j0 = b * kBlock;
+    column_sums_range(n, m, sums, x, j0, std::min(m, j0 + kBlock));
   });
 }
 
@@ -162,11 +168,7 @@ void linear_backward_weight_sgd(const ops::LinearShape& s, const ops::LinearSgdB
     const std::int64_t w0 = r.begin * s.in, nw = (r.end - r.begin) * s.in;
     sgd_span(p.w + w0, p.dw + w0, momentum ? p.mw + w0 : nullptr, nw, cfg);
     if (!s.bias) return;
-    for (std::int64_t j = r.begin; j < r.end; ++j) p.db[j] = 0.f;
-    for (std::int64_t i = 0; i < s.n; ++i) {
-      const float* row = dpre + i * s.out;
-      for (std::int64_t j = r.begin; j < r.end; ++j) p.db[j] += row[j];
-    }
+    column_sums_range(s.n, s.out, p.db, dpre, r.begin, r.end);
     sgd_span(p.b + r.begin, p.db + r.begin, momentum ? p.mb + r.begin : nullptr, r.end - r.begin, cfg);
   });
 }

@@ -96,8 +96,7 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
     }
   };
   if (use_pool()) {
-    auto task = [&](int id) { body(id); };
-    run_on_threads(static_cast<int>(t), task);
+    run_on_threads(static_cast<int>(t), body);
     return;
   }
 #pragma omp parallel num_threads(team)
