@@ -71,11 +71,41 @@ TEST(CpuKernels, ModelShapesMatchTheReferenceAtBatch1And3) {
     }
 }
 
+// The ReLU epilogues keep NaN (v <= 0 ? 0 : v, as torch.relu), so a diverging
+// run shows in its outputs; a max(v, 0) would turn NaN into 0.
+TEST(CpuKernels, ReluEpiloguesKeepNaN) {
+  const fast::KernelSet& k = fast::kernels();
+  Rng rng(3);
+  const std::int64_t M = 9, N = 50, K = 20;
+  std::vector<float> A = randn(rng, M * K), B = randn(rng, N * K), Bn = randn(rng, K * N), bias = randn(rng, N);
+  A[size_t(4 * K + 3)] = NAN;  // row 4
+  std::vector<float> c_nt(size_t(M * N)), c_bc(size_t(M * N));
+  k.gemm_nt({K, A.data(), K, B.data(), K, c_nt.data(), N, bias.data(), true}, 0, M, 0, N);
+  fast::GemmBc bc{K, A.data(), K, 1, Bn.data(), N, c_bc.data(), N};
+  bc.bias = bias.data();
+  bc.relu = true;
+  k.gemm_bc(bc, 0, M, 0, N);
+  int zeros = 0;
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      const size_t e = size_t(i * N + j);
+      if (i == 4) {
+        EXPECT_TRUE(std::isnan(c_nt[e])) << "gemm_nt column " << j;
+        EXPECT_TRUE(std::isnan(c_bc[e])) << "gemm_bc column " << j;
+      } else {
+        EXPECT_GE(c_bc[e], 0.f);
+        zeros += c_bc[e] == 0.f;
+      }
+    }
+  EXPECT_GT(zeros, 0);  // the ReLU did cut
+}
+
 TEST(CpuKernels, GemmTilesDoNotDependOnTheTiling) {
   const fast::KernelSet& k = fast::kernels();
   Rng rng(7);
   for (int trial = 0; trial < 40; ++trial) {
-    const std::int64_t M = 1 + static_cast<std::int64_t>(rng.below(40)), N = 1 + static_cast<std::int64_t>(rng.below(90)),
+    const std::int64_t M = 1 + static_cast<std::int64_t>(rng.below(40)),
+                       N = 1 + static_cast<std::int64_t>(rng.below(90)),
                        K = 1 + static_cast<std::int64_t>(rng.below(70));
     const std::vector<float> A = randn(rng, M * K), B = randn(rng, N * K), Bn = randn(rng, K * N), bias = randn(rng, N);
     // C = A·Bᵀ + bias, ReLU (the forward) and C = A·Bn (the backward form), whole and in random tiles.
@@ -85,7 +115,13 @@ TEST(CpuKernels, GemmTilesDoNotDependOnTheTiling) {
     fast::GemmNt nt_t = nt;
     nt_t.C = tiled.data();
     k.gemm_nt(nt, 0, M, 0, N);
-    const fast::GemmBc bc{K, A.data(), K, 1, Bn.data(), N, whole_bc.data(), N};
+    // Every other trial the broadcast form's epilogue too (the inference forward over transposed weights).
+    const bool bc_epilogue = trial % 2 == 1;
+    fast::GemmBc bc{K, A.data(), K, 1, Bn.data(), N, whole_bc.data(), N};
+    if (bc_epilogue) {
+      bc.bias = bias.data();
+      bc.relu = true;
+    }
     fast::GemmBc bc_t = bc;
     bc_t.C = tiled_bc.data();
     k.gemm_bc(bc, 0, M, 0, N);
@@ -113,7 +149,12 @@ TEST(CpuKernels, GemmTilesDoNotDependOnTheTiling) {
         s += bias[size_t(j)];
         s = s <= 0 ? 0 : s;
         EXPECT_NEAR(whole[size_t(i * N + j)], s, 1e-5 * (mag + std::abs(bias[size_t(j)]))) << shape;
-        EXPECT_NEAR(whole_bc[size_t(i * N + j)], sb, 1e-5 * magb) << shape;
+        if (bc_epilogue) {
+          sb += bias[size_t(j)];
+          sb = sb <= 0 ? 0 : sb;
+          magb += std::abs(bias[size_t(j)]);
+        }
+        EXPECT_NEAR(whole_bc[size_t(i * N + j)], sb, 1e-5 * magb) << shape << (bc_epilogue ? " (bias, ReLU)" : "");
       }
   }
 }

@@ -33,6 +33,21 @@ struct LinearShape {
 };
 // out (n, out), in (n, in), w (out, in), b (out) or null
 void linear_forward(Context& ctx, const LinearShape& s, float* out, const float* in, const float* w, const float* b);
+// The same forward over the weights stored transposed, wt (in, out) = wᵀ, for
+// inference (Network::prepare_inference keeps such a copy while the parameters
+// do not change): out (n, out) = act(in · wt + b). On the fast CPU backend
+// each output is then one chain of multiply-adds over the inputs in order,
+// with a row's inputs broadcast against rows of wt, where linear_forward's
+// kernel takes dot products along rows of w; values agree to fp32 rounding,
+// not bit for bit.
+void linear_forward_wt(Context& ctx, const LinearShape& s, float* out, const float* in, const float* wt,
+                       const float* b);
+// Whether the backend's Linear forward is faster over transposed weights
+// (linear_forward_wt) where they stay fixed between calls: the fast CPU backend
+// (with AVX-512 its dot-product kernel computes 4 × 6 outputs a block, reading
+// rows of w; the broadcast kernel over wt 8 × 48, the row split's 8 rows a
+// thread in one block).
+bool linear_prefers_wt(const Context& ctx);
 // din (n, in) = dpre (n, out) · w (out, in). With act == ReLU, call
 // activation_backward on the layer's output first (dpre = dout ⊙ [out > 0]).
 void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const float* dpre, const float* w);

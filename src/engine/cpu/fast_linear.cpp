@@ -28,12 +28,20 @@ int gemm_threads(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ta
   const double bytes = 4.0 * (double(M) * double(K) + double(K) * double(N) + double(M) * double(N));
   return std::max(threads_for(flops, kFlopsPerThread, tasks), threads_for(bytes, 4 * kBytesPerThread, tasks));
 }
-
+// C (M × N) = A' · B (kernels.hpp's GemmBc) in tiles of broadcast blocks, split
+// between threads by the product's work.
+void gemm_bc_tiles(const GemmBc& g, std::int64_t M, std::int64_t N) {
+  const KernelSet& k = kernels();
+  const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
+  const std::int64_t tasks = ((M + k.bc_mr - 1) / k.bc_mr) * ((N + cols - 1) / cols);
+  parallel_tiles(
+      M, N, k.bc_mr, cols, gemm_threads(M, N, g.K, tasks),
+      [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_bc(g, i0, i1, j0, j1); });
+}
 
 // sums[j] = Σ_i x[i][j] (x: n × m) for columns [j0, j1), over rows in order
 // (the reference's order), on the calling thread.
-void column_sums_range(std::int64_t n, std::int64_t m, float* sums, const float* x, std::int64_t j0,
-                       std::int64_t j1) {
+void column_sums_range(std::int64_t n, std::int64_t m, float* sums, const float* x, std::int64_t j0, std::int64_t j1) {
   for (std::int64_t j = j0; j < j1; ++j) sums[j] = 0.f;
   for (std::int64_t i = 0; i < n; ++i) {
     const float* row = x + i * m;
@@ -81,32 +89,15 @@ constexpr std::int64_t kSmallK = 32;
 // then a dot product of at most 32 terms, too short for the dot-product blocks (a
 // horizontal reduction per output: 12-17 GFLOP/s for simple-cnn's 16→100 layer on
 // the GPU host, 2026-11-24). Broadcast blocks over a transposed copy of w (at most
-// 32 × out floats) instead, then bias and ReLU; each output still sums its terms
+// 32 × out floats) instead (linear_forward_wt); each output still sums its terms
 // in order.
 void linear_forward_small_k(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b) {
-  const KernelSet& k = kernels();
   thread_local std::vector<float> wt_buf;  // (in, out): the caller's; the team only reads it
   if (static_cast<std::int64_t>(wt_buf.size()) < s.in * s.out) wt_buf.resize(static_cast<size_t>(s.in * s.out));
   float* wt = wt_buf.data();
   for (std::int64_t j = 0; j < s.out; ++j)
     for (std::int64_t q = 0; q < s.in; ++q) wt[q * s.out + j] = w[j * s.in + q];
-  const GemmBc g{s.in, in, s.in, 1, wt, s.out, out, s.out};
-  const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
-  const std::int64_t tasks = ((s.n + k.bc_mr - 1) / k.bc_mr) * ((s.out + cols - 1) / cols);
-  const float* bias = s.bias ? b : nullptr;
-  const bool relu = s.act == ops::Activation::ReLU;
-  parallel_tiles(s.n, s.out, k.bc_mr, cols, gemm_threads(s.n, s.out, s.in, tasks),
-                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
-                   k.gemm_bc(g, i0, i1, j0, j1);
-                   if (!bias && !relu) return;
-                   for (std::int64_t i = i0; i < i1; ++i) {
-                     float* row = out + i * s.out;
-                     for (std::int64_t j = j0; j < j1; ++j) {
-                       const float v = bias ? row[j] + bias[j] : row[j];
-                       row[j] = relu ? (v <= 0.f ? 0.f : v) : v;  // keeps NaN, as torch.relu
-                     }
-                   }
-                 });
+  linear_forward_wt(s, out, in, wt, b);
 }
 
 }  // namespace
@@ -127,28 +118,32 @@ void linear_forward(const ops::LinearShape& s, float* out, const float* in, cons
     });
     return;
   }
-  parallel_tiles(s.n, s.out, k.nt_mr, k.nt_nr, threads,
-                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_nt(g, i0, i1, j0, j1); });
+  parallel_tiles(
+      s.n, s.out, k.nt_mr, k.nt_nr, threads,
+      [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_nt(g, i0, i1, j0, j1); });
+}
+
+void linear_forward_wt(const ops::LinearShape& s, float* out, const float* in, const float* wt, const float* b) {
+  // out (n, out) = in (n, in) · wt (in, out) + b, then ReLU: broadcast blocks
+  // (bc_mr rows × bc_nv vectors; 8 × 48 with AVX-512) streaming wt once per row
+  // block, bias and ReLU in the epilogue. At the row split's 8 rows a thread
+  // this ran simple-mlp's 784 → 256 layer in 39.5–39.7 µs against the
+  // dot-product blocks' 46.4–47.6 on 16 threads of the GPU host
+  // (docs/perf-notes/engine-2026-11-25-fifth-session.md).
+  GemmBc g{s.in, in, s.in, 1, wt, s.out, out, s.out};
+  g.bias = s.bias ? b : nullptr;
+  g.relu = s.act == ops::Activation::ReLU;
+  gemm_bc_tiles(g, s.n, s.out);
 }
 
 void linear_backward_input(const ops::LinearShape& s, float* din, const float* dpre, const float* w) {
   // din (n, in) = dpre (n, out) · w (out, in)
-  const KernelSet& k = kernels();
-  const GemmBc g{s.out, dpre, s.out, 1, w, s.in, din, s.in};
-  const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
-  const std::int64_t tasks = ((s.n + k.bc_mr - 1) / k.bc_mr) * ((s.in + cols - 1) / cols);
-  parallel_tiles(s.n, s.in, k.bc_mr, cols, gemm_threads(s.n, s.in, s.out, tasks),
-                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_bc(g, i0, i1, j0, j1); });
+  gemm_bc_tiles({s.out, dpre, s.out, 1, w, s.in, din, s.in}, s.n, s.in);
 }
 
 void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, const float* dpre, const float* in) {
   // dw (out, in) = dpreᵀ (out, n) · in (n, in): each element sums over the batch in order.
-  const KernelSet& k = kernels();
-  const GemmBc g{s.n, dpre, 1, s.out, in, s.in, dw, s.in};
-  const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
-  const std::int64_t tasks = ((s.out + k.bc_mr - 1) / k.bc_mr) * ((s.in + cols - 1) / cols);
-  parallel_tiles(s.out, s.in, k.bc_mr, cols, gemm_threads(s.out, s.in, s.n, tasks),
-                 [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) { k.gemm_bc(g, i0, i1, j0, j1); });
+  gemm_bc_tiles({s.n, dpre, 1, s.out, in, s.in, dw, s.in}, s.out, s.in);
   if (db) column_sums(s.n, s.out, db, dpre);
 }
 

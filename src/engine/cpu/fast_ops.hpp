@@ -12,6 +12,7 @@
 namespace roofline::engine::fast {
 
 void linear_forward(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b);
+void linear_forward_wt(const ops::LinearShape& s, float* out, const float* in, const float* wt, const float* b);
 void linear_backward_input(const ops::LinearShape& s, float* din, const float* dpre, const float* w);
 void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, const float* dpre, const float* in);
 void linear_backward_weight_sgd(const ops::LinearShape& s, const ops::LinearSgdBuffers& p, const float* dpre,
@@ -25,8 +26,7 @@ void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, con
 // it for shapes the flattened-plane kernels do not take.
 void conv2d_forward_direct(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
 void conv2d_backward_input_direct(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w);
-void conv2d_backward_weight_direct(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
-                                   const float* in);
+void conv2d_backward_weight_direct(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in);
 
 void maxpool2d_forward(const ops::Pool2dShape& s, float* out, std::int32_t* argmax, const float* in);
 void maxpool2d_backward(const ops::Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax);

@@ -34,7 +34,9 @@ struct GemmNt {
 // C (M×N) = A' (M×K) · B (K×N), with A'(m, k) = A[m·sam + k·sak] (so A may be
 // read transposed) and B row-major (N contiguous): a Linear's input gradient
 // (dpre · w: sam = out, sak = 1) and weight gradient (dpreᵀ · in: sam = 1,
-// sak = out).
+// sak = out), and a Linear forward over transposed weights (in · wt, wt (in,
+// out): sam = in, sak = 1, B = wt). Epilogue: + bias[j] when bias, then ReLU
+// (keeping NaN) when relu.
 struct GemmBc {
   std::int64_t K;
   const float* A;
@@ -43,6 +45,8 @@ struct GemmBc {
   std::int64_t ldb;
   float* C;  // (M, ldc)
   std::int64_t ldc;
+  const float* bias = nullptr;  // (N) or null
+  bool relu = false;
 };
 
 // Stride-1 convolution of one image over a plane "flattened" to the input's
@@ -53,8 +57,8 @@ struct GemmBc {
 struct ConvPlane {
   const float* in;  // (C, H, W) of one image (for the input gradient: the padded output gradient)
   std::int64_t C, H, W, R, S;
-  std::int64_t P;      // positions to compute: (OH − 1)·W + OW
-  const float* w;      // (kb, wstride): kk's weights at w + kk·wstride, (C, R, S) each
+  std::int64_t P;  // positions to compute: (OH − 1)·W + OW
+  const float* w;  // (kb, wstride): kk's weights at w + kk·wstride, (C, R, S) each
   std::int64_t wstride;
   float* out;  // (kb, ostride) flattened planes
   std::int64_t ostride;

@@ -30,6 +30,17 @@ void linear_forward(const ops::LinearShape& s, T* out, const T* in, const T* w, 
     }
 }
 
+// out (n, out), in (n, in), wt (in, out) = wᵀ, b (out) or null
+template <class T>
+void linear_forward_wt(const ops::LinearShape& s, T* out, const T* in, const T* wt, const T* b) {
+  for (int64_t i = 0; i < s.n; ++i)
+    for (int64_t o = 0; o < s.out; ++o) {
+      T acc = b ? b[o] : T(0);
+      for (int64_t k = 0; k < s.in; ++k) acc += in[i * s.in + k] * wt[k * s.out + o];
+      out[i * s.out + o] = apply_act(s.act, acc);
+    }
+}
+
 // din (n, in) = dpre (n, out) · w (out, in)
 template <class T>
 void linear_backward_input(const ops::LinearShape& s, T* din, const T* dpre, const T* w) {

@@ -31,6 +31,10 @@ struct V {
   static inline void store_n(float* p, T v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static inline T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
   static inline T add(T a, T b) { return _mm512_add_ps(a, b); }
+  // v <= 0 ? 0 : v (NaN kept, as torch.relu)
+  static inline T relu(T v) {
+    return _mm512_maskz_mov_ps(static_cast<__mmask16>(~_mm512_cmp_ps_mask(v, zero(), _CMP_LE_OQ)), v);
+  }
   static inline __m256 half(T v) {  // lanes i + lanes i+8
     // (GCC 12's 512-to-256 cast and extract intrinsics warn about an undefined operand; a shuffle does not)
     const __m256 lo = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
@@ -56,6 +60,7 @@ struct V {
   static inline void store_n(float* p, T v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
   static inline T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
   static inline T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static inline T relu(T v) { return _mm256_andnot_ps(_mm256_cmp_ps(v, zero(), _CMP_LE_OQ), v); }
   static inline __m128 quarter(T v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
 #elif ROOFLINE_SIMD_BITS == 128
   // x86-64 baseline (SSE2): no FMA instruction, so a multiply and an add.
@@ -77,6 +82,7 @@ struct V {
   }
   static inline T fma(T a, T b, T c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
   static inline T add(T a, T b) { return _mm_add_ps(a, b); }
+  static inline T relu(T v) { return _mm_andnot_ps(_mm_cmple_ps(v, zero()), v); }
   static inline __m128 quarter(T v) { return v; }
 #else
 #error "ROOFLINE_SIMD_BITS must be 512, 256 or 128"

@@ -77,15 +77,15 @@ CudaState* mut(const CudaState* st) { return const_cast<CudaState*>(st); }  // t
 
 }  // namespace
 
-void linear_forward(const CudaState* cst, const ops::LinearShape& s, float* out, const float* in, const float* w,
-                    const float* b) {
-  if (linear_small_applies(s, in, w)) {
-    linear_small_forward(cst, s, out, in, w, b);
-    return;
-  }
+namespace {
+
+// out (n, out) row-major is C (out × n) column-major = A (out × in) · X (in × n),
+// A = w (stored in×out column-major, op T) or wt (stored out×in, op N).
+void linear_forward_gemm(const CudaState* cst, const ops::LinearShape& s, float* out, const float* in, const float* w,
+                         const float* b, bool transposed) {
   CudaState* st = mut(cst);
-  // out (n, out) row-major is C (out × n) column-major = Wᵀ(stored in×out, T) · X (in × n).
-  MatmulKey key{true, false, s.out, s.n, s.in, s.in, s.in, s.out, CUBLASLT_EPILOGUE_DEFAULT};
+  MatmulKey key{
+      !transposed, false, s.out, s.n, s.in, transposed ? s.out : s.in, s.in, s.out, CUBLASLT_EPILOGUE_DEFAULT};
   const bool relu = s.act == ops::Activation::ReLU;
   if (b || relu) {
     MatmulKey fused = key;
@@ -101,6 +101,22 @@ void linear_forward(const CudaState* cst, const ops::LinearShape& s, float* out,
     return;
   }
   matmul(st, required(st, key), w, in, out, nullptr);
+}
+
+}  // namespace
+
+void linear_forward(const CudaState* cst, const ops::LinearShape& s, float* out, const float* in, const float* w,
+                    const float* b) {
+  if (linear_small_applies(s, in, w)) {
+    linear_small_forward(cst, s, out, in, w, b);
+    return;
+  }
+  linear_forward_gemm(cst, s, out, in, w, b, false);
+}
+
+void linear_forward_wt(const CudaState* cst, const ops::LinearShape& s, float* out, const float* in, const float* wt,
+                       const float* b) {
+  linear_forward_gemm(cst, s, out, in, wt, b, true);
 }
 
 void linear_backward_input(const CudaState* cst, const ops::LinearShape& s, float* din, const float* dpre,

@@ -10,6 +10,8 @@ namespace roofline::engine::cuda_ops {
 
 void linear_forward(const CudaState* st, const ops::LinearShape& s, float* out, const float* in, const float* w,
                     const float* b);
+void linear_forward_wt(const CudaState* st, const ops::LinearShape& s, float* out, const float* in, const float* wt,
+                       const float* b);
 void linear_backward_input(const CudaState* st, const ops::LinearShape& s, float* din, const float* dpre,
                            const float* w);
 // The small-layer forward (a warp per output feature, kernels/linear_small.cuh)

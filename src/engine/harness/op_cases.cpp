@@ -18,7 +18,7 @@ using namespace case_util;
 
 // ---- Linear ------------------------------------------------------------------
 OpCase linear_case(const ops::LinearShape& s) {
-  enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB };
+  enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB, WT, OUT_WT };
   const bool relu = s.act == Activation::ReLU;
   OpCase c;
   c.op = relu ? "linear+relu" : "linear";
@@ -34,7 +34,9 @@ OpCase linear_case(const ops::LinearShape& s) {
             {"dpre", DType::F32, s.n * s.out, Role::Output},
             {"din", DType::F32, s.n * s.in, Role::Output},
             {"dw", DType::F32, s.out * s.in, Role::Output},
-            {"db", DType::F32, nb, Role::Output}};
+            {"db", DType::F32, nb, Role::Output},
+            {"wt", DType::F32, s.in * s.out},
+            {"out_wt", DType::F32, s.n * s.out, Role::Output}};
   auto fwd = [s](HostBufs& h, std::vector<double>& y) {
     y.resize(static_cast<size_t>(s.n * s.out));
     ref::linear_forward<double>(s, y.data(), h[IN].f.data(), h[W].f.data(), s.bias ? h[B].f.data() : nullptr);
@@ -51,6 +53,10 @@ OpCase linear_case(const ops::LinearShape& s) {
     normal(r, h[W], s.out * s.in);
     normal(r, h[B], nb);
     normal(r, h[DOUT], s.n * s.out);
+    h[WT].f.resize(static_cast<size_t>(s.in * s.out));  // w transposed (in, out)
+    for (int64_t o = 0; o < s.out; ++o)
+      for (int64_t k = 0; k < s.in; ++k)
+        h[WT].f[static_cast<size_t>(k * s.out + o)] = h[W].f[static_cast<size_t>(o * s.in + k)];
     fwd(h, h[YFWD].f);
     round_all(h[YFWD]);
     h[DPRE_REF].f = mask(h, h[YFWD].f);
@@ -63,6 +69,19 @@ OpCase linear_case(const ops::LinearShape& s) {
        {OUT},
        [s](Context& ctx, const DevPtrs& p) { ops::linear_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
        [=](HostBufs& h) { fwd(h, h[OUT].f); }});
+  // The inference form: the same forward over the weights stored transposed.
+  c.passes.push_back({"forward-wt",
+                      pc.forward,
+                      {IN, WT, B},
+                      {OUT_WT},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::linear_forward_wt(ctx, s, F(p, OUT_WT), F(p, IN), F(p, WT), F(p, B));
+                      },
+                      [=](HostBufs& h) {
+                        h[OUT_WT].f.resize(static_cast<size_t>(s.n * s.out));
+                        ref::linear_forward_wt<double>(s, h[OUT_WT].f.data(), h[IN].f.data(), h[WT].f.data(),
+                                                       s.bias ? h[B].f.data() : nullptr);
+                      }});
   if (relu)
     c.passes.push_back({"input-grad",
                         pc.input_grad,
@@ -678,8 +697,8 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
   };
   if (op == "linear" || op == "linear+relu") {
     const Activation a = op == "linear" ? Activation::None : Activation::ReLU;
-    for (auto [in, out] : {std::pair<int64_t, int64_t>{784, 256}, {256, 128}, {128, 10}, {16, 100}, {100, 10},
-                           {1024, 32}, {32, 10}})
+    for (auto [in, out] :
+         {std::pair<int64_t, int64_t>{784, 256}, {256, 128}, {128, 10}, {16, 100}, {100, 10}, {1024, 32}, {32, 10}})
       v.push_back(linear_case({B, in, out, true, a}));
   } else if (op == "conv2d" || op == "conv2d+relu") {
     const Activation a = op == "conv2d" ? Activation::None : Activation::ReLU;

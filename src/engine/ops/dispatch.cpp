@@ -45,6 +45,16 @@ void linear_forward(Context& ctx, const LinearShape& s, float* out, const float*
   ROOFLINE_DISPATCH(ctx, linear_forward, s, out, in, w, b);
 }
 
+void linear_forward_wt(Context& ctx, const LinearShape& s, float* out, const float* in, const float* wt,
+                       const float* b) {
+  check_linear(s);
+  ROOFLINE_ASSERT(!s.bias || b, "linear with bias needs a bias");
+  if (!s.bias) b = nullptr;
+  ROOFLINE_DISPATCH(ctx, linear_forward_wt, s, out, in, wt, b);
+}
+
+bool linear_prefers_wt(const Context& ctx) { return ctx.backend() == Backend::Cpu; }
+
 void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const float* dpre, const float* w) {
   check_linear(s);
   ROOFLINE_DISPATCH(ctx, linear_backward_input, s, din, dpre, w);
