@@ -35,6 +35,9 @@ class Layer {
     const float* params = nullptr;    // (param_count)
     float* grads = nullptr;           // (param_count)
     std::int32_t* scratch = nullptr;  // (scratch_ints) e.g. max-pool argmax
+    // prepare_inference's copy of the parameters (inference_param_count), for a
+    // forward outside training; null: read `params`.
+    const float* infer_params = nullptr;
   };
 
   explicit Layer(std::string name) : name_(std::move(name)) {}
@@ -73,18 +76,23 @@ class Layer {
   // (its blocks of the network's buffers) in one pass where the layer and the
   // backend have one (ops::fuses_weight_grad_sgd): true, with b.grads written and
   // the parameters updated; false, with nothing done, elsewhere.
-  virtual bool backward_params_sgd(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
-                                   const Buffers& /*b*/, float* /*params*/, float* /*momentum*/,
-                                   const ops::SgdConfig& /*cfg*/) const {
+  virtual bool backward_params_sgd(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/, const Buffers& /*b*/,
+                                   float* /*params*/, float* /*momentum*/, const ops::SgdConfig& /*cfg*/) const {
     return false;
   }
   // Inference only: this layer and the max pool `pool` after it in one kernel
   // where the backend has one (b.out is then the pool's output; this layer's
   // own output is not written); false, with nothing done, elsewhere.
-  virtual bool forward_pooled(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/,
-                              const LayerSpec& /*pool*/, const Buffers& /*b*/) const {
+  virtual bool forward_pooled(Context& /*ctx*/, std::int64_t /*batch*/, const Shape& /*in*/, const LayerSpec& /*pool*/,
+                              const Buffers& /*b*/) const {
     return false;
   }
+  // Inference copies: the floats this layer's forward wants on `ctx` beside its
+  // parameters when they stay fixed from call to call (0: none; a Linear
+  // layer's weights transposed where ops::linear_prefers_wt), and filling them
+  // from its parameter block. Asked on host backends only (host memory).
+  virtual std::int64_t inference_param_count(const Context& /*ctx*/) const { return 0; }
+  virtual void prepare_inference(const Context& /*ctx*/, const float* /*params*/, float* /*out*/) const {}
   // Where the bias starts in this layer's parameter block (floats); −1: none.
   virtual std::int64_t bias_offset() const { return -1; }
 

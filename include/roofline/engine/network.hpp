@@ -26,10 +26,15 @@ class Network {
   std::vector<float> grads() const;
   void zero_momentum();
 
-  float* input() const { return acts_[0]; }                 // (max_batch, input_shape)
-  float* logits() const { return acts_.back(); }            // (max_batch, classes)
-  float* dlogits() const { return dacts_.back(); }          // (max_batch, classes)
-  float* param_data() const { return params_.f32(); }       // (param_count)
+  float* input() const { return acts_[0]; }         // (max_batch, input_shape)
+  float* logits() const { return acts_.back(); }    // (max_batch, classes)
+  float* dlogits() const { return dacts_.back(); }  // (max_batch, classes)
+  // (param_count). Handing out the pointer counts as a change of the parameters
+  // (prepare_inference's copies are no longer read).
+  float* param_data() const {
+    ++params_version_;
+    return params_.f32();
+  }
   float* grad_data() const { return grads_.f32(); }         // (param_count)
   float* momentum_data() const { return momentum_.f32(); }  // (param_count)
 
@@ -46,6 +51,15 @@ class Network {
   // On the fast CPU backend the rows are split between threads once, each
   // running the whole network on its rows (ops::for_row_chunks).
   void infer_probs(std::int64_t batch, float* probs);
+  // Copies of the parameters in the layout the backend's forward prefers when
+  // they stay fixed (Layer::prepare_inference: on the fast CPU backend every
+  // Linear layer's weights transposed, ops::linear_prefers_wt), made now from the
+  // current parameters. Forwards outside training (infer_probs, forward(batch,
+  // false)) read them until the parameters change through this Network
+  // (set_params, sgd_step, backward_sgd, param_data()). Returns false, with
+  // nothing made, where no layer wants a copy on this backend.
+  bool prepare_inference();
+  bool inference_prepared() const { return has_infer_ && infer_version_ == params_version_; }
   // Backward from dlogits() to every parameter gradient.
   void backward(std::int64_t batch);
   // One fused SGD update over all parameters; advances *step when given.
@@ -78,6 +92,13 @@ class Network {
   // split (views, and Linear layers that ops::linear_joins_row_split keeps out).
   size_t row_prefix_ = 0;
   std::string optimizer_range_;
+  // prepare_inference's copies: per layer, the offset in infer_ (−1: none).
+  Tensor infer_;
+  std::vector<std::int64_t> infer_off_;
+  bool has_infer_ = false;
+  // Bumped by every change of the parameters; the copies are current while equal.
+  mutable std::uint64_t params_version_ = 0;
+  std::uint64_t infer_version_ = 0;
 };
 
 }  // namespace roofline::engine

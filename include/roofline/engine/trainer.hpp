@@ -74,10 +74,13 @@ struct TrainResult {
   // lowest class). A class never predicted is a dead output (e.g. a logit the
   // final ReLU keeps at 0), which explains an accuracy ~10 points low.
   std::vector<std::int64_t> test_predictions;
-  std::string gpu_path;                 // GPU: "fused-mlp", "fused-cnn" or "layers"; empty on the CPU
-  std::string gpu_path_note;            // why the layer path ran (when it did)
-  std::string infer_path;               // GPU: the inference's path ("fused-mlp", "layers"); empty on the CPU
-  std::string infer_path_note;          // the candidates' medians when it was picked by timing
+  std::string gpu_path;         // GPU: "fused-mlp", "fused-cnn" or "layers"; empty on the CPU
+  std::string gpu_path_note;    // why the layer path ran (when it did)
+  std::string infer_path;       // GPU: the inference's path ("fused-mlp", "layers"); empty on the CPU
+  std::string infer_path_note;  // the candidates' medians when it was picked by timing
+  // Host time of Network::prepare_inference before the inference was timed (the
+  // fast CPU backend's transposed Linear weights); unset where nothing was made.
+  std::optional<double> infer_prepare_seconds;
   Normalization norm;
   PassCosts step_cost;  // one full-batch step (layers; loss and optimiser not included)
 };

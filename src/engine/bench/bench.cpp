@@ -110,6 +110,8 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
                     {"gpu_path_note", tr.gpu_path_note},
                     {"infer_path", tr.infer_path},
                     {"infer_path_note", tr.infer_path_note},
+                    {"infer_prepare_us",
+                     tr.infer_prepare_seconds ? nlohmann::json(*tr.infer_prepare_seconds * 1e6) : nlohmann::json()},
                     {"cpu_threads", ctx->cpu_threads()},
                     {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
                     {"data", data.dir},

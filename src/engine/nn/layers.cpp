@@ -55,7 +55,20 @@ class Linear final : public Layer {
   std::int64_t bias_offset() const override { return bias_ ? align(in_ * out_) : -1; }
   PassCosts cost(std::int64_t batch, const Shape&) const override { return shape(batch).cost(); }
   void forward(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
-    ops::linear_forward(ctx, shape(batch), b.out, b.in, b.params, bias_ ? b.params + bias_offset() : nullptr);
+    const float* bias = bias_ ? b.params + bias_offset() : nullptr;
+    if (b.infer_params)
+      ops::linear_forward_wt(ctx, shape(batch), b.out, b.in, b.infer_params, bias);
+    else
+      ops::linear_forward(ctx, shape(batch), b.out, b.in, b.params, bias);
+  }
+  // The weights transposed, wt (in, out), where the backend's forward prefers them.
+  std::int64_t inference_param_count(const Context& ctx) const override {
+    return ops::linear_prefers_wt(ctx) ? in_ * out_ : 0;
+  }
+  void prepare_inference(const Context& ctx, const float* params, float* wt) const override {
+    ROOFLINE_ASSERT(!ctx.is_cuda(), "inference copies are made in host memory");
+    for (std::int64_t o = 0; o < out_; ++o)
+      for (std::int64_t k = 0; k < in_; ++k) wt[k * out_ + o] = params[o * in_ + k];
   }
   void backward_input(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
     // With a bias and an activation, the mask and the bias gradient share one

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "roofline/core/error.hpp"
 
 namespace roofline::engine {
@@ -58,6 +60,13 @@ Network::Network(const Model& model, Context& ctx, std::int64_t max_batch)
   }
   for (size_t i = 0; i < L; ++i)
     scratch_ptrs_.push_back(scratch_off[i] >= 0 ? scratch_.i32() + scratch_off[i] : nullptr);
+  std::int64_t infer_total = 0;
+  for (size_t i = 0; i < L; ++i) {
+    const std::int64_t n = layers[i]->inference_param_count(ctx);
+    infer_off_.push_back(n > 0 ? infer_total : -1);
+    infer_total += Layer::align(n);
+  }
+  if (infer_total > 0) infer_ = ctx.empty({infer_total}, DType::F32, "inference copies of the parameters");
 
   for (size_t i = 0; i < L; ++i)
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})
@@ -79,6 +88,7 @@ const std::string& Network::range_name(size_t layer, Pass pass) const {
 
 void Network::set_params(const std::vector<float>& host) {
   ROOFLINE_ASSERT(static_cast<std::int64_t>(host.size()) == model_.param_count(), "parameter count");
+  ++params_version_;
   copy_bytes(params_.raw(), params_.device(), host.data(), Device::cpu(), params_.nbytes());
 }
 
@@ -144,9 +154,21 @@ void Network::infer_probs(std::int64_t batch, float* probs) {
   ops::softmax_forward(ctx_, {batch, classes}, probs, logits());
 }
 
+bool Network::prepare_inference() {
+  if (std::none_of(infer_off_.begin(), infer_off_.end(), [](std::int64_t o) { return o >= 0; })) return false;
+  const auto& layers = model_.layers();
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (infer_off_[i] >= 0)
+      layers[i]->prepare_inference(ctx_, params_.f32() + model_.param_offset(i), infer_.f32() + infer_off_[i]);
+  has_infer_ = true;
+  infer_version_ = params_version_;
+  return true;
+}
+
 void Network::forward_range(size_t begin, size_t end, std::int64_t r0, std::int64_t r1, bool grad_path) {
   const auto& layers = model_.layers();
   const std::int64_t rows = r1 - r0;
+  const bool copies = !grad_path && inference_prepared();
   for (size_t i = begin; i < end; ++i) {
     const Layer& l = *layers[i];
     if (l.is_view()) continue;
@@ -155,7 +177,9 @@ void Network::forward_range(size_t begin, size_t end, std::int64_t r0, std::int6
       continue;
     }
     NvtxRange range(range_name(i, Pass::Forward));
-    l.forward(ctx_, rows, model_.shape_before(i), buffers(i, r0, false));
+    Layer::Buffers b = buffers(i, r0, false);
+    if (copies && infer_off_[i] >= 0) b.infer_params = infer_.f32() + infer_off_[i];
+    l.forward(ctx_, rows, model_.shape_before(i), b);
   }
 }
 
@@ -218,6 +242,7 @@ void Network::backward_rows_split(std::int64_t batch, const std::vector<bool>& n
 
 void Network::backward_sgd(std::int64_t batch, const ops::SgdConfig& cfg, std::int32_t* step) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
+  ++params_version_;
   if (!ops::fuses_weight_grad_sgd(ctx_)) {
     backward(batch);
     sgd_step(cfg, step);
@@ -268,9 +293,9 @@ Layer::Buffers Network::buffers(size_t i, std::int64_t r0, bool din) const {
   const Shape& shape_in = model_.shape_before(i);
   const std::int64_t in = numel(shape_in), out = numel(model_.shape_before(i + 1));
   Layer::Buffers b;
-  b.in = acts_[i] + r0 * in;           // (rows, in...)
-  b.out = acts_[i + 1] + r0 * out;     // (rows, out...)
-  b.dout = dacts_[i + 1] + r0 * out;   // (rows, out...)
+  b.in = acts_[i] + r0 * in;          // (rows, in...)
+  b.out = acts_[i + 1] + r0 * out;    // (rows, out...)
+  b.dout = dacts_[i + 1] + r0 * out;  // (rows, out...)
   b.din = din ? dacts_[i] + r0 * in : nullptr;
   b.params = params_.f32() + model_.param_offset(i);
   b.grads = grads_.f32() + model_.param_offset(i);
@@ -279,6 +304,7 @@ Layer::Buffers Network::buffers(size_t i, std::int64_t r0, bool din) const {
 }
 
 void Network::sgd_step(const ops::SgdConfig& cfg, std::int32_t* step) {
+  ++params_version_;
   NvtxRange range(optimizer_range_);
   ops::SgdShape s{model_.param_count(), cfg.momentum != 0.0f};
   ops::sgd_update(ctx_, s, params_.f32(), grads_.f32(), momentum_.f32(), cfg, step);

@@ -345,10 +345,11 @@ class Trainer {
 
   [[noreturn]] void fail_non_finite(int e, std::int32_t step) {
     const std::int64_t of_run = static_cast<std::int64_t>(e) * steps_ + step + 1;
-    throw NonFiniteLoss(fmt::format("the training loss of {} is not finite (NaN or Inf) at step {} of epoch {} (step {} "
-                                    "of the run, batch {}, lr {})",
-                                    model_.name(), step + 1, e + 1, of_run, o_.batch, o_.sgd.lr),
-                        "lower --lr or --momentum; results stored before this run are kept", e + 1, step + 1, of_run);
+    throw NonFiniteLoss(
+        fmt::format("the training loss of {} is not finite (NaN or Inf) at step {} of epoch {} (step {} "
+                    "of the run, batch {}, lr {})",
+                    model_.name(), step + 1, e + 1, of_run, o_.batch, o_.sgd.lr),
+        "lower --lr or --momentum; results stored before this run are kept", e + 1, step + 1, of_run);
   }
 
  public:
@@ -394,6 +395,10 @@ class Trainer {
   // for a plain kernel) plus 11.8 µs of kernel.
   Summary inference_latency(TrainResult& r) {
     const std::int64_t rows = std::min(o_.batch, test_.n);
+    {
+      const double t0 = now_s();
+      if (net_.prepare_inference()) r.infer_prepare_seconds = now_s() - t0;
+    }
     ops::gather_batch(ctx_, batch_shape(rows, rows, test_), net_.input(), labels_.i32(), test_.images.u8(),
                       test_.labels.u8(), test_order_.i32(), 0, nullptr);
     auto layers = [&] { net_.infer_probs(rows, probs_.f32()); };
