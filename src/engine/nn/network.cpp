@@ -66,7 +66,10 @@ Network::Network(const Model& model, Context& ctx, std::int64_t max_batch)
     infer_off_.push_back(n > 0 ? infer_total : -1);
     infer_total += Layer::align(n);
   }
-  if (infer_total > 0) infer_ = ctx.empty({infer_total}, DType::F32, "inference copies of the parameters");
+  if (infer_total > 0) {
+    infer_ = ctx.empty({infer_total}, DType::F32, "inference copies of the parameters");
+    ctx.memset_async(infer_.raw(), 0, infer_.nbytes());  // its pages touched here, not in prepare_inference
+  }
 
   for (size_t i = 0; i < L; ++i)
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})
