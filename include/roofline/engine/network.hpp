@@ -49,7 +49,8 @@ class Network {
   // softmax; where the model ends in two Linear layers and the backend has the
   // kernel (ops::linear_softmax_head_forward) those and the softmax run as one.
   // On the fast CPU backend the rows are split between threads once, each
-  // running the whole network on its rows (ops::for_row_chunks).
+  // running the whole network on its rows (ops::for_row_chunks), its Linear
+  // layers over prepare_inference's copies while they are current.
   void infer_probs(std::int64_t batch, float* probs);
   // Copies of the parameters in the layout the backend's forward prefers when
   // they stay fixed (Layer::prepare_inference: on the fast CPU backend every
