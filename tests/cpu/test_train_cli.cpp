@@ -46,6 +46,15 @@ TEST(BenchCli, ShortRunPrintsTable4AndStoresEveryResult) {
   EXPECT_EQ(st.i64(0), 8);  // 2 models x 2 batches x (train, infer)
   EXPECT_EQ(st.i64(1), 4);
   EXPECT_EQ(st.i64(2), 2 * 4);  // 64 images at batch 16: 4 steps per epoch
+  // The CPU inference's transposed weights: their preparation time is stored with every run and noted once per model.
+  auto prep = db.prepare(
+      "SELECT COUNT(*) FROM bench_results WHERE json_type(params, '$.infer_prepare_us') IN ('real', 'integer')");
+  ASSERT_TRUE(prep.step());
+  EXPECT_EQ(prep.i64(0), 8);
+  EXPECT_NE(r.out.find("CPU inference of simple-mlp: every Linear layer reads its weights transposed"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("CPU inference of simple-cnn:"), std::string::npos) << r.out;
   auto layers =
       db.prepare("SELECT COUNT(*) FROM layers WHERE model = 'simple-mlp' AND pass = 'weight-grad' AND batch = 8");
   ASSERT_TRUE(layers.step());
