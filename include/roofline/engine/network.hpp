@@ -60,7 +60,7 @@ class Network {
   // (set_params, sgd_step, backward_sgd, param_data()). Returns false, with
   // nothing made, where no layer wants a copy on this backend.
   bool prepare_inference();
-  bool inference_prepared() const { return has_infer_ && infer_version_ == params_version_; }
+  bool inference_prepared() const { return infer_version_ == params_version_; }
   // Backward from dlogits() to every parameter gradient.
   void backward(std::int64_t batch);
   // One fused SGD update over all parameters; advances *step when given.
@@ -94,12 +94,12 @@ class Network {
   size_t row_prefix_ = 0;
   std::string optimizer_range_;
   // prepare_inference's copies: per layer, the offset in infer_ (−1: none).
-  Tensor infer_;
+  Tensor infer_;  // undefined where no layer wants a copy
   std::vector<std::int64_t> infer_off_;
-  bool has_infer_ = false;
-  // Bumped by every change of the parameters; the copies are current while equal.
+  // Bumped by every change of the parameters; the copies are current while
+  // equal (never, before the first prepare_inference).
   mutable std::uint64_t params_version_ = 0;
-  std::uint64_t infer_version_ = 0;
+  std::uint64_t infer_version_ = ~std::uint64_t{0};
 };
 
 }  // namespace roofline::engine

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
@@ -106,17 +107,14 @@ Table details_table(const std::vector<BenchRecord>& records) {
       noted.push_back(fmt::format("GPU inference of {} at batch {}: {} ({})", r.model, r.batch,
                                   r.params.value("infer_path", std::string()),
                                   r.params["infer_path_note"].get<std::string>()));
+  std::set<std::string> prepared;  // models whose CPU inference copies are noted (once each)
   for (const auto& r : records)
-    if (r.params.contains("infer_prepare_us") && r.params["infer_prepare_us"].is_number()) {
-      const std::string n = fmt::format(
+    if (r.params.contains("infer_prepare_us") && r.params["infer_prepare_us"].is_number() &&
+        prepared.insert(r.model).second)
+      noted.push_back(fmt::format(
           "CPU inference of {}: every Linear layer reads its weights transposed, a copy made once before the "
           "timed calls ({:.0f} µs at batch {}; not in the inference time)",
-          r.model, r.params["infer_prepare_us"].get<double>(), r.batch);
-      if (std::none_of(noted.begin(), noted.end(), [&](const std::string& x) {
-            return x.rfind(fmt::format("CPU inference of {}:", r.model), 0) == 0;
-          }))
-        noted.push_back(n);
-    }
+          r.model, r.params["infer_prepare_us"].get<double>(), r.batch));
   for (const auto& n : noted) t.note(n);
   if (std::any_of(records.begin(), records.end(), [](const BenchRecord& r) { return !r.gpu_path.empty(); }))
     t.note(

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "roofline/core/error.hpp"
 
 namespace roofline::engine {
@@ -158,12 +156,11 @@ void Network::infer_probs(std::int64_t batch, float* probs) {
 }
 
 bool Network::prepare_inference() {
-  if (std::none_of(infer_off_.begin(), infer_off_.end(), [](std::int64_t o) { return o >= 0; })) return false;
+  if (!infer_.defined()) return false;
   const auto& layers = model_.layers();
   for (size_t i = 0; i < layers.size(); ++i)
     if (infer_off_[i] >= 0)
       layers[i]->prepare_inference(ctx_, params_.f32() + model_.param_offset(i), infer_.f32() + infer_off_[i]);
-  has_infer_ = true;
   infer_version_ = params_version_;
   return true;
 }
@@ -245,12 +242,12 @@ void Network::backward_rows_split(std::int64_t batch, const std::vector<bool>& n
 
 void Network::backward_sgd(std::int64_t batch, const ops::SgdConfig& cfg, std::int32_t* step) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch exceeds the network's size");
-  ++params_version_;
   if (!ops::fuses_weight_grad_sgd(ctx_)) {
     backward(batch);
     sgd_step(cfg, step);
     return;
   }
+  ++params_version_;
   const auto& layers = model_.layers();
   const std::vector<bool> need_din = input_grads_needed();
   backward_rows_split(batch, need_din);
