@@ -57,6 +57,11 @@ TEST(FusedMatch, OtherStacksOfLinearLayersAndNearMisses) {
   EXPECT_EQ(fused_kernel_name(odd, 28, 28, &why), "");
   EXPECT_NE(why.find("multiple of 4 inputs"), std::string::npos) << why;
 
+  Model odd_in("odd-in", {1, 27, 27}, 10);  // 729 pixels: the tiles load the first layer's inputs in runs of 4
+  odd_in.add(make_flatten("f")).add(make_linear("a", 729, 64, ops::Activation::ReLU)).add(make_linear("b", 64, 10));
+  EXPECT_EQ(fused_kernel_name(odd_in, 27, 27, &why), "");
+  EXPECT_NE(why.find("first layer takes a multiple of 4 inputs (it has 729)"), std::string::npos) << why;
+
   Model big("big", {1, 28, 28}, 10);  // 512 × 512 hidden weights: 1 MB, not in shared memory
   big.add(make_flatten("f"))
       .add(make_linear("a", 784, 512, ops::Activation::ReLU))

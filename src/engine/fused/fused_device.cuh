@@ -125,13 +125,16 @@ __device__ __forceinline__ void add_stats(const ops::LossStats& st, const float*
 
 // ---- A block's tiled GEMM ------------------------------------------------------
 // C (TM × TN at m0, n0) = Σ_k A(m, k)·B(n, k), K split in chunks of KC staged
-// in shared memory k-major; kThreads = KG groups × (TM/RM)·(TN/RN) threads,
-// each thread an RM × RN register tile over the k ≡ group (mod KG) of a chunk;
-// the groups' partial tiles are summed in a fixed order, then epi(m, n, c,
-// slot) is called once per output inside (M, N); `slot` numbers a thread's
-// outputs (with KG > 1, output o = tid + slot·kThreads of the tile, row-major). Deterministic. An operand is a functor
-// `float operator()(int row, int k)` with kContig = consecutive k adjacent in
-// memory (else consecutive rows are), which decides the coalesced staging order.
+// in shared memory k-major; kThreads = KG groups (KG > 1) × (TM/RM)·(TN/RN)
+// threads, each thread an RM × RN register tile over the k ≡ group (mod KG)
+// of a chunk; the groups' partial tiles are summed in a fixed order, then
+// epi(m, n, c, run) is called once per run of 4 outputs (m, n … n+3) whose
+// first lies inside (M, N) — the epilogue checks n+1 … n+3 against N itself;
+// c is a float4; run r of thread t is the tile's outputs 4·(t + r·kThreads)
+// … +3, row-major. Deterministic. An operand has `float4 run(row, k, rows,
+// k_end)`: the 4 values along its adjacent extent (kContig = consecutive k
+// adjacent in memory, else consecutive rows are) from (row, k), zero past rows
+// or k_end; that extent decides the coalesced staging order.
 // A register tile of 8 along a dimension is two runs of 4, T/2 apart (thread t
 // holds t·4 … t·4+3 and T/2 + t·4 …): eight threads' float4 reads of a stage
 // row then cover 128 contiguous bytes, free of bank conflicts.
@@ -142,11 +145,13 @@ struct TileCfg {
   static constexpr int TX = TN / RN, TY = TM / RM, GROUP = TX * TY, KG = kThreads / GROUP;
   static constexpr int LDA = TM + 4, LDB = TN + 4;  // rows padded by 16 bytes (vector loads stay aligned)
   static constexpr int kStageFloats = KC * (LDA + LDB);
-  static constexpr int kReduceFloats = KG > 1 ? KG* TM* TN : 0;
+  static constexpr int kReduceFloats = KG * TM * TN;
+  static constexpr int kRuns = TM * TN / (4 * kThreads);  // a thread's runs of 4 outputs in the epilogue
   static constexpr int kSmemFloats = kStageFloats > kReduceFloats ? kStageFloats : kReduceFloats;
   static_assert(TM % RM == 0 && TN % RN == 0 && kThreads % GROUP == 0, "tile shape");
   static_assert(RM == 1 || RM == 2 || RM == 4 || RM == 8, "register tile rows");
-  static_assert(RN == 1 || RN == 2 || RN == 4 || RN == 8, "register tile columns");
+  static_assert(RN == 4 || RN == 8, "register tile columns (runs of 4 in the reduction)");
+  static_assert(KG > 1 && TM * TN % (4 * kThreads) == 0, "the groups' reduction gives every thread whole runs");
   static_assert((RM != 8 || TM % 8 == 0) && (RN != 8 || TN % 8 == 0), "a tile of 8 splits its extent in halves");
 };
 
@@ -176,20 +181,23 @@ __device__ __forceinline__ void load_vec(float (&v)[R], const float* row, int t)
 }
 
 // One operand's share of a K chunk (T rows × KC), held in registers between
-// the loads and the shared-memory store so that a thread's kPer loads are all
-// in flight at once (an L2 round trip per chunk, not one per element) and the
-// next chunk's loads overlap this chunk's arithmetic. Elements past `rows` or
-// `kc` are zero.
+// the loads and the shared-memory store so that a thread's loads are all in
+// flight at once (an L2 round trip per chunk, not one per element) and the
+// next chunk's loads overlap this chunk's arithmetic. Loaded in runs of 4
+// floats adjacent in memory (one 16-byte load where the operand allows it:
+// with scalar loads the SM stopped issuing after ~128 warp loads until the
+// first returned, docs/perf-notes). Elements past `rows` or `kc` are zero.
 template <int T, int KC, class Op>
 struct Staged {
-  static constexpr int kPer = T * KC / kThreads;
-  static constexpr int kLine = Op::kContig ? KC : T;  // the extent adjacent in memory
-  static_assert(T * KC % kThreads == 0, "a chunk is whole rounds of the block");
+  static constexpr int kPer = T * KC / kThreads / 4;     // runs of 4 a thread
+  static constexpr int kLine = (Op::kContig ? KC : T) / 4;  // runs along the extent adjacent in memory
+  static_assert(T * KC % (4 * kThreads) == 0, "a chunk is whole rounds of the block");
   static_assert(kThreads % kLine == 0 || kLine % kThreads == 0, "a line is a fraction or a multiple of the block");
-  float v[kPer];
+  float4 v[kPer];
 
-  // Element i of this thread: consecutive threads take consecutive positions
-  // along the line (coalesced), with no division by a run-time value.
+  // Run i of this thread starts at (r, k): consecutive threads take
+  // consecutive runs along the line (coalesced), with no division by a
+  // run-time value.
   __device__ __forceinline__ static void place(int i, int& r, int& k) {
     int along, across;
     if constexpr (kThreads % kLine == 0) {
@@ -200,10 +208,10 @@ struct Staged {
       across = i / (kLine / kThreads);
     }
     if constexpr (Op::kContig) {
-      k = along;
+      k = 4 * along;
       r = across;
     } else {
-      r = along;
+      r = 4 * along;
       k = across;
     }
   }
@@ -212,7 +220,7 @@ struct Staged {
     for (int i = 0; i < kPer; ++i) {
       int r, k;
       place(i, r, k);
-      v[i] = (k < kc && r0 + r < rows) ? op(r0 + r, k0 + k) : 0.f;
+      v[i] = op.run(r0 + r, k0 + k, rows, k0 + kc);
     }
   }
   template <int LD>
@@ -221,7 +229,14 @@ struct Staged {
     for (int i = 0; i < kPer; ++i) {
       int r, k;
       place(i, r, k);
-      s[k * LD + r] = v[i];
+      if constexpr (Op::kContig) {  // the run is along k: four stage rows
+        s[k * LD + r] = v[i].x;
+        s[(k + 1) * LD + r] = v[i].y;
+        s[(k + 2) * LD + r] = v[i].z;
+        s[(k + 3) * LD + r] = v[i].w;
+      } else {
+        *reinterpret_cast<float4*>(s + k * LD + r) = v[i];  // LD, r multiples of 4
+      }
     }
   }
 };
@@ -277,50 +292,68 @@ __device__ void tile_gemm(int M, int N, int K, int m0, int n0, const OpA& a_op, 
     }
     __syncthreads();  // the stage buffers are rewritten next chunk (or reused below)
   }
-  if constexpr (Cfg::KG > 1) {
-    float* red = smem;  // (KG, TM, TN)
+  // The groups' partial tiles through shared memory (float4 stores: a
+  // register tile's runs of 4 are adjacent there), then each thread's runs
+  // of 4 outputs summed over the groups in order.
+  float* red = smem;  // (KG, TM, TN)
 #pragma unroll
-    for (int i = 0; i < Cfg::RM; ++i)
+  for (int i = 0; i < Cfg::RM; ++i)
 #pragma unroll
-      for (int j = 0; j < Cfg::RN; ++j)
-        red[(g * Cfg::TM + reg_pos<Cfg::RM, Cfg::TM>(ty, i)) * Cfg::TN + reg_pos<Cfg::RN, Cfg::TN>(tx, j)] = acc[i][j];
-    __syncthreads();
-    static_assert(Cfg::TM * Cfg::TN % kThreads == 0, "the reduction gives every thread the same number of slots");
-#pragma unroll  // every slot's epilogue loads in flight together (the SGD update reads two values each)
-    for (int slot = 0; slot < Cfg::TM * Cfg::TN / kThreads; ++slot) {
-      const int o = tid + slot * kThreads, m = o / Cfg::TN, n = o - m * Cfg::TN;
-      float s = 0.f;
-      for (int q = 0; q < Cfg::KG; ++q) s += red[q * Cfg::TM * Cfg::TN + o];
-      if (m0 + m < M && n0 + n < N) epi(m0 + m, n0 + n, s, slot);
+    for (int j = 0; j < Cfg::RN; j += 4)
+      *reinterpret_cast<float4*>(red + (g * Cfg::TM + reg_pos<Cfg::RM, Cfg::TM>(ty, i)) * Cfg::TN +
+                                 reg_pos<Cfg::RN, Cfg::TN>(tx, j)) =
+          make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+  __syncthreads();
+#pragma unroll  // every run's epilogue loads in flight together (the SGD update reads two runs each)
+  for (int run = 0; run < Cfg::kRuns; ++run) {
+    const int o = 4 * (tid + run * kThreads), m = o / Cfg::TN, n = o - m * Cfg::TN;
+    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int q = 0; q < Cfg::KG; ++q) {
+      const float4 p = *reinterpret_cast<const float4*>(red + q * Cfg::TM * Cfg::TN + o);
+      s.x += p.x, s.y += p.y, s.z += p.z, s.w += p.w;
     }
-    __syncthreads();  // red is the next job's stage buffer
-  } else {
-#pragma unroll
-    for (int i = 0; i < Cfg::RM; ++i)
-#pragma unroll
-      for (int j = 0; j < Cfg::RN; ++j) {
-        const int m = m0 + reg_pos<Cfg::RM, Cfg::TM>(ty, i), n = n0 + reg_pos<Cfg::RN, Cfg::TN>(tx, j);
-        if (m < M && n < N) epi(m, n, acc[i][j], i * Cfg::RN + j);
-      }
+    if (m0 + m < M && n0 + n < N) epi(m0 + m, n0 + n, s, run);
   }
+  __syncthreads();  // red is the next job's stage buffer
 }
 
 // Operands. Dense: op(r, k) = p[r·ld + k] (k contiguous). DenseT: op(r, k) =
 // p[k·ld + r] (rows contiguous), with an all-ones column at r == ones_at
-// (the bias as an extra input column of a weight gradient; −1: none).
+// (the bias as an extra input column of a weight gradient; −1: none). `vec`:
+// p is 16-byte aligned and ld a multiple of 4, so a whole run inside the
+// operand is one 16-byte load (make with dense() / dense_t()).
+__device__ __forceinline__ bool vec_ok(const float* p, int ld) {
+  return ld % 4 == 0 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
 struct Dense {
   static constexpr bool kContig = true;
   const float* p;
   int ld;
-  __device__ float operator()(int r, int k) const { return ldf(p + static_cast<std::int64_t>(r) * ld + k); }
+  bool vec;
+  __device__ float4 run(int r, int k, int rows, int k_end) const {
+    if (r >= rows) return make_float4(0.f, 0.f, 0.f, 0.f);
+    const float* q = p + static_cast<std::int64_t>(r) * ld + k;
+    if (vec && k + 4 <= k_end) return __ldcg(reinterpret_cast<const float4*>(q));
+    return make_float4(k < k_end ? ldf(q) : 0.f, k + 1 < k_end ? ldf(q + 1) : 0.f, k + 2 < k_end ? ldf(q + 2) : 0.f,
+                       k + 3 < k_end ? ldf(q + 3) : 0.f);
+  }
 };
+__device__ __forceinline__ Dense dense(const float* p, int ld) { return Dense{p, ld, vec_ok(p, ld)}; }
 struct DenseT {
   static constexpr bool kContig = false;
   const float* p;
   int ld;
   int ones_at;
-  __device__ float operator()(int r, int k) const {
-    return r == ones_at ? 1.f : ldf(p + static_cast<std::int64_t>(k) * ld + r);
+  bool vec;
+  __device__ float4 run(int r, int k, int rows, int k_end) const {
+    if (k >= k_end) return make_float4(0.f, 0.f, 0.f, 0.f);
+    const float* q = p + static_cast<std::int64_t>(k) * ld + r;
+    if (vec && r + 4 <= rows && (ones_at < 0 || r + 4 <= ones_at)) return __ldcg(reinterpret_cast<const float4*>(q));
+    auto at = [&](int e) { return r + e >= rows ? 0.f : r + e == ones_at ? 1.f : ldf(q + e); };
+    return make_float4(at(0), at(1), at(2), at(3));
   }
 };
+__device__ __forceinline__ DenseT dense_t(const float* p, int ld, int ones_at) {
+  return DenseT{p, ld, ones_at, vec_ok(p, ld)};
+}
 }  // namespace roofline::engine::fused

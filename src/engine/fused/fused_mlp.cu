@@ -91,8 +91,11 @@ __device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, 
     const int m0 = (tile / tn) * Cfg::TM, n0 = (tile % tn) * Cfg::TN, k0 = s * p.kc;
     float* part = a.partial + static_cast<std::int64_t>(s) * rows * out;  // (rows, out)
     tile_gemm<Cfg>(
-        rows, out, min(p.kc, in - k0), m0, n0, Dense{x + k0, in}, Dense{w + k0, in},
-        [=](int m, int n, float v, int) { part[static_cast<std::int64_t>(m) * out + n] = v; }, smem, once);
+        rows, out, min(p.kc, in - k0), m0, n0, dense(x + k0, in), dense(w + k0, in),
+        [=](int m, int n, float4 v, int) {  // out % 4 == 0 (match_mlp): the run is whole
+          *reinterpret_cast<float4*>(part + static_cast<std::int64_t>(m) * out + n) = v;
+        },
+        smem, once);
   }
   once();
 }
@@ -446,29 +449,47 @@ __device__ void weight_tile(const MlpArgs& a, int l, const float* cur, float* ne
   float* mom = a.momentum;
   const ops::SgdConfig sgd = a.sgd;
   auto index = [=](int m, int n) { return n < in ? w_off + static_cast<std::int64_t>(m) * in + n : b_off + m; };
-  // The update's operands (parameter, momentum) of this thread's output slots,
-  // loaded before the gradient's K loop so that their L2 round trip hides
-  // under it rather than following it.
+  // The update's operands (parameter, momentum) of this thread's runs of 4
+  // outputs, loaded before the gradient's K loop so that their L2 round trip
+  // hides under it rather than following it. in % 4 == 0 (match_mlp), so a
+  // run is 4 weights of a row (one 16-byte load each) or starts at the bias
+  // column (its first output the bias, the rest past the tile).
   using Cfg = CfgWeight;
-  constexpr int kSlots = Cfg::TM * Cfg::TN / kThreads;
-  static_assert(Cfg::KG > 1, "the slot order below is tile_gemm's reduction path");
-  float p_cur[kSlots], p_mom[kSlots];
+  float4 p_cur[Cfg::kRuns], p_mom[Cfg::kRuns];
+  const bool mom_on = sgd.momentum != 0.f;
+  const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-  for (int slot = 0; slot < kSlots; ++slot) {
-    const int o = static_cast<int>(threadIdx.x) + slot * kThreads, m = m0 + o / Cfg::TN, n = n0 + o % Cfg::TN;
-    const bool in_tile = m < L.out && n < N;
-    p_cur[slot] = in_tile ? ldf(cur + index(m, n)) : 0.f;
-    p_mom[slot] = in_tile && sgd.momentum != 0.f ? ldf(mom + index(m, n)) : 0.f;
-  }
-  auto epi = [&](int m, int n, float s, int slot) {
+  for (int run = 0; run < Cfg::kRuns; ++run) {
+    const int o = 4 * (static_cast<int>(threadIdx.x) + run * kThreads), m = m0 + o / Cfg::TN, n = n0 + o % Cfg::TN;
+    p_cur[run] = p_mom[run] = zero;
+    if (m >= L.out || n >= N) continue;
     const std::int64_t i = index(m, n);
-    const float updated = sgd_value(p_cur[slot], s, p_mom[slot], sgd);  // p_mom[slot] updated in place
-    if (sgd.momentum != 0.f) mom[i] = p_mom[slot];
-    next[i] = updated;
+    if (n < in) {
+      p_cur[run] = __ldcg(reinterpret_cast<const float4*>(cur + i));
+      if (mom_on) p_mom[run] = __ldcg(reinterpret_cast<const float4*>(mom + i));
+    } else {
+      p_cur[run].x = ldf(cur + i);
+      if (mom_on) p_mom[run].x = ldf(mom + i);
+    }
+  }
+  auto epi = [&](int m, int n, float4 g, int run) {
+    const std::int64_t i = index(m, n);
+    float4 b = p_mom[run], p = p_cur[run];  // b updated in place
+    p.x = sgd_value(p.x, g.x, b.x, sgd);
+    if (n < in) {
+      p.y = sgd_value(p.y, g.y, b.y, sgd);
+      p.z = sgd_value(p.z, g.z, b.z, sgd);
+      p.w = sgd_value(p.w, g.w, b.w, sgd);
+      if (mom_on) *reinterpret_cast<float4*>(mom + i) = b;
+      *reinterpret_cast<float4*>(next + i) = p;
+    } else {
+      if (mom_on) mom[i] = b.x;
+      next[i] = p.x;
+    }
   };
-  const DenseT dz{a.dz[l], L.out, -1};              // (j, i) = dz[l][i·out + j]
+  const DenseT dz = dense_t(a.dz[l], L.out, -1);    // (j, i) = dz[l][i·out + j]
   const float* in_act = l == 0 ? x : a.act[l - 1];  // (rows, in)
-  tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, DenseT{in_act, L.in, L.bias ? L.in : -1}, epi, smem);
+  tile_gemm<CfgWeight>(L.out, N, rows, m0, n0, dz, dense_t(in_act, L.in, L.bias ? L.in : -1), epi, smem);
 }
 
 __device__ int weight_tiles(const MlpLayer& L) { return tiles<CfgWeight>(L.out, L.in + (L.bias ? 1 : 0)); }

@@ -81,6 +81,10 @@ bool match_mlp(const Model& model, std::int64_t ih, std::int64_t iw, std::vector
     why = fmt::format("fused-mlp's loss takes at most {} classes", fused::kMaxClasses);
     return false;
   }
+  if (layers[0].in % 4 != 0) {  // the tiles load runs of 4 inputs (fused_device.cuh)
+    why = fmt::format("fused-mlp's first layer takes a multiple of 4 inputs (it has {})", layers[0].in);
+    return false;
+  }
   for (size_t l = 1; l < layers.size(); ++l)
     if (layers[l].in % 4 != 0 || layers[l].in > fused::kMaxHeadIn) {
       why = fmt::format("fused-mlp's layers after the first take a multiple of 4 inputs, at most {} (layer {} has {})",
