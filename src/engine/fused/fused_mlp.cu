@@ -33,7 +33,7 @@ namespace roofline::engine::fused {
 
 namespace {
 
-using CfgFirst = TileCfg<kSplitTile, kSplitTile, 8, 8, 32>;  // first-layer slices: 8 × 8 per thread, 4 k-groups
+using CfgFirst = TileCfg<kSplitTile, kSplitTile, 8, 8, 32, 2>;  // first-layer slices: 8 × 8 a thread, 4 k-groups, k loop unrolled by 2
 using CfgWeight = TileCfg<64, 32, 8, 4, 64, 4>;              // weight gradients (K = rows, 64 a chunk; k loop unrolled)
 
 template <class Cfg>
@@ -103,36 +103,44 @@ __device__ void first_layer(const MlpArgs& a, const float* cur, const float* x, 
 // ---- Phase 2: a block per row --------------------------------------------------------
 // Shared memory of the row phase (mlp_row_layout): w[l] (out, in) for l ≥ 1,
 // b[l] (out), v[l] (out) the activations for l ≤ L−2, d[l] (out) the output
-// gradients, z (32) the logits, red (kRowScratchFloats). The pointers live in
-// shared memory too (one copy per block, see shared_row_smem): indexed by a
-// run-time layer, a per-thread copy would sit in local memory, ~100 KB a
-// block, past L1.
+// gradients, z (32) the logits, red (kRowScratchFloats), then the tiles'
+// region (tile_gemm's stage, a row's first-layer slices). Kept as float
+// offsets into the dynamic shared memory, in shared memory (one copy per
+// block, see shared_row_smem: indexed by a run-time layer, a per-thread copy
+// would sit in local memory), and turned into pointers from the shared array
+// itself (smem_at), so that the compiler knows them as shared: loaded as
+// pointers, they were generic, and every stage and row read was a generic
+// load (LD.E, tracked as a global one) instead of LDS.
+extern __shared__ float4 mlp_smem4[];
+__device__ __forceinline__ float* smem_at(int off) { return reinterpret_cast<float*>(mlp_smem4) + off; }
 struct RowSmem {
-  float* w[kMaxLayers];
-  float* b[kMaxLayers];
-  float* v[kMaxLayers];
-  float* d[kMaxLayers];
-  float* z;
-  float* red;
-  float* tiles;  // the tiles' region after the row region (tile_gemm's stage, a row's first-layer slices)
+  int w_[kMaxLayers], b_[kMaxLayers], v_[kMaxLayers], d_[kMaxLayers];
+  int z_, red_, tiles_;
+  __device__ float* w(int l) const { return smem_at(w_[l]); }
+  __device__ float* b(int l) const { return smem_at(b_[l]); }
+  __device__ float* v(int l) const { return smem_at(v_[l]); }
+  __device__ float* d(int l) const { return smem_at(d_[l]); }
+  __device__ float* z() const { return smem_at(z_); }
+  __device__ float* red() const { return smem_at(red_); }
+  __device__ float* tiles() const { return smem_at(tiles_); }
 };
-__device__ RowSmem row_smem(const MlpArgs& a, float* smem) {
+__device__ RowSmem row_smem(const MlpArgs& a) {
   const RowLayout r = mlp_row_layout(a.layer, a.layers);
   RowSmem s{};
   for (int l = 0; l < a.layers; ++l) {
-    if (l >= 1) s.w[l] = smem + r.w[l];
-    s.b[l] = smem + r.b[l];
-    s.d[l] = smem + r.d[l];
-    if (l + 1 < a.layers) s.v[l] = smem + r.v[l];
+    s.w_[l] = static_cast<int>(r.w[l]);
+    s.b_[l] = static_cast<int>(r.b[l]);
+    s.d_[l] = static_cast<int>(r.d[l]);
+    s.v_[l] = static_cast<int>(r.v[l]);
   }
-  s.z = smem + r.z;
-  s.red = smem + r.red;
-  s.tiles = smem + r.total;
+  s.z_ = static_cast<int>(r.z);
+  s.red_ = static_cast<int>(r.red);
+  s.tiles_ = static_cast<int>(r.total);
   return s;
 }
-__device__ const RowSmem& shared_row_smem(const MlpArgs& a, float* smem) {
+__device__ const RowSmem& shared_row_smem(const MlpArgs& a) {
   __shared__ RowSmem s;
-  if (threadIdx.x == 0) s = row_smem(a, smem);
+  if (threadIdx.x == 0) s = row_smem(a);
   __syncthreads();
   return s;
 }
@@ -154,7 +162,7 @@ __device__ void stage_fence(const MlpArgs& a, const RowSmem& s) {
 #endif
   for (int l = 0; l < a.layers; ++l)
     if (!a.layer[l].bias)
-      for (int j = threadIdx.x; j < a.layer[l].out; j += kThreads) s.b[l][j] = 0.f;
+      for (int j = threadIdx.x; j < a.layer[l].out; j += kThreads) s.b(l)[j] = 0.f;
   __syncthreads();
 }
 __device__ void stage_issue(const MlpArgs& a, const float* cur, const RowSmem& s, unsigned long long* bar) {
@@ -177,9 +185,9 @@ __device__ void stage_issue(const MlpArgs& a, const float* cur, const RowSmem& s
       const MlpLayer& L = a.layer[l];
       const unsigned nw = 4u * static_cast<unsigned>(L.out * L.in);  // match_mlp: in % 4 == 0
       const unsigned nb = L.bias ? 4u * unsigned(mlp_round4(L.out)) : 0u;
-      const bool joined = l >= 1 && L.bias && L.b_off == L.w_off + L.out * L.in && s.b[l] == s.w[l] + L.out * L.in;
-      if (l >= 1) kernels::bulk_g2s(kernels::smem_addr(s.w[l]), cur + L.w_off, joined ? nw + nb : nw, b);
-      if (L.bias && !joined) kernels::bulk_g2s(kernels::smem_addr(s.b[l]), cur + L.b_off, nb, b);
+      const bool joined = l >= 1 && L.bias && L.b_off == L.w_off + L.out * L.in && s.b(l) == s.w(l) + L.out * L.in;
+      if (l >= 1) kernels::bulk_g2s(kernels::smem_addr(s.w(l)), cur + L.w_off, joined ? nw + nb : nw, b);
+      if (L.bias && !joined) kernels::bulk_g2s(kernels::smem_addr(s.b(l)), cur + L.b_off, nb, b);
     }
   }
 #else
@@ -188,11 +196,11 @@ __device__ void stage_issue(const MlpArgs& a, const float* cur, const RowSmem& s
     const MlpLayer& L = a.layer[l];
     if (l >= 1) {
       const int n4 = L.out * L.in / 4;  // match_mlp: in % 4 == 0
-      for (int i = threadIdx.x; i < n4; i += kThreads) kernels::copy_async_16(s.w[l] + 4 * i, cur + L.w_off + 4 * i);
+      for (int i = threadIdx.x; i < n4; i += kThreads) kernels::copy_async_16(s.w(l) + 4 * i, cur + L.w_off + 4 * i);
     }
     if (L.bias)
       for (int i = threadIdx.x; i < mlp_round4(L.out) / 4; i += kThreads)
-        kernels::copy_async_16(s.b[l] + 4 * i, cur + L.b_off + 4 * i);
+        kernels::copy_async_16(s.b(l) + 4 * i, cur + L.b_off + 4 * i);
   }
 #endif
 }
@@ -241,9 +249,9 @@ __device__ void first_row_finish(const MlpArgs& a, int m, int splits, const floa
   for (int n = threadIdx.x; n < out; n += kThreads) {
     float acc = 0.f;
     for (int sl = 0; sl < splits; ++sl) acc += buf[sl * out + n];
-    float v = acc + s.b[0][n];
+    float v = acc + s.b(0)[n];
     v = L0.relu ? relu(v) : v;
-    s.v[0][n] = v;
+    s.v(0)[n] = v;
     a.act[0][static_cast<std::int64_t>(m) * out + n] = v;
   }
   __syncthreads();
@@ -372,21 +380,21 @@ __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int r
     const int next_label = warp == 0 ? row_label(a, base, m + grid, rows) : -1;
     for (int l = 1; l < Lh; ++l) {
       const MlpLayer& Ll = a.layer[l];
-      row_forward(s.w[l], s.b[l], s.v[l - 1], Ll.in, Ll.out, Ll.relu, s.v[l],
+      row_forward(s.w(l), s.b(l), s.v(l - 1), Ll.in, Ll.out, Ll.relu, s.v(l),
                   a.act[l] + static_cast<std::int64_t>(m) * Ll.out);
       __syncthreads();
     }
     if (m == first) mark(a, mark_row, phase);  // hidden
-    row_forward(s.w[Lh], s.b[Lh], s.v[Lh - 1], H.in, H.out, H.relu, s.z, nullptr);
+    row_forward(s.w(Lh), s.b(Lh), s.v(Lh - 1), H.in, H.out, H.relu, s.z(), nullptr);
     __syncthreads();
     if (warp == 0) {
-      const float z = lane < H.out ? s.z[lane] : 0.f;
+      const float z = lane < H.out ? s.z()[lane] : 0.f;
       float loss;
       bool correct;
       const float dl = row_loss_grad(z, H.out, label, scale, &loss, &correct);
       const float dzl = H.relu ? (z > 0.f ? dl : 0.f) : dl;
       if (lane < H.out) {
-        s.d[Lh][lane] = dzl;
+        s.d(Lh)[lane] = dzl;
         a.dz[Lh][static_cast<std::int64_t>(m) * H.out + lane] = dzl;
       }
       if (lane == 0) {
@@ -398,8 +406,8 @@ __device__ void rows_train(const MlpArgs& a, const RowSmem& s, float* buf, int r
     if (m == first) mark(a, mark_row, phase);  // loss
     for (int l = Lh; l >= 1; --l) {
       const MlpLayer& Ll = a.layer[l];
-      row_backward(s.w[l], s.d[l], Ll.in, Ll.out, s.v[l - 1], a.layer[l - 1].relu, s.d[l - 1],
-                   a.dz[l - 1] + static_cast<std::int64_t>(m) * Ll.in, s.red);
+      row_backward(s.w(l), s.d(l), Ll.in, Ll.out, s.v(l - 1), a.layer[l - 1].relu, s.d(l - 1),
+                   a.dz[l - 1] + static_cast<std::int64_t>(m) * Ll.in, s.red());
     }
     if (m == first) mark(a, mark_row, phase);  // backward
     label = next_label;
@@ -424,11 +432,11 @@ __device__ void rows_infer(const MlpArgs& a, const RowSmem& s, float* buf, int r
     }
     for (int l = 1; l <= Lh; ++l) {
       const MlpLayer& Ll = a.layer[l];
-      row_forward(s.w[l], s.b[l], s.v[l - 1], Ll.in, Ll.out, Ll.relu, l == Lh ? s.z : s.v[l], nullptr);
+      row_forward(s.w(l), s.b(l), s.v(l - 1), Ll.in, Ll.out, Ll.relu, l == Lh ? s.z() : s.v(l), nullptr);
       __syncthreads();
     }
     if (threadIdx.x < 32) {
-      const float p = row_softmax(lane < C ? s.z[lane] : 0.f, C);
+      const float p = row_softmax(lane < C ? s.z()[lane] : 0.f, C);
       if (lane < C) a.probs[static_cast<std::int64_t>(m) * C + lane] = p;
     }
     __syncthreads();
@@ -510,10 +518,8 @@ __device__ void weights(const MlpArgs& a, const float* cur, float* next, int row
 }
 
 __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_constant__ MlpArgs a) {
-  extern __shared__ float4 smem4[];
-  float* smem = reinterpret_cast<float*>(smem4);
-  const RowSmem& rs = shared_row_smem(a, smem);  // the row region, then the tiles' (rs.tiles)
-  float* tiles_smem = rs.tiles;
+  const RowSmem& rs = shared_row_smem(a);  // the row region, then the tiles' (rs.tiles())
+  float* tiles_smem = rs.tiles();
   cg::grid_group grid = cg::this_grid();
   const int rows = a.rows;
   const bool has_row = static_cast<int>(blockIdx.x) < rows;
@@ -560,9 +566,7 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_train_kernel(const __grid_con
 }
 
 __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_constant__ MlpArgs a) {
-  extern __shared__ float4 smem4[];
-  float* smem = reinterpret_cast<float*>(smem4);
-  const RowSmem& rs = shared_row_smem(a, smem);
+  const RowSmem& rs = shared_row_smem(a);
   cg::grid_group grid = cg::this_grid();
   const int splits = mlp_first_plan(a.rows, a.layer[0].out, a.layer[0].in, static_cast<int>(gridDim.x)).splits;
   __shared__ unsigned long long stage_bar;
@@ -572,12 +576,12 @@ __global__ void __launch_bounds__(kThreads, 1) mlp_infer_kernel(const __grid_con
   mark(a, kPhaseSteps, phase);
   const bool has_row = static_cast<int>(blockIdx.x) < a.rows;
   if (has_row) stage_fence(a, rs);
-  first_layer(a, a.params[0], a.x, a.rows, rs.tiles, [&] {
+  first_layer(a, a.params[0], a.x, a.rows, rs.tiles(), [&] {
     if (has_row) stage_issue(a, a.params[0], rs, &stage_bar);
   });
   grid.sync();
   mark(a, kPhaseSteps, phase);
-  rows_infer(a, rs, rs.tiles, a.rows, splits, &stage_bar, phase);
+  rows_infer(a, rs, rs.tiles(), a.rows, splits, &stage_bar, phase);
   mark(a, kPhaseSteps, phase);  // forward: block 0's own end, not the grid's
 }
 
