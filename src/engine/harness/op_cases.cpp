@@ -663,6 +663,7 @@ OpCase make_case(const std::string& op, Rng& r) {
     s.in_h = pick(r, 1, 30);
     s.in_w = pick(r, 1, 30);
     const bool resize = r.below(2) == 0;
+    if (!resize && r.below(2) == 0) s.in_w = 4 * pick(r, 1, 7);  // images of a multiple of 4 pixels: the GPU's 4-a-thread path
     s.out_h = resize ? pick(r, 1, 50) : s.in_h;
     s.out_w = resize ? pick(r, 1, 50) : s.in_w;
     s.mean = r.uniform(0.f, 0.5f);

@@ -65,6 +65,7 @@ constexpr OwnKernel kOwn[] = {
     {"activation_bias_backward_kernel", KernelOp::Reduction, "input gradient", "ReLU mask and bias-gradient column sums in one pass", "src/engine/cuda/elementwise.cu", {}},
     {"sgd_kernel", KernelOp::Optimizer, "optimizer", "SGD with momentum and weight decay over every parameter", "src/engine/cuda/elementwise.cu", {}},
     {"gather_kernel", KernelOp::Indexing, "data", "the step's batch gathered from the data set on the GPU and normalised", "src/engine/cuda/elementwise.cu", {}, Tc::NotMatmul, ""},
+    {"gather_same_kernel", KernelOp::Indexing, "data", "the step's batch gathered from the data set on the GPU and normalised, 4 pixels a thread (images not resized)", "src/engine/cuda/elementwise.cu", {}, Tc::NotMatmul, ""},
     {"mlp_train_kernel", KernelOp::Gemm, "whole training steps", "fused-mlp: simple-mlp's training steps in one cooperative kernel (GEMMs, loss, SGD between grid barriers)",
      "src/engine/fused/fused_mlp.cu", {}, Tc::No},
     {"mlp_infer_kernel", KernelOp::Gemm, "forward (inference)", "fused-mlp: simple-mlp's inference in one cooperative kernel", "src/engine/fused/fused_mlp.cu", {}, Tc::No},
