@@ -184,9 +184,10 @@ __device__ __forceinline__ void load_vec(float (&v)[R], const float* row, int t)
 // the loads and the shared-memory store so that a thread's loads are all in
 // flight at once (an L2 round trip per chunk, not one per element) and the
 // next chunk's loads overlap this chunk's arithmetic. Loaded in runs of 4
-// floats adjacent in memory (one 16-byte load where the operand allows it:
-// with scalar loads the SM stopped issuing after ~128 warp loads until the
-// first returned, docs/perf-notes). Elements past `rows` or `kc` are zero.
+// floats adjacent in memory: one 16-byte load where the operand allows it, a
+// quarter of the load instructions (a weight tile's chunk loads took 2598 →
+// 1006 cycles on an H100; docs/perf-notes.md, sixth session). Elements past
+// `rows` or `kc` are zero.
 template <int T, int KC, class Op>
 struct Staged {
   static constexpr int kPer = T * KC / kThreads / 4;     // runs of 4 a thread
