@@ -2,7 +2,9 @@
 // gets a clear message and a nonzero exit, and a good run stores its results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <thread>
 
 #include "cpu/test_engine_fixtures.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -55,10 +57,33 @@ TEST(BenchCli, ShortRunPrintsTable4AndStoresEveryResult) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("CPU inference of simple-cnn:"), std::string::npos) << r.out;
+  // The host check before the CPU runs: stored with every CPU row, noted once.
+  auto check = db.prepare(
+      "SELECT COUNT(*), MIN(json_extract(params, '$.cpu_scaling.ratio')), MIN(json_extract(params, "
+      "'$.cpu_scaling.threads')) FROM bench_results WHERE device = 'cpu'");
+  ASSERT_TRUE(check.step());
+  EXPECT_EQ(check.i64(0), 8);
+  EXPECT_GT(check.f64(1), 0.0);
+  EXPECT_GE(check.i64(2), 1);
+  EXPECT_NE(r.out.find("CPU check before timing:"), std::string::npos) << r.out;
   auto layers =
       db.prepare("SELECT COUNT(*) FROM layers WHERE model = 'simple-mlp' AND pass = 'weight-grad' AND batch = 8");
   ASSERT_TRUE(layers.step());
   EXPECT_EQ(layers.i64(0), 3);  // fc1, fc2, fc3
+}
+
+// Four times as many threads as the machine has: the check before the CPU
+// runs reads far under the thread count and the bench says so.
+TEST(BenchCli, AnOversubscribedHostIsNamedBeforeItsCpuTimes) {
+  BenchDir b;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::string threads = std::to_string(4 * hw);
+  auto r = b.bench({"simple-mlp", "--device", "cpu", "--batch", "8", "--epochs", "1", "--data", b.data(),
+                    "--infer-reps", "3"},
+                   {"OMP_NUM_THREADS=" + threads});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning: CPU check before timing: " + threads + " threads"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("share cores or are contended"), std::string::npos) << r.out;
 }
 
 TEST(BenchCli, RepeatRunsEveryCellEachRoundAndPrintsTheSpread) {

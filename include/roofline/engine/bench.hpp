@@ -54,6 +54,27 @@ struct BenchRecord {
   double seconds_per_step() const { return steps > 0 ? train_seconds / static_cast<double>(steps) : 0; }
 };
 
+// The host's CPU as the engine's threads find it just before the CPU runs:
+// a register-only FMA loop on one thread, then on `threads` threads at once
+// (the fast path's own pool), best of three each. Free cores read near the
+// thread count; hyperthreads on half as many cores near half of it (the H100
+// hosts' 16 vCPUs: 8.3×, 1308 against 158 GFLOP/s, 2026-11-25); a host whose
+// vCPUs are contended reads lower still, and every CPU time measured there,
+// ours and the peer's, moves with it (docs/engine.md).
+struct CpuScaling {
+  int threads = 0;
+  double one_gflops = 0, all_gflops = 0;
+  double ratio() const { return one_gflops > 0 ? all_gflops / one_gflops : 0; }
+  // Under 0.4 of the thread count: less than hyperthreads on half the cores would give.
+  bool contended() const { return threads > 1 && ratio() < 0.4 * threads; }
+};
+CpuScaling measure_cpu_scaling(int threads);
+// "CPU check before timing: 16 threads ran ... at 8.3× one thread's rate ...",
+// with a warning appended when contended(); "" for an unmeasured check.
+std::string cpu_scaling_note(const CpuScaling& s);
+// The check a CPU record stored (threads 0 when it has none).
+CpuScaling cpu_scaling_of(const BenchRecord& r);
+
 // What `roofline analyze` runs: simple-mlp and simple-cnn at batch 64 and 128,
 // one epoch of at most 200 steps, on the CPU and (when present) the GPU.
 BenchConfig quick_bench_config();

@@ -240,6 +240,11 @@ class BenchCommand : public Command {
     all.insert(all.end(), peer.begin(), peer.end());
     report.add(engine::details_table(all));
     for (const auto& w : engine::dead_class_warnings(all)) report.warn(w);
+    for (const auto& r : all)
+      if (const engine::CpuScaling c = engine::cpu_scaling_of(r); r.source == "roofline" && c.contended()) {
+        report.warn(engine::cpu_scaling_note(c));
+        break;
+      }
     if (costs_)
       for (const auto& m : cfg.models) report.add(engine::cost_table(m, cfg.batches.back()));
     for (const auto& p : profiles) report.append(p);

@@ -54,6 +54,9 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
   std::vector<std::pair<std::string, std::unique_ptr<Context>>> devices;
   if (cfg.cpu) devices.emplace_back("cpu", std::make_unique<Context>(Backend::Cpu));
   if (cfg.gpu) devices.emplace_back("gpu", std::make_unique<Context>(Backend::Cuda, cfg.gpu_index));
+  // How the host's cores answer right now, stored with every CPU run (~30 ms).
+  CpuScaling scaling;
+  if (cfg.cpu) scaling = measure_cpu_scaling(devices.front().second->cpu_threads());
 
   for (const auto& model : models)
     for (auto batch : cfg.batches)
@@ -121,7 +124,13 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
         for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);
         if (!diverged.empty()) r.params["diverged"] = diverged;
         if (cfg.train && diverged.empty()) r.params["test_predictions"] = tr.test_predictions;
-        if (!ctx->is_cuda()) r.params["cpu_isa"] = fast::isa_name(fast::active_isa());
+        if (!ctx->is_cuda()) {
+          r.params["cpu_isa"] = fast::isa_name(fast::active_isa());
+          r.params["cpu_scaling"] = {{"threads", scaling.threads},
+                                     {"one_gflops", scaling.one_gflops},
+                                     {"all_gflops", scaling.all_gflops},
+                                     {"ratio", scaling.ratio()}};
+        }
         out.push_back(r);
         if (sink) sink(r);
       }
@@ -151,6 +160,16 @@ std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& rec
         mlp ? "; see docs/engine.md, \"simple-mlp at 78%\"" : ""));
   }
   return out;
+}
+
+CpuScaling cpu_scaling_of(const BenchRecord& r) {
+  CpuScaling s;
+  if (!r.params.is_object() || !r.params.contains("cpu_scaling") || !r.params["cpu_scaling"].is_object()) return s;
+  const auto& j = r.params["cpu_scaling"];
+  s.threads = j.value("threads", 0);
+  s.one_gflops = j.value("one_gflops", 0.0);
+  s.all_gflops = j.value("all_gflops", 0.0);
+  return s;
 }
 
 std::string describe_diverged(const std::vector<BenchRecord>& records) {

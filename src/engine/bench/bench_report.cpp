@@ -115,6 +115,10 @@ Table details_table(const std::vector<BenchRecord>& records) {
           "CPU inference of {}: every Linear layer reads its weights transposed, a copy made once before the "
           "timed calls ({:.0f} µs at batch {}; not in the inference time)",
           r.model, r.params["infer_prepare_us"].get<double>(), r.batch));
+  std::set<std::string> checks;  // each distinct CPU check once (a --repeat run has one per round)
+  for (const auto& r : records)
+    if (const std::string n = cpu_scaling_note(cpu_scaling_of(r)); !n.empty() && checks.insert(n).second)
+      noted.push_back(n);
   for (const auto& n : noted) t.note(n);
   if (std::any_of(records.begin(), records.end(), [](const BenchRecord& r) { return !r.gpu_path.empty(); }))
     t.note(
