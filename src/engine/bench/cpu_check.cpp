@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <vector>
 
@@ -25,7 +24,7 @@ CpuScaling measure_cpu_scaling(int threads) {
   const auto& k = bench::cpu::simd_kernels();
   CpuScaling s;
   s.threads = std::max(1, threads);
-  std::atomic<double> sink{0};  // keeps every loop's result alive
+  double sink = 0;  // every loop's result, stored to a volatile at the end so no loop is dropped
   // Iterations of the register-only FMA loop that take ~3 ms on one thread.
   std::int64_t iters = 1 << 12;
   for (;;) {
@@ -49,7 +48,8 @@ CpuScaling measure_cpu_scaling(int threads) {
   }
   s.one_gflops = one / 1e9;
   s.all_gflops = all / 1e9;
-  if (sink.load() == 12345.678) s.one_gflops += 0;  // never true: the loops' results are used
+  volatile double keep = sink;
+  (void)keep;
   return s;
 }
 
