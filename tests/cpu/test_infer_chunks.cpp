@@ -35,7 +35,7 @@ TEST(InferChunks, RowRangesCoverTheBatchOncePerThread) {
     std::vector<int> seen(static_cast<size_t>(n), 0);
     int calls = 0;
     bool nested_parallel = false;
-    fast::for_row_chunks(n, 4, [&](std::int64_t r0, std::int64_t r1) {
+    fast::for_row_chunks(n, 4, 0.0, [&](std::int64_t r0, std::int64_t r1) {
       // An op inside a chunk must not open a team of its own.
       int team = 0;
       fast::parallel_for(8, 4, [&](std::int64_t) {
@@ -50,6 +50,22 @@ TEST(InferChunks, RowRangesCoverTheBatchOncePerThread) {
     for (std::int64_t r = 0; r < n; ++r) EXPECT_EQ(seen[static_cast<size_t>(r)], 1) << "n " << n << " row " << r;
     EXPECT_EQ(calls, std::max<std::int64_t>(1, std::min<std::int64_t>(4, n / 4))) << "n " << n;
     EXPECT_FALSE(nested_parallel);
+  }
+}
+
+TEST(InferChunks, HeavyRowsGetUpToFourRangesPerThread) {
+  Threads t(4);
+  for (std::int64_t n : {1, 3, 7, 16, 37, 128}) {
+    std::mutex mu;
+    std::vector<int> seen(static_cast<size_t>(n), 0);
+    int calls = 0;
+    fast::for_row_chunks(n, 4, fast::kHeavyRowFlops, [&](std::int64_t r0, std::int64_t r1) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++calls;
+      for (std::int64_t r = r0; r < r1; ++r) ++seen[static_cast<size_t>(r)];
+    });
+    for (std::int64_t r = 0; r < n; ++r) EXPECT_EQ(seen[static_cast<size_t>(r)], 1) << "n " << n << " row " << r;
+    EXPECT_EQ(calls, std::min<std::int64_t>(4 * fast::kHeavyRowChunksPerThread, n)) << "n " << n;
   }
 }
 

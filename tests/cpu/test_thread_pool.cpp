@@ -1,6 +1,7 @@
 // The fast CPU path's own thread pool (src/engine/cpu/thread_pool.hpp): every
 // task once, nested regions on the calling thread, two host threads at once,
-// exceptions back to the caller, and idle workers asleep.
+// exceptions back to the caller, idle workers asleep, and parallel_for's tasks
+// taken by the other threads when one is slow or late.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -125,4 +126,80 @@ TEST(FastPool, AForkedChildRunsItsRegionsOnItsOwnThread) {
   int status = 0;
   ASSERT_EQ(waitpid(kid, &status, 0), kid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the forked child did not finish its region (status " << status << ")";
+}
+
+TEST(FastPool, ALateWorkerDoesNotHoldTheRegionUp) {
+  Threads two(2);
+  std::atomic<int> warm{0};
+  fast::parallel_for(2, 2, [&](std::int64_t) { warm.fetch_add(1); });  // worker 1 exists
+  ASSERT_EQ(warm.load(), 2);
+  // Worker 1 sleeps 400 ms before it joins the next region, as on a vCPU the host descheduled.
+  fast::ThreadPool::delay_join_for_testing(1, std::chrono::milliseconds(400));
+  const long caller = static_cast<long>(syscall(SYS_gettid));
+  std::vector<std::atomic<int>> runs(64);
+  std::atomic<int> elsewhere{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  fast::parallel_for(64, 2, [&](std::int64_t i) {
+    runs[static_cast<size_t>(i)].fetch_add(1);
+    if (static_cast<long>(syscall(SYS_gettid)) != caller) elsewhere.fetch_add(1);
+  });
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << "task " << i;
+  EXPECT_EQ(elsewhere.load(), 0) << "the late worker ran tasks of a region that had ended without it";
+  EXPECT_LT(ms, 200.0) << "the region waited for the late worker";
+  // The late worker skips the region it missed and takes part in the next ones
+  // (Join::Every waits for it).
+  std::vector<std::atomic<int>> hits(2);
+  auto task = [&](int t) { hits[static_cast<size_t>(t)].fetch_add(1); };
+  fast::run_on_threads(2, task);
+  EXPECT_EQ(hits[0].load(), 1);
+  EXPECT_EQ(hits[1].load(), 1);
+}
+
+TEST(FastPool, ASlowThreadsTasksAreTakenByTheOthers) {
+  Threads two(2);
+  const long caller = static_cast<long>(syscall(SYS_gettid));
+  std::vector<std::atomic<int>> runs(40);
+  std::atomic<int> on_caller{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  // A task takes 20 ms on the worker and nothing on the caller: split 20 and 20
+  // without taking, the region would last 400 ms.
+  fast::parallel_for(40, 2, [&](std::int64_t i) {
+    runs[static_cast<size_t>(i)].fetch_add(1);
+    if (static_cast<long>(syscall(SYS_gettid)) == caller)
+      on_caller.fetch_add(1);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << "task " << i;
+  EXPECT_GE(on_caller.load(), 30) << "the caller took too few of the slow worker's tasks";
+  EXPECT_LT(ms, 250.0);
+}
+
+// A worker that woke for one job and joins the next, in which it has no task
+// (a smaller team), is counted as joined but not as one of the team: a region
+// that waits for every thread (Join::Every) still waits for its real members.
+TEST(FastPool, ALateJoinerWithoutATaskDoesNotEndARegionEarly) {
+  Threads three(3);
+  std::atomic<int> warm{0};
+  fast::parallel_for(3, 3, [&](std::int64_t) { warm.fetch_add(1); });  // workers 1 and 2 exist
+  ASSERT_EQ(warm.load(), 3);
+  fast::ThreadPool::delay_join_for_testing(2, std::chrono::milliseconds(100));
+  std::atomic<int> tasks{0};
+  // ~30 ms, in which worker 2 wakes for this region and sleeps; it ends without worker 2.
+  fast::parallel_for(30, 3, [&](std::int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    tasks.fetch_add(1);
+  });
+  ASSERT_EQ(tasks.load(), 30);
+  std::atomic<bool> slow_done{false};
+  auto job = [&](int t) {  // worker 2 wakes from its delay while worker 1 still works
+    if (t == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      slow_done.store(true);
+    }
+  };
+  fast::run_on_threads(2, job);
+  EXPECT_TRUE(slow_done.load()) << "run() returned before thread 1's task ended";
 }

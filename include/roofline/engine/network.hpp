@@ -92,6 +92,9 @@ class Network {
   // Leading layers a training forward runs over the whole batch before the row
   // split (views, and Linear layers that ops::linear_joins_row_split keeps out).
   size_t row_prefix_ = 0;
+  // One row's forward FLOPs inside the row split (ops::for_row_chunks): a
+  // training step's (the layers after the prefix) and an inference's (all).
+  double train_row_flops_ = 0, infer_row_flops_ = 0;
   std::string optimizer_range_;
   // prepare_inference's copies: per layer, the offset in infer_ (−1: none).
   Tensor infer_;  // undefined where no layer wants a copy

@@ -67,14 +67,16 @@ bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const Line
 
 // Runs f(r0, r1) over row ranges that cover [0, n): for work with no cross-row
 // sums (a forward, the activation masks and input gradients of a backward). On
-// the fast CPU backend the ranges run in parallel, one per thread, and every op
-// f calls runs on its calling thread alone, so one parallel region serves the
-// whole network instead of one (and its barrier) per op. Elsewhere, or with
-// fewer than 4 rows per thread: f(0, n). `training`: the work is part of a
-// training step (weights change every step). ROOFLINE_ROW_CHUNKS=0 turns the
-// split off, =infer keeps it for work outside training steps only.
+// the fast CPU backend the ranges run in parallel, one per thread (up to four
+// per thread where a row's forward costs `row_flops` ≥ 1 MFLOP: ranges a slower
+// thread has not started are taken by the others), and every op f calls runs
+// on its calling thread alone, so one parallel region serves the whole network
+// instead of one (and its barrier) per op. Elsewhere, or with fewer than 4 rows
+// per thread: f(0, n). `training`: the work is part of a training step (weights
+// change every step). ROOFLINE_ROW_CHUNKS=0 turns the split off, =infer keeps
+// it for work outside training steps only.
 void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
-                    bool training = false);
+                    bool training = false, double row_flops = 0);
 // Whether a training step's Linear forward with `in` input features at the
 // start of a network should run inside the row split (each thread its own rows)
 // or before it, split by columns over the whole batch. On the fast CPU backend

@@ -390,7 +390,8 @@ void sgd_span(float* p, const float* g, float* buf, int64_t n, const ops::SgdCon
 // multiply-adds (simple-mlp's 784x256 layer is 800 KB per thread).
 constexpr std::int64_t kMinRowsPerChunk = 4;
 
-void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training) {
+void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training,
+                    double row_flops) {
   // ROOFLINE_ROW_CHUNKS=0: every op splits its own work instead; =infer: only
   // outside training steps (for comparisons; the results are the same bit for bit).
   enum class Use { All, Infer, Off };
@@ -400,7 +401,7 @@ void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::
     return s == "0" ? Use::Off : s == "infer" ? Use::Infer : Use::All;
   }();
   if (use == Use::Off || (use == Use::Infer && training)) return f(0, n);
-  fast::for_row_chunks(n, kMinRowsPerChunk, f);
+  fast::for_row_chunks(n, kMinRowsPerChunk, row_flops, f);
 }
 
 bool linear_joins_row_split(std::int64_t in) {

@@ -5,14 +5,17 @@
 // machine is oversubscribed and a thread of the team is descheduled), so a
 // thread should get several microseconds of work. Regions run on the fast
 // path's own thread pool (thread_pool.hpp). Work is split into a fixed
-// set of tasks (tiles, images, column blocks) and each task is computed by
-// one thread in a fixed order, so results do not depend on the thread count.
+// set of tasks (tiles, images, column blocks); each task is computed by one
+// thread, whichever takes it (parallel_for), so results depend neither on the
+// thread count nor on which thread ran what.
 #pragma once
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 
 #include "src/engine/cpu/thread_pool.hpp"
 
@@ -41,6 +44,14 @@ inline bool use_pool() {
   return on;
 }
 
+// Threads take the tasks other threads have not started (parallel_for);
+// ROOFLINE_CPU_TAKE=0 keeps every thread to its own block and every region
+// waits for all its threads, as before, for comparisons (the same results).
+inline bool take_others_tasks() {
+  static const bool on = [] { const char* v = std::getenv("ROOFLINE_CPU_TAKE"); return !(v && v[0] == '0'); }();
+  return on;
+}
+
 // Inside a parallel region already: the pool's or an OpenMP one (the direct
 // convolution's loops).
 inline bool in_parallel() { return ThreadPool::in_job() || omp_in_parallel(); }
@@ -54,8 +65,9 @@ inline int threads_for(double work, double per_thread, std::int64_t tasks) {
 
 // Part `t` of `n` items split into `parts` contiguous ranges, the first n % parts
 // one longer: the split parallel_for gives thread t when it runs `parts` tasks on
-// `parts` threads. Ops that must touch the same data on the same thread from one
-// call to the next (a Linear layer's weight rows, forward and update) share it.
+// `parts` threads, first (another thread takes them when t is late). Ops that
+// want the same data on the same thread from one call to the next (a Linear
+// layer's weight rows, forward and update) share it.
 struct Range {
   std::int64_t begin = 0, end = 0;
 };
@@ -65,18 +77,47 @@ inline Range owned_range(std::int64_t n, std::int64_t parts, std::int64_t t) {
   return {begin, begin + q + (t < r ? 1 : 0)};
 }
 
-// Runs f(i) for i in [0, n) on `threads` threads (static schedule: thread t
-// always gets the same tasks, so data it touched last time is in its cache).
+// Task claims for parallel_for: thread t's own range of tasks (owned_range)
+// behind a cursor that whoever takes tasks from it moves, a few tasks a claim.
+struct alignas(64) TaskCursor {
+  std::atomic<std::int64_t> next{0};
+  std::int64_t end = 0, grain = 1;
+};
+
+// Takes tasks from `c` until none is left, running f on each. A cursor seen
+// spent is left alone: read, its line stays shared among the threads that look
+// at it; a fetch_add would take it from them, once per thread and cursor at
+// every region's end.
+template <class F>
+void drain(TaskCursor& c, F& f) {
+  for (;;) {
+    if (c.next.load(std::memory_order_relaxed) >= c.end) return;
+    const std::int64_t i = c.next.fetch_add(c.grain, std::memory_order_relaxed);
+    if (i >= c.end) return;
+    for (std::int64_t j = i, e = std::min(c.end, i + c.grain); j < e; ++j) f(j);
+  }
+}
+
+// Runs f(i) for i in [0, n) on up to `threads` threads. Thread t first takes
+// the tasks of its own contiguous block (schedule(static)'s: the first n % t
+// blocks one longer), in order, so data it touched in the same op last time is
+// in its cache; then it takes what is left of the other threads' blocks. A
+// thread slowed or descheduled by the host (a lent VM's vCPUs are not all
+// equal from one moment to the next) then costs the region only the tasks it
+// already started, and a worker that has not joined by the time the calling
+// thread ran out of tasks skips the region (ThreadPool::Join::WhileOpen). Every
+// task writes its own outputs and uses its own thread's scratch, so results do
+// not depend on which thread ran it, nor on the thread count.
 //
-// On the pool only the first `threads` workers take part. As OpenMP regions
-// (ROOFLINE_CPU_POOL=0) the region always has the full team (max_threads()), of
-// which only the first `threads` work: libgomp ends the surplus threads of its
-// pool when a region asks for fewer threads than the one before, and creates new
-// ones when a later region asks for more. Ops with different team sizes one
-// after the other (14 threads for a convolution, 2 for the pooling after it)
-// then created and destroyed threads every step: on the 16-core GPU host,
-// simple-cnn inference at batch 128 took 913 µs on 16 threads and 306 µs on one
-// (2026-11-24, docs/perf-notes.md). Idle members only pass the closing barrier.
+// As OpenMP regions (ROOFLINE_CPU_POOL=0) the region always has the full team
+// (max_threads()), of which only the first `threads` work: libgomp ends the
+// surplus threads of its pool when a region asks for fewer threads than the one
+// before, and creates new ones when a later region asks for more. Ops with
+// different team sizes one after the other (14 threads for a convolution, 2 for
+// the pooling after it) then created and destroyed threads every step: on the
+// 16-core GPU host, simple-cnn inference at batch 128 took 913 µs on 16 threads
+// and 306 µs on one (2026-11-24, docs/perf-notes.md). Idle members only pass the
+// closing barrier.
 //
 // Inside a parallel region already (for_row_chunks: each thread runs a whole
 // forward on its own rows) it runs on the calling thread alone.
@@ -88,33 +129,50 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
   }
   const int team = max_threads();
   const std::int64_t t = std::min<std::int64_t>(std::min(threads, team), n);
+  std::unique_ptr<TaskCursor[]> cursors(new TaskCursor[static_cast<size_t>(t)]);
+  for (std::int64_t id = 0; id < t; ++id) {
+    const Range r = owned_range(n, t, id);
+    cursors[id].next.store(r.begin, std::memory_order_relaxed);
+    cursors[id].end = r.end;
+    cursors[id].grain = std::max<std::int64_t>(1, (r.end - r.begin) / 4);  // ~4 claims a block
+  }
+  const bool take = take_others_tasks();
   auto body = [&](std::int64_t id) {
-    if (id < t) {
-      // schedule(static) over t threads: contiguous blocks, the first n % t one longer.
-      const Range mine = owned_range(n, t, id);
-      for (std::int64_t i = mine.begin; i < mine.end; ++i) f(i);
-    }
+    if (id >= t) return;
+    for (std::int64_t k = 0; k < (take ? t : 1); ++k) drain(cursors[(id + k) % t], f);
   };
   if (use_pool()) {
-    run_on_threads(static_cast<int>(t), body);
+    run_on_threads(static_cast<int>(t), body, take ? ThreadPool::Join::WhileOpen : ThreadPool::Join::Every);
     return;
   }
 #pragma omp parallel num_threads(team)
   body(omp_get_thread_num());
 }
 
-// Inference: f(r0, r1) over row ranges covering [0, n), one range per thread in
-// one parallel region when every thread gets at least `min_rows` rows; the ops f
-// calls then run on their calling thread (parallel_for above). Else f(0, n), and
-// the ops split their own work between threads.
+// Rows whose forward costs at least this many FLOPs (~16 µs of one core) are
+// split finer than one chunk per thread: beside such a row, what a chunk costs
+// on its own (every op's call, streaming a Linear layer's weights) is small.
+constexpr double kHeavyRowFlops = 1e6;
+// Chunks per thread for heavy rows: what a thread that runs slower (a busy
+// hyperthread sibling, a vCPU the host shares) leaves is taken by the others.
+constexpr std::int64_t kHeavyRowChunksPerThread = 4;
+
+// f(r0, r1) over row ranges covering [0, n), in one parallel region, when every
+// range gets at least `min_rows` rows; the ops f calls then run on their calling
+// thread (parallel_for above). One range per thread, or where a row's forward
+// costs `row_flops` ≥ kHeavyRowFlops up to kHeavyRowChunksPerThread per thread
+// (one row at least each). Else f(0, n), and the ops split their own work
+// between threads.
 template <class F>
-void for_row_chunks(std::int64_t n, std::int64_t min_rows, F&& f) {
-  const std::int64_t chunks = std::min<std::int64_t>(max_threads(), n / std::max<std::int64_t>(1, min_rows));
+void for_row_chunks(std::int64_t n, std::int64_t min_rows, double row_flops, F&& f) {
+  const std::int64_t threads = max_threads();
+  std::int64_t chunks = std::min<std::int64_t>(threads, n / std::max<std::int64_t>(1, min_rows));
+  if (row_flops >= kHeavyRowFlops) chunks = std::min<std::int64_t>(threads * kHeavyRowChunksPerThread, n);
   if (chunks <= 1 || in_parallel()) {
     f(std::int64_t{0}, n);
     return;
   }
-  parallel_for(chunks, static_cast<int>(chunks), [&](std::int64_t c) { f(c * n / chunks, (c + 1) * n / chunks); });
+  parallel_for(chunks, static_cast<int>(threads), [&](std::int64_t c) { f(c * n / chunks, (c + 1) * n / chunks); });
 }
 
 // A grid of gm × gn tiles of tm × tn (multiples of the alignments) covering M × N.

@@ -18,9 +18,17 @@ namespace {
 // How long a worker spins for the next job before it sleeps: past the gaps
 // between the regions of a training step or an inference (a few µs to ~100 µs).
 constexpr std::chrono::microseconds kSpin{200};
-constexpr int kMaxThreads = 0xffff;
+constexpr int kMaxThreads = 0x7fff;  // the job word counts joined workers in 15 bits
+constexpr int kGenShift = 32, kThreadsShift = 16;
+constexpr std::uint64_t kClosed = std::uint64_t{1} << 15, kJoinedMask = kClosed - 1;
+constexpr std::uint64_t gen_of(std::uint64_t job) { return job >> kGenShift; }
+constexpr int threads_of(std::uint64_t job) { return static_cast<int>((job >> kThreadsShift) & 0xffff); }
 
 thread_local bool t_in_job = false;
+struct JoinDelay {  // ThreadPool::delay_join_for_testing
+  std::atomic<int> worker{0};
+  std::chrono::microseconds delay{0};
+} g_join_delay;
 std::atomic<bool> t_forked{false};  // this process is a fork of the one that started the workers
 
 class Pool {
@@ -36,7 +44,7 @@ class Pool {
     return *p;
   }
 
-  void run(int threads, ThreadPool::Fn fn, void* ctx) {
+  void run(int threads, ThreadPool::Fn fn, void* ctx, ThreadPool::Join join) {
     if (threads <= 1 || t_in_job || t_forked.load(std::memory_order_relaxed)) {
       for (int t = 0; t < threads; ++t) fn(ctx, t);
       return;
@@ -49,13 +57,14 @@ class Pool {
     grow(threads - 1);
     fn_ = fn;
     ctx_ = ctx;
-    remaining_.store(threads - 1, std::memory_order_relaxed);
-    // The job's thread count travels in the generation word, so a worker that
-    // takes no part reads nothing else of it (fn_ and ctx_ may be rewritten for
-    // the next job while it is still waking up).
-    const std::uint64_t next = ((generation_.load(std::memory_order_relaxed) >> 16) + 1) << 16 |
-                               static_cast<std::uint64_t>(threads);
-    generation_.store(next, std::memory_order_seq_cst);  // publishes the job
+    done_.store(0, std::memory_order_relaxed);
+    ran_.store(0, std::memory_order_relaxed);
+    // The job's thread count travels in the job word, so a worker that takes no
+    // part reads nothing else of it (fn_ and ctx_ may be rewritten for the next
+    // job while it is still waking up).
+    const std::uint64_t next = (gen_of(job_.load(std::memory_order_relaxed)) + 1) << kGenShift |
+                               static_cast<std::uint64_t>(threads) << kThreadsShift;
+    job_.store(next, std::memory_order_seq_cst);  // publishes the job
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
       { std::lock_guard<std::mutex> lk(sleep_mu_); }
       wake_.notify_all();
@@ -67,7 +76,15 @@ class Pool {
       keep_first_error();
     }
     t_in_job = false;
-    while (remaining_.load(std::memory_order_acquire) != 0) _mm_pause();
+    // Join::Every: first every worker of the job runs its task (they join
+    // while the job is open). Then the job closes: a worker that has not joined
+    // yet skips it (asleep, or on a vCPU the host has descheduled; with
+    // Join::WhileOpen it is not waited for), and the caller waits for those
+    // that joined, whether they had a task or not.
+    if (join == ThreadPool::Join::Every)
+      while (ran_.load(std::memory_order_acquire) != threads - 1) _mm_pause();
+    const int joined = static_cast<int>(job_.fetch_or(kClosed, std::memory_order_acq_rel) & kJoinedMask);
+    while (done_.load(std::memory_order_acquire) != joined) _mm_pause();
     // A task's exception reaches the caller once every task has stopped using
     // the job's data (OpenMP would have terminated the process).
     if (failed_.load(std::memory_order_acquire)) {
@@ -82,7 +99,7 @@ class Pool {
   void grow(int workers) {
     while (static_cast<int>(workers_.size()) < workers) {
       const int id = static_cast<int>(workers_.size()) + 1;
-      workers_.emplace_back([this, id, seen = generation_.load()] { loop(id, seen); });
+      workers_.emplace_back([this, id, seen = gen_of(job_.load())] { loop(id, seen); });
       workers_.back().detach();
     }
   }
@@ -90,32 +107,45 @@ class Pool {
   void loop(int id, std::uint64_t seen) {
     t_in_job = true;  // a worker's nested regions run on it alone
     for (;;) {
-      seen = wait(seen);
-      if (id < static_cast<int>(seen & 0xffff)) {
+      std::uint64_t w = wait(seen);
+      seen = gen_of(w);
+      if (g_join_delay.worker.load(std::memory_order_acquire) == id) {
+        g_join_delay.worker.store(0, std::memory_order_relaxed);
+        std::this_thread::sleep_for(g_join_delay.delay);
+      }
+      if (id >= threads_of(w)) continue;  // no part in the job it woke for
+      // Joining is one fetch_add (no compare-and-swap retries while 15 workers
+      // join at once). It counts for whatever job the word holds by then, unless
+      // that job is closed: possibly a later one than the job it woke for.
+      w = job_.fetch_add(1, std::memory_order_acq_rel);
+      seen = gen_of(w);
+      if (w & kClosed) continue;  // too late: the caller counted the joined without it
+      if (id < threads_of(w)) {
         try {
           fn_(ctx_, id);
         } catch (...) {
           keep_first_error();
         }
-        remaining_.fetch_sub(1, std::memory_order_acq_rel);
+        ran_.fetch_add(1, std::memory_order_acq_rel);
       }
+      done_.fetch_add(1, std::memory_order_acq_rel);
     }
   }
 
-  // The next generation after `seen`: spin, then sleep.
+  // The job word after generation `seen`: spin, then sleep.
   std::uint64_t wait(std::uint64_t seen) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0;; ++i) {
-      const std::uint64_t g = generation_.load(std::memory_order_acquire);
-      if (g != seen) return g;
+      const std::uint64_t w = job_.load(std::memory_order_acquire);
+      if (gen_of(w) != seen) return w;
       _mm_pause();
       if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin) break;
     }
     std::unique_lock<std::mutex> lk(sleep_mu_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    wake_.wait(lk, [&] { return generation_.load(std::memory_order_seq_cst) != seen; });
+    wake_.wait(lk, [&] { return gen_of(job_.load(std::memory_order_seq_cst)) != seen; });
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
-    return generation_.load(std::memory_order_acquire);
+    return job_.load(std::memory_order_acquire);
   }
 
   void keep_first_error() {
@@ -129,11 +159,14 @@ class Pool {
   std::exception_ptr error_;  // the job's first exception
   std::atomic<bool> failed_{false};
   std::vector<std::thread> workers_;
-  // The job: written by run() before generation_ moves, read by workers after.
+  // The job: written by run() before the job word moves, read by workers that joined it.
   ThreadPool::Fn fn_ = nullptr;
   void* ctx_ = nullptr;
-  alignas(64) std::atomic<std::uint64_t> generation_{0};
-  alignas(64) std::atomic<int> remaining_{0};
+  // The job word: generation (bits 32-63), thread count (16-31), closed (15),
+  // workers joined (0-14).
+  alignas(64) std::atomic<std::uint64_t> job_{0};
+  alignas(64) std::atomic<int> done_{0};  // joined workers that are done with the job
+  alignas(64) std::atomic<int> ran_{0};   // of those, the ones whose task ran (thread id < the job's count)
   alignas(64) std::atomic<int> sleepers_{0};
   std::mutex sleep_mu_;
   std::condition_variable wake_;
@@ -141,8 +174,13 @@ class Pool {
 
 }  // namespace
 
-void ThreadPool::run(int threads, Fn fn, void* ctx) { Pool::get().run(threads, fn, ctx); }
+void ThreadPool::run(int threads, Fn fn, void* ctx, Join join) { Pool::get().run(threads, fn, ctx, join); }
 
 bool ThreadPool::in_job() { return t_in_job; }
+
+void ThreadPool::delay_join_for_testing(int worker, std::chrono::microseconds delay) {
+  g_join_delay.delay = delay;
+  g_join_delay.worker.store(worker, std::memory_order_release);
+}
 
 }  // namespace roofline::engine::fast

@@ -5,14 +5,23 @@
 // VM the sixteenth thread of a region started ~5 µs after the first
 // (2026-11-25, docs/perf-notes.md), for regions whose work is 30-70 µs, several a
 // training step. Here a region is one job published to every worker at once (one
-// counter they spin on), and it ends when a countdown reaches zero. Workers spin
-// for a while after a job (the next region of a step is microseconds away), then
-// sleep on a condition variable, so an idle process does not burn its cores.
+// word they spin on). Workers spin for a while after a job (the next region of a
+// step is microseconds away), then sleep on a condition variable, so an idle
+// process does not burn its cores.
 //
-// Worker w is always thread id w + 1 (the caller is 0): a task given to thread t
-// runs on the same OS thread in every region, which the owner splits rely on
-// (parallel.hpp's owned_range).
+// A job either waits for every worker (Join::Every) or only for those that
+// joined it before the calling thread finished its own part (Join::WhileOpen):
+// parallel_for's tasks are claimed from shared cursors, so the calling thread
+// finishes whatever the others did not start, and a worker on a vCPU the host
+// has descheduled, or one still waking up, no longer holds the region up (on the
+// GPU host's VM one lent instance ran the engine's CPU step 3.5x slower than the
+// next, PyTorch's 1.05-1.25x: docs/perf-notes.md).
+//
+// Worker w is always thread id w + 1 (the caller is 0): thread t runs on the
+// same OS thread in every region, so the tasks parallel_for gives it first are
+// the ones it touched last time (parallel.hpp's owned_range).
 #pragma once
+#include <chrono>
 #include <cstdint>
 
 namespace roofline::engine::fast {
@@ -20,20 +29,27 @@ namespace roofline::engine::fast {
 class ThreadPool {
  public:
   using Fn = void (*)(void* ctx, int thread);
-  // Runs fn(ctx, t) for every t in [0, threads): t = 0 on the calling thread,
-  // the others on workers; returns when all are done, then rethrows the first
-  // exception a task threw. Called inside a job, while another thread of the
-  // process is running one, or in a child forked after the workers started (it
-  // has none of them), it runs them all on the calling thread, in order.
-  static void run(int threads, Fn fn, void* ctx);
+  enum class Join {
+    Every,      // fn runs for every t in [0, threads)
+    WhileOpen,  // fn(ctx, 0), and fn(ctx, t) for the workers t that join before it returns
+  };
+  // Runs fn(ctx, t): t = 0 on the calling thread, the others on workers;
+  // returns when all that ran are done, then rethrows the first exception a
+  // task threw. Called inside a job, while another thread of the process is
+  // running one, or in a child forked after the workers started (it has none of
+  // them), it runs every t on the calling thread, in order.
+  static void run(int threads, Fn fn, void* ctx, Join join = Join::Every);
   // Whether the calling thread is running a job's task.
   static bool in_job();
+  // Fault injection for tests: worker `worker` (≥ 1) sleeps `delay` before it
+  // joins the next job it sees, as a descheduled vCPU would.
+  static void delay_join_for_testing(int worker, std::chrono::microseconds delay);
 };
 
 // run() for a callable: f(t) for t in [0, threads).
 template <class F>
-void run_on_threads(int threads, F& f) {
-  ThreadPool::run(threads, [](void* ctx, int t) { (*static_cast<F*>(ctx))(t); }, &f);
+void run_on_threads(int threads, F& f, ThreadPool::Join join = ThreadPool::Join::Every) {
+  ThreadPool::run(threads, [](void* ctx, int t) { (*static_cast<F*>(ctx))(t); }, &f, join);
 }
 
 }  // namespace roofline::engine::fast
