@@ -11,7 +11,8 @@
 # One line per setting, model, batch and mode: step and inference times, and
 # the peer's where it ran.
 #   tools/device/run.sh cpu_contention:300
-# MODELS (default "ece408:64 simple-mlp:128 simple-cnn:128"), STEPS (100), KINDS, ROUNDS, PEER (below).
+# MODELS (default "ece408:64 simple-mlp:128 simple-cnn:128"), STEPS (100), ROUNDS, KINDS, PEER_KINDS
+# (below). ~300 s with the defaults.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/roofline-cpu-contention}
@@ -87,14 +88,21 @@ for ((w = 0; w < 90; ++w)); do
   ((busy < 3)) && break
 done
 echo "host ${busy}% busy after ${w}s of waiting"
-# KINDS (default "quiet burst fma"), ROUNDS (1: each kind once, taking and not taking in turn), PEER
-# (1: PyTorch beside the first round's taking run of each kind).
-for ((round = 1; round <= ${ROUNDS:-1}; ++round)); do
-  for kind in ${KINDS:-quiet burst fma}; do
-    echo "=== round $round: $([[ $kind == quiet ]] && echo "quiet host" || echo "$hogs vCPUs busy ($kind)"), $OMP_NUM_THREADS threads $(date -u +%T)"
-    [[ $kind != quiet ]] && start_hogs "$kind"
-    run "$kind" $(( ${PEER:-1} && round == 1 )) ROOFLINE_CPU_TAKE=1
-    run "$kind-take0" 0 ROOFLINE_CPU_TAKE=0
-    [[ $kind != quiet ]] && stop_hogs
-  done
+# ROUNDS (default 3) rounds on the quiet host, taking and not taking in turn, PyTorch beside the
+# first; then once with each kind of neighbour in KINDS (default "burst fma"), PyTorch beside the
+# kinds in PEER_KINDS (default "burst": beside the FMA neighbours its step took 280 ms, 17x its quiet
+# step, on 2026-11-25).
+for ((round = 1; round <= ${ROUNDS:-3}; ++round)); do
+  echo "=== round $round: quiet host, $OMP_NUM_THREADS threads $(date -u +%T)"
+  run quiet $((round == 1)) ROOFLINE_CPU_TAKE=1
+  run quiet-take0 0 ROOFLINE_CPU_TAKE=0
+done
+for kind in ${KINDS:-burst fma}; do
+  echo "=== $hogs vCPUs busy ($kind), $OMP_NUM_THREADS threads $(date -u +%T)"
+  start_hogs "$kind"
+  peer=0
+  [[ " ${PEER_KINDS-burst} " == *" $kind "* ]] && peer=1
+  run "$kind" $peer ROOFLINE_CPU_TAKE=1
+  run "$kind-take0" 0 ROOFLINE_CPU_TAKE=0
+  stop_hogs
 done
