@@ -64,7 +64,8 @@ class Pool {
     // job while it is still waking up).
     const std::uint64_t next = (gen_of(job_.load(std::memory_order_relaxed)) + 1) << kGenShift |
                                static_cast<std::uint64_t>(threads) << kThreadsShift;
-    job_.store(next, std::memory_order_seq_cst);  // publishes the job
+    entry_.store(next, std::memory_order_seq_cst);  // open for joining, then
+    job_.store(next, std::memory_order_seq_cst);    // published to the spinning workers
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
       { std::lock_guard<std::mutex> lk(sleep_mu_); }
       wake_.notify_all();
@@ -83,7 +84,7 @@ class Pool {
     // that joined, whether they had a task or not.
     if (join == ThreadPool::Join::Every)
       while (ran_.load(std::memory_order_acquire) != threads - 1) _mm_pause();
-    const int joined = static_cast<int>(job_.fetch_or(kClosed, std::memory_order_acq_rel) & kJoinedMask);
+    const int joined = static_cast<int>(entry_.fetch_or(kClosed, std::memory_order_acq_rel) & kJoinedMask);
     while (done_.load(std::memory_order_acquire) != joined) _mm_pause();
     // A task's exception reaches the caller once every task has stopped using
     // the job's data (OpenMP would have terminated the process).
@@ -114,10 +115,11 @@ class Pool {
         std::this_thread::sleep_for(g_join_delay.delay);
       }
       if (id >= threads_of(w)) continue;  // no part in the job it woke for
-      // Joining is one fetch_add (no compare-and-swap retries while 15 workers
-      // join at once). It counts for whatever job the word holds by then, unless
-      // that job is closed: possibly a later one than the job it woke for.
-      w = job_.fetch_add(1, std::memory_order_acq_rel);
+      // Joining is one fetch_add on the entry word (no compare-and-swap retries
+      // while 15 workers join at once; not on the word the others spin on). It
+      // counts for whatever job the entry holds by then, unless that job is
+      // closed: possibly a later one than the job it woke for.
+      w = entry_.fetch_add(1, std::memory_order_acq_rel);
       seen = gen_of(w);
       if (w & kClosed) continue;  // too late: the caller counted the joined without it
       if (id < threads_of(w)) {
@@ -162,9 +164,12 @@ class Pool {
   // The job: written by run() before the job word moves, read by workers that joined it.
   ThreadPool::Fn fn_ = nullptr;
   void* ctx_ = nullptr;
-  // The job word: generation (bits 32-63), thread count (16-31), closed (15),
-  // workers joined (0-14).
+  // The job word workers spin on: generation (bits 32-63), thread count
+  // (16-31); written once a job. The entry word: the same, and closed (bit 15)
+  // and the workers joined (0-14): workers join it with a fetch_add, the caller
+  // closes it. Apart, so the joins do not take the line from the spinners.
   alignas(64) std::atomic<std::uint64_t> job_{0};
+  alignas(64) std::atomic<std::uint64_t> entry_{0};
   alignas(64) std::atomic<int> done_{0};  // joined workers that are done with the job
   alignas(64) std::atomic<int> ran_{0};   // of those, the ones whose task ran (thread id < the job's count)
   alignas(64) std::atomic<int> sleepers_{0};
