@@ -58,7 +58,7 @@ struct BenchRecord {
 // a register-only FMA loop on one thread, then on `threads` threads at once
 // (the fast path's own pool), best of three each. Free cores read near the
 // thread count; hyperthreads on half as many cores near half of it (the H100
-// hosts' 16 vCPUs: 7.6–12.8× from round to round, 2026-11-25); a host whose
+// hosts' 16 vCPUs: 7.6–13.2× from call to call, 2026-11-25); a host whose
 // vCPUs are contended reads lower still, and every CPU time measured there,
 // ours and the peer's, moves with it (docs/engine.md).
 struct CpuScaling {

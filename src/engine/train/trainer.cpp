@@ -279,21 +279,20 @@ class Trainer {
     if (tail_rows() != o_.batch) tail_.capture(ctx_, [&] { step(tail_rows()); });
   }
 
+  // Epoch e's order of the training images: one fork of `shuffle` per epoch.
+  std::vector<std::int32_t> epoch_order(int e, const Rng& shuffle) const {
+    Rng er = shuffle.fork(static_cast<std::uint64_t>(e));
+    return random_permutation(data_.train.n, er);
+  }
+
   EpochResult epoch(int e, Rng& shuffle) {
     EpochResult res;
     reset_stats();
     ctx_.synchronize();
     const double t0 = now_s();
     // This epoch's order: drawn while the device ran the last epoch (below),
-    // or now. One fork of `shuffle` per epoch, so where it is drawn does not
-    // change it.
-    std::vector<std::int32_t> order;
-    if (next_order_epoch_ == e) {
-      order = std::move(next_order_);
-    } else {
-      Rng er = shuffle.fork(static_cast<std::uint64_t>(e));
-      order = random_permutation(data_.train.n, er);
-    }
+    // or now (epoch_order: where it is drawn does not change it).
+    std::vector<std::int32_t> order = next_order_epoch_ == e ? std::move(next_order_) : epoch_order(e, shuffle);
     next_order_epoch_ = -1;
     ctx_.copy_async(order_.raw(), order_.device(), order.data(), Device::cpu(), order.size() * 4);
     const std::int64_t full = tail_rows() == o_.batch ? steps_ : steps_ - 1;
@@ -342,8 +341,7 @@ class Trainer {
     // one's steps (a GPU epoch's launches are asynchronous; the ~0.3 ms of
     // shuffling 60,000 indices left the GPU idle at each epoch's start).
     if (e + 1 < o_.epochs) {
-      Rng nr = shuffle.fork(static_cast<std::uint64_t>(e + 1));
-      next_order_ = random_permutation(data_.train.n, nr);
+      next_order_ = epoch_order(e + 1, shuffle);
       next_order_epoch_ = e + 1;
     }
     // Keep `order` alive until the (possibly asynchronous) copy has run.
