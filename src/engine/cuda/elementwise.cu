@@ -98,6 +98,12 @@ __global__ void sgd_kernel(std::int64_t n, float* __restrict__ p, const float* _
   if (step && blockIdx.x == 0 && threadIdx.x == 0) *step += 1;  // no other block reads it
 }
 
+// A pixel value (0-255, resized or not) normalised: (v / 255 − mean) / std as
+// the CPU reference computes it (same float operations, no FMA contraction).
+__device__ __forceinline__ float normalized(float v, const ops::BatchShape& s) {
+  return __fmul_rn(__fsub_rn(__fmul_rn(v, static_cast<float>(1.0 / 255.0)), s.mean), s.inv_std);
+}
+
 // One thread per output pixel; bilinear with half-pixel centres, as the CPU
 // reference (same float operations, no FMA contraction).
 __global__ void gather_kernel(ops::BatchShape s, float* __restrict__ x, std::int32_t* __restrict__ y,
@@ -106,7 +112,6 @@ __global__ void gather_kernel(ops::BatchShape s, float* __restrict__ x, std::int
                               const std::int32_t* __restrict__ step) {
   const std::int64_t per = s.out_h * s.out_w, total = s.batch * per;
   const std::int64_t base = first + (step ? std::int64_t(*step) : 0) * s.stride;
-  const float inv255 = static_cast<float>(1.0 / 255.0);
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t b = i / per, oy = (i % per) / s.out_w, ox = i % s.out_w;
@@ -132,7 +137,7 @@ __global__ void gather_kernel(ops::BatchShape s, float* __restrict__ x, std::int
                                   __fmul_rn(static_cast<float>(img[y1 * s.in_w + x1]), fx));
       v = __fadd_rn(__fmul_rn(top, gy), __fmul_rn(bot, fy));
     }
-    x[i] = __fmul_rn(__fsub_rn(__fmul_rn(v, inv255), s.mean), s.inv_std);
+    x[i] = normalized(v, s);
     if (oy == 0 && ox == 0) y[b] = labels[idx];
   }
 }
@@ -148,15 +153,12 @@ __global__ void gather_same_kernel(ops::BatchShape s, float* __restrict__ x, std
                                    const std::int32_t* __restrict__ step) {
   const int per = static_cast<int>(s.out_h * s.out_w), per4 = per / 4, total4 = static_cast<int>(s.batch) * per4;
   const std::int64_t base = first + (step ? std::int64_t(*step) : 0) * s.stride;
-  const float inv255 = static_cast<float>(1.0 / 255.0);
-  auto norm = [&](unsigned char p) {
-    return __fmul_rn(__fsub_rn(__fmul_rn(static_cast<float>(p), inv255), s.mean), s.inv_std);
-  };
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total4; i += gridDim.x * blockDim.x) {
     const int b = i / per4, q = i - b * per4;
     const std::int64_t idx = order[base + b];
     const uchar4 p = reinterpret_cast<const uchar4*>(images + idx * per)[q];
-    reinterpret_cast<float4*>(x)[i] = make_float4(norm(p.x), norm(p.y), norm(p.z), norm(p.w));
+    reinterpret_cast<float4*>(x)[i] =
+        make_float4(normalized(p.x, s), normalized(p.y, s), normalized(p.z, s), normalized(p.w, s));
     if (q == 0) y[b] = labels[idx];
   }
 }
