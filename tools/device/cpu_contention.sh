@@ -79,15 +79,8 @@ PY
   done
 }
 
-# Before timing: wait (up to 90 s) until the host is quiet (under 3% busy over a second): a freshly
-# started machine runs its own start-up work for a while (tools/device/engine.sh's quiet_host).
-for ((w = 0; w < 90; ++w)); do
-  a=($(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)); sleep 1
-  b=($(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat))
-  busy=$(( 100 * (b[0] - a[0]) / (b[0] - a[0] + b[1] - a[1] + 1) ))
-  ((busy < 3)) && break
-done
-echo "host ${busy}% busy after ${w}s of waiting"
+source tools/device/quiet_host.sh
+quiet_host
 # ROUNDS (default 3) rounds on the quiet host, taking and not taking in turn, PyTorch beside the
 # first; then once with each kind of neighbour in KINDS (default "burst fma"), PyTorch beside the
 # kinds in PEER_KINDS (default "burst": beside the FMA neighbours its step took 280 ms, 17x its quiet
