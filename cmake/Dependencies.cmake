@@ -15,7 +15,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)
 
-# No BLAS: the engine's CPU GEMMs are its own (src/engine/cpu/kernels_*.cpp), so
+# No BLAS: the engine's CPU GEMMs are its own (src/engine/cpu/tiles_*.cpp), so
 # results do not depend on which libopenblas a host has, nor on a second
 # thread pool beside OpenMP's.
 

@@ -1,4 +1,4 @@
-# The sweep's SASS check (docs/sweep.md). The sweep kernels (src/bench/sweep/*.cu)
+# The sweep's SASS check (docs/sweep.md). The sweep kernels (src/sweep/*.cu)
 # build as their own OBJECT library, so that after they compile,
 # `cuobjdump -sass` can list their machine code; cmake/SassEmbed.cmake turns that
 # listing into a C++ source compiled into roofline_lib, where `roofline sweep`
@@ -8,7 +8,7 @@ if(NOT ROOFLINE_HAVE_CUDA)
   return()
 endif()
 
-file(GLOB ROOFLINE_SWEEP_CU CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/bench/sweep/*.cu)
+file(GLOB ROOFLINE_SWEEP_CU CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/sweep/*.cu)
 # The area glob put them into roofline_lib; they go through the object library instead.
 get_target_property(_lib_sources roofline_lib SOURCES)
 list(REMOVE_ITEM _lib_sources ${ROOFLINE_SWEEP_CU})

@@ -1,7 +1,7 @@
 // mbarriers and bulk copies (the tensor memory accelerator), sm_90 and later:
 // the one home of these primitives for the DRAM ceilings' bulk kernels
-// (src/bench/gpu/bulk_kernels.cu), the sweep's warp-specialized kernels
-// (src/bench/sweep/ws_kernels.cu) and fused-mlp's weight staging
+// (src/ceilings/gpu/bulk_kernels.cu), the sweep's warp-specialized kernels
+// (src/sweep/ws_kernels.cu) and fused-mlp's weight staging
 // (src/engine/fused/fused_mlp.cu). Addresses are shared-state-space ones
 // (smem_addr); every copy and transfer count is a multiple of 16 bytes, 16-byte
 // aligned. Device code for sm_90 and later only (guard with __CUDA_ARCH__).

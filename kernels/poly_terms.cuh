@@ -1,6 +1,6 @@
 // The sweep polynomial's inner loop, shared by the sweep's "overlap" kernels
-// (src/bench/sweep/overlap_kernels.cu) and the add+multiply ceilings
-// (src/bench/gpu/addmul_kernels.cu): the ceiling runs exactly the code the
+// (src/sweep/overlap_kernels.cu) and the add+multiply ceilings
+// (src/ceilings/gpu/addmul_kernels.cu): the ceiling runs exactly the code the
 // sweep runs, without memory, so "the peak for this instruction mix" is the
 // rate of the same instructions in the same dependency pattern.
 //

@@ -1,4 +1,4 @@
-#include "command.hpp"
+#include "src/cli/command.hpp"
 
 #include <unistd.h>
 
@@ -41,7 +41,7 @@ std::unique_ptr<Command> Registry::create(const std::string& name) {
   return nullptr;
 }
 
-Report run_subcommand(Context& ctx, const std::string& name, const std::vector<std::string>& args) {
+Report run_subcommand(Invocation& ctx, const std::string& name, const std::vector<std::string>& args) {
   auto cmd = Registry::create(name);
   ROOFLINE_ASSERT(cmd != nullptr, "no command named " + name);
   CLI::App app{cmd->summary(), name};
@@ -55,22 +55,22 @@ Report run_subcommand(Context& ctx, const std::string& name, const std::vector<s
   return cmd->run(ctx);
 }
 
-Context::Context(GlobalOptions& opts, std::string command, bool stores)
+Invocation::Invocation(GlobalOptions& opts, std::string command, bool stores)
     : opts_(opts), command_(std::move(command)), stores_(stores) {}
 
-Context::~Context() = default;
+Invocation::~Invocation() = default;
 
-store::Db& Context::db() {
+store::Db& Invocation::db() {
   if (!db_) db_ = std::make_unique<store::Db>(store::Db::resolve_path(opts_.db));
   return *db_;
 }
 
-std::int64_t Context::run_id() {
+std::int64_t Invocation::run_id() {
   if (run_id_ == 0) run_id_ = store::begin_run(db(), {command_, opts_.argv});
   return run_id_;
 }
 
-std::int64_t Context::cpu_device_id() {
+std::int64_t Invocation::cpu_device_id() {
   if (!cpu_id_) {
     hw::CpuInfo c = hw::query_cpu();
     cpu_id_ = store::record_device(db(), run_id(), {"cpu", 0, c.model_name, "", c.to_json().dump()});
@@ -78,7 +78,7 @@ std::int64_t Context::cpu_device_id() {
   return *cpu_id_;
 }
 
-std::int64_t Context::gpu_device_id(int ordinal) {
+std::int64_t Invocation::gpu_device_id(int ordinal) {
   for (auto& [o, id] : gpu_ids_)
     if (o == ordinal) return id;
   hw::GpuInfo g = hw::query_gpu(ordinal);
@@ -87,9 +87,9 @@ std::int64_t Context::gpu_device_id(int ordinal) {
   return id;
 }
 
-bool Context::interactive() const { return !opts_.quiet && !opts_.json && !opts_.csv; }
+bool Invocation::interactive() const { return !opts_.quiet && !opts_.json && !opts_.csv; }
 
-void Context::status(const std::string& line) const {
+void Invocation::status(const std::string& line) const {
   if (!interactive()) return;
   std::cerr << line << std::endl;
 }

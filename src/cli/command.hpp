@@ -24,10 +24,10 @@ struct GlobalOptions {
   Format format() const { return json ? Format::Json : (csv ? Format::Csv : Format::Text); }
 };
 
-class Context {
+class Invocation {
  public:
-  Context(GlobalOptions& opts, std::string command, bool stores);
-  ~Context();
+  Invocation(GlobalOptions& opts, std::string command, bool stores);
+  ~Invocation();
 
   const GlobalOptions& options() const { return opts_; }
   // The results store, opened on first use (commands that store open it before
@@ -62,7 +62,7 @@ class Command {
   virtual const char* summary() const = 0;
   // Adds this command's options to its CLI11 subcommand.
   virtual void configure(CLI::App& sub) = 0;
-  virtual Report run(Context& ctx) = 0;
+  virtual Report run(Invocation& ctx) = 0;
   // Whether the command writes a run to the results store.
   virtual bool stores_results() const { return true; }
   // The process's exit code after a successful run() (`profile` passes on the
@@ -81,7 +81,7 @@ struct Registry {
 // Runs another command inside this invocation (same run in the store, same
 // device rows), as if `roofline NAME ARGS...` had been typed: `analyze` is
 // such a composition. Throws a usage Error when ARGS do not parse.
-Report run_subcommand(Context& ctx, const std::string& name, const std::vector<std::string>& args);
+Report run_subcommand(Invocation& ctx, const std::string& name, const std::vector<std::string>& args);
 
 #define ROOFLINE_COMMAND(Class)                                                 \
   namespace {                                                                   \

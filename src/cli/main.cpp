@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "command.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/build_info.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/store/results.hpp"
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     if (sub->parsed()) chosen = cmd;
   if (!chosen) return 2;
 
-  cli::Context ctx(opts, chosen->name(), chosen->stores_results());
+  cli::Invocation ctx(opts, chosen->name(), chosen->stores_results());
   try {
     if (ctx.stores()) ctx.run_id();  // open the store and record the run before working
     Report report = chosen->run(ctx);

@@ -143,12 +143,4 @@ void complete_gpu_info(GpuInfo& g) {
                                 : 0.0;
 }
 
-#if !ROOFLINE_HAVE_CUDA
-GpuInfo query_gpu(int ordinal) {
-  cuda::require_gpu(ordinal);  // throws: no GPU support in this build
-  return {};
-}
-std::vector<GpuInfo> query_gpus() { return {}; }
-#endif
-
 }  // namespace roofline::hw

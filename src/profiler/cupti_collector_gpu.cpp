@@ -12,7 +12,7 @@
 #include <string_view>
 #include <sys/syscall.h>
 
-#include "cupti_collector.hpp"
+#include "src/profiler/cupti_collector.hpp"
 
 namespace roofline::prof {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "cupti_collector.hpp"
+#include "src/profiler/cupti_collector.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/in_process.hpp"

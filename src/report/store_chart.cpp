@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "roofline/bench/figure.hpp"
+#include "roofline/measure/figure.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
 
@@ -62,7 +62,7 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   DeviceChart out;
   Chart& c = out.chart;
   c.title = fmt::format("Roofline: {} ({})", dev.name, dev.kind == "gpu" ? "GPU" : "CPU");
-  model::Roofline measured = bench::load_measured_roofline(db, dev.name);
+  model::Roofline measured = measure::load_measured_roofline(db, dev.name);
   model::Roofline theoretical =
       dev.kind == "gpu" ? hw::reference_roofline(spec_gpu(dev))
                         : hw::reference_roofline(spec_cpu(dev));

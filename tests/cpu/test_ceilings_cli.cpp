@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "roofline/cuda/runtime.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
 using roofline::test::TempDir;

@@ -8,11 +8,11 @@
 
 #include "kernels/clock_probe.cuh"
 #include "roofline/core/error.hpp"
-#include "src/bench/gpu/gpu_reference.hpp"
-#include "src/bench/gpu/tensor_tiles.hpp"
+#include "src/ceilings/gpu/gpu_reference.hpp"
+#include "src/ceilings/gpu/tensor_tiles.hpp"
 
 using namespace roofline;
-using namespace roofline::bench::gpu;
+using namespace roofline::ceilings::gpu;
 
 namespace {
 
@@ -28,8 +28,8 @@ hw::GpuInfo fake_h100() {
   return g;
 }
 
-bench::Figure figure(const std::string& name, const std::string& unit, double value, double clock_mhz) {
-  bench::Figure f;
+measure::Figure figure(const std::string& name, const std::string& unit, double value, double clock_mhz) {
+  measure::Figure f;
   f.name = name;
   f.unit = unit;
   f.value = value;

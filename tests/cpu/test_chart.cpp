@@ -4,7 +4,7 @@
 #include <cmath>
 #include <regex>
 
-#include "support/chart_fixture.hpp"
+#include "tests/support/chart_fixture.hpp"
 
 using namespace roofline;
 

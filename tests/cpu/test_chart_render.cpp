@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "roofline/report/chart.hpp"
-#include "support/chart_fixture.hpp"
-#include "support/cli.hpp"
+#include "tests/support/chart_fixture.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/store/db.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
 using roofline::test::TempDir;

@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/numeric.hpp"
+#include "tests/support/numeric.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <set>
 
-#include "roofline/bench/cpu_ceilings.hpp"
-#include "src/bench/cpu/plateaus.hpp"
+#include "roofline/ceilings/cpu_ceilings.hpp"
+#include "src/ceilings/cpu/plateaus.hpp"
 
 using namespace roofline;
-using bench::cpu::SweepSample;
+using ceilings::cpu::SweepSample;
 
 namespace {
 // 16 KiB .. 1 GiB per thread, doubling; bandwidth by level with noise and
@@ -34,7 +34,7 @@ std::vector<SweepSample> synthetic(double noise) {
 }  // namespace
 
 TEST(CpuPlateaus, FindsFourLevelsByOrderWhenCacheSizesAreUnknown) {
-  auto r = bench::cpu::find_plateaus(synthetic(0.05), {}, 2, 64.0 * (1 << 20));
+  auto r = ceilings::cpu::find_plateaus(synthetic(0.05), {}, 2, 64.0 * (1 << 20));
   ASSERT_NE(r.find("l1"), nullptr);
   ASSERT_NE(r.find("l2"), nullptr);
   ASSERT_NE(r.find("l3"), nullptr);
@@ -48,11 +48,11 @@ TEST(CpuPlateaus, FindsFourLevelsByOrderWhenCacheSizesAreUnknown) {
 }
 
 TEST(CpuPlateaus, UsesCacheSizesWhenKnown) {
-  bench::cpu::CacheSizes c;
+  ceilings::cpu::CacheSizes c;
   c.l1 = 48 * 1024;
   c.l2 = 1024 * 1024;
   c.l3 = 16 * 1024 * 1024;
-  auto r = bench::cpu::find_plateaus(synthetic(0.0), c, 2, 64.0 * (1 << 20));
+  auto r = ceilings::cpu::find_plateaus(synthetic(0.0), c, 2, 64.0 * (1 << 20));
   ASSERT_NE(r.find("l1"), nullptr);
   EXPECT_DOUBLE_EQ(r.find("l1")->bandwidth, 1000e9);
   EXPECT_DOUBLE_EQ(r.find("l2")->bandwidth, 400e9);
@@ -66,7 +66,7 @@ TEST(CpuPlateaus, SaysWhatIsMissing) {
   std::vector<SweepSample> s;
   for (double b = 16 * 1024; b <= 256 * 1024; b *= 2) s.push_back({b, 500e9});
   for (double b = 128.0 * 1024 * 1024; b <= 1024.0 * 1024 * 1024; b *= 2) s.push_back({b, 20e9});
-  auto r = bench::cpu::find_plateaus(s, {}, 1, 64.0 * (1 << 20));
+  auto r = ceilings::cpu::find_plateaus(s, {}, 1, 64.0 * (1 << 20));
   EXPECT_NE(r.find("l1"), nullptr);
   EXPECT_NE(r.find("mem"), nullptr);
   EXPECT_EQ(r.find("l3"), nullptr);
@@ -76,10 +76,10 @@ TEST(CpuPlateaus, SaysWhatIsMissing) {
 }
 
 TEST(CpuCeilings, QuickRunGivesSanePositiveFigures) {
-  bench::CeilingOptions o;
+  ceilings::CeilingOptions o;
   o.quick = true;
-  o.measure = bench::MeasureOptions::quick();
-  auto figs = bench::measure_cpu_ceilings(o, {});
+  o.measure = measure::MeasureOptions::quick();
+  auto figs = ceilings::measure_cpu_ceilings(o, {});
   std::set<std::string> names;
   for (const auto& f : figs) {
     names.insert(f.name);
@@ -104,11 +104,11 @@ TEST(CpuCeilings, QuickRunGivesSanePositiveFigures) {
 }
 
 TEST(CpuCeilings, OnlyMeasuresWhatIsAskedFor) {
-  bench::CeilingOptions o;
+  ceilings::CeilingOptions o;
   o.quick = true;
-  o.measure = bench::MeasureOptions::quick();
+  o.measure = measure::MeasureOptions::quick();
   o.only = {"fp64.simd"};
-  auto figs = bench::measure_cpu_ceilings(o, {});
+  auto figs = ceilings::measure_cpu_ceilings(o, {});
   ASSERT_FALSE(figs.empty());
   for (const auto& f : figs) EXPECT_EQ(f.name.rfind("fp64.simd", 0), 0u) << f.name;
 }

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"

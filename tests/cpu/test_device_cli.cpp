@@ -8,7 +8,7 @@
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using roofline::test::run_cli;

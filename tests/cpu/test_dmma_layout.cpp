@@ -7,10 +7,10 @@
 #include <utility>
 
 #include "roofline/core/error.hpp"
-#include "src/bench/gpu/dmma_layout.hpp"
+#include "src/ceilings/gpu/dmma_layout.hpp"
 
 using namespace roofline;
-using namespace roofline::bench::gpu;
+using namespace roofline::ceilings::gpu;
 
 TEST(DmmaLayout, EveryElementHasExactlyOneOwner) {
   for (int k : {4, 8, 16}) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "roofline/engine/rng.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 namespace roofline::test {
 

@@ -14,7 +14,7 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/kernel_names.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using namespace roofline::prof;
@@ -284,9 +284,9 @@ TEST(Explain, OwnKernelsNameTheirPassTemplateArgumentsAndTensorCoreUse) {
   EXPECT_EQ(explain_kernel("void roofline::kernels::conv2d_regtile<4, 1, 7, (bool)1, 1>(int)").op, KernelOp::ConvDgrad);
   EXPECT_EQ(explain_kernel("roofline::kernels::conv2d_wgrad_partial<16>(roofline::kernels::WgradDims)").op,
             KernelOp::ConvWgrad);
-  EXPECT_EQ(explain_kernel("void roofline::bench::gpu::(anonymous namespace)::wgmma_kernel<1>(float*)").tensor_cores,
+  EXPECT_EQ(explain_kernel("void roofline::ceilings::gpu::(anonymous namespace)::wgmma_kernel<1>(float*)").tensor_cores,
             TensorCores::Yes);
-  const KernelInfo sweep = explain_kernel("void roofline::bench::sweep::gpu::compute_k_terms_fp16<8>(float*)");
+  const KernelInfo sweep = explain_kernel("void roofline::sweep::gpu::compute_k_terms_fp16<8>(float*)");
   EXPECT_EQ(sweep.op, KernelOp::Benchmark);
   EXPECT_EQ(sweep.input_type, "fp16");
   // The same base name outside roofline's namespace is not taken for ours.

@@ -2,14 +2,14 @@
 // parsing, and that the CPU never takes the fused path.
 #include <gtest/gtest.h>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/fused.hpp"
 #include "roofline/engine/layer.hpp"
 #include "roofline/engine/network.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "src/engine/fused/fused_launch.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;

@@ -12,7 +12,7 @@
 #include "roofline/hardware/cpu_uarch.hpp"
 #include "roofline/hardware/datasheet.hpp"
 #include "roofline/hardware/peaks.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using namespace roofline::hw;

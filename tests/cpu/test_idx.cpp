@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/data.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;

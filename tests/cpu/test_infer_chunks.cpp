@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/engine/context.hpp"
 #include "roofline/engine/model.hpp"
 #include "roofline/engine/network.hpp"

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "roofline/core/strings.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using roofline::test::run_cli;

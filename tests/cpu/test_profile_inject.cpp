@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 

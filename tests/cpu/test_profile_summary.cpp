@@ -20,7 +20,7 @@
 #include "roofline/profiler/summary.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using namespace roofline::prof;

@@ -11,7 +11,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline;
 using namespace roofline::store;

@@ -4,16 +4,16 @@
 #include <cmath>
 #include <random>
 
-#include "roofline/bench/sweep.hpp"
-#include "roofline/bench/sweep_input.hpp"
-#include "roofline/bench/sweep_roof.hpp"
-#include "roofline/bench/sweep_sass.hpp"
+#include "roofline/sweep/sweep.hpp"
+#include "roofline/sweep/input.hpp"
+#include "roofline/sweep/roof.hpp"
+#include "roofline/sweep/sass.hpp"
 #include "roofline/core/error.hpp"
-#include "src/bench/cpu/simd.hpp"
-#include "src/bench/sweep/reference.hpp"
+#include "src/ceilings/cpu/simd.hpp"
+#include "src/sweep/reference.hpp"
 
 using namespace roofline;
-namespace sw = roofline::bench::sweep;
+namespace sw = roofline::sweep;
 
 TEST(SweepReference, HalfAndBf16RoundToNearestEven) {
   EXPECT_EQ(sw::ref::to_half_bits(1.0), 0x3C00);
@@ -70,7 +70,7 @@ TEST(SweepCpu, EveryIsaMatchesTheHostEmulation) {
     a[i] = sw::input_value(static_cast<std::uint64_t>(i), 11);
     ad[i] = a[i];
   }
-  for (const auto* kern : bench::cpu::supported_kernels()) {
+  for (const auto* kern : ceilings::cpu::supported_loops()) {
     for (std::int64_t k : {1, 7, 64}) {
       std::fill(b.begin(), b.end(), NAN);
       kern->poly_f32(a.data(), b.data(), n, k);

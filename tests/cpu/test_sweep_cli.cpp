@@ -2,7 +2,7 @@
 // nonzero exit; a small CPU sweep writes the seed's CSV.
 #include <gtest/gtest.h>
 
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using namespace roofline::test;
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "src/engine/cpu/parallel.hpp"
 #include "src/engine/cpu/thread_pool.hpp"
 

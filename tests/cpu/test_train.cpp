@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/trainer.hpp"
 

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <thread>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/store/db.hpp"
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
 using roofline::test::TempDir;
@@ -105,7 +105,7 @@ TEST(BenchCli, RepeatRunsEveryCellEachRoundAndPrintsTheSpread) {
   EXPECT_EQ(st.i64(3), 3);
 }
 
-// --repeat with a peer: a stand-in for bench/peers/pytorch_bench.py (python3
+// --repeat with a peer: a stand-in for peers/pytorch_bench.py (python3
 // only) whose step time doubles each call, so the rounds are told apart.
 TEST(BenchCli, RepeatPairsEachRoundWithThePeersRound) {
   if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0)

@@ -17,7 +17,7 @@
 #include <set>
 #include <thread>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/engine/network.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "src/engine/cpu/parallel.hpp"

@@ -14,15 +14,15 @@
 #include "kernels/poly_terms.cuh"
 #include "roofline/cuda/check.hpp"
 #include "roofline/cuda/memory.hpp"
-#include "src/bench/gpu/dmma_layout.hpp"
-#include "src/bench/gpu/kernels.hpp"
-#include "src/bench/gpu/pattern.hpp"
-#include "src/bench/sweep/reference.hpp"
-#include "support/gpu.hpp"
+#include "src/ceilings/gpu/dmma_layout.hpp"
+#include "src/ceilings/gpu/kernels.hpp"
+#include "src/ceilings/gpu/pattern.hpp"
+#include "src/sweep/reference.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
-using namespace roofline::bench::gpu;
-namespace ref = roofline::bench::sweep::ref;
+using namespace roofline::ceilings::gpu;
+namespace ref = roofline::sweep::ref;
 
 namespace {
 

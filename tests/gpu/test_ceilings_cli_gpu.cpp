@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/store/db.hpp"
-#include "support/cli.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/gpu.hpp"
 
 using roofline::test::run_cli;
 using roofline::test::TempDir;

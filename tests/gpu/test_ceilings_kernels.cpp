@@ -14,12 +14,12 @@
 
 #include "roofline/cuda/check.hpp"
 #include "roofline/cuda/memory.hpp"
-#include "src/bench/gpu/kernels.hpp"
-#include "src/bench/gpu/pattern.hpp"
-#include "support/gpu.hpp"
+#include "src/ceilings/gpu/kernels.hpp"
+#include "src/ceilings/gpu/pattern.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
-using namespace roofline::bench::gpu;
+using namespace roofline::ceilings::gpu;
 
 namespace {
 

@@ -16,11 +16,11 @@
 
 #include "roofline/cuda/check.hpp"
 #include "roofline/cuda/memory.hpp"
-#include "src/bench/gpu/kernels.hpp"
-#include "support/gpu.hpp"
+#include "src/ceilings/gpu/kernels.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
-using namespace roofline::bench::gpu;
+using namespace roofline::ceilings::gpu;
 
 namespace {
 

@@ -13,10 +13,10 @@
 #include <cmath>
 #include <mutex>
 
-#include "known_flops.hpp"
+#include "tests/programs/known_flops.hpp"
 #include "roofline/profiler/metrics.hpp"
 #include "roofline/profiler/range_profiler.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
 using namespace roofline::prof;

@@ -8,9 +8,9 @@
 #include <chrono>
 #include <thread>
 
-#include "known_flops.hpp"
+#include "tests/programs/known_flops.hpp"
 #include "roofline/profiler/pm_sampler.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
 using namespace roofline::prof;

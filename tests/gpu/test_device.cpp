@@ -10,8 +10,8 @@
 #include "roofline/hardware/gpu_info.hpp"
 #include "roofline/hardware/nvml.hpp"
 #include "roofline/hardware/peaks.hpp"
-#include "support/cli.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
 using namespace roofline::hw;

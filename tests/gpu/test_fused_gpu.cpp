@@ -8,12 +8,12 @@
 
 #include <cmath>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/fused.hpp"
 #include "roofline/engine/network.hpp"
 #include "roofline/engine/trainer.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;

@@ -14,8 +14,8 @@
 #include "roofline/engine/network.hpp"
 #include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
-#include "support/gpu.hpp"
-#include "support/numeric.hpp"
+#include "tests/support/gpu.hpp"
+#include "tests/support/numeric.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;

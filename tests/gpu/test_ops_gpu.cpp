@@ -4,7 +4,7 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/op_harness.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;

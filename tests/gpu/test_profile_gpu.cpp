@@ -19,8 +19,8 @@
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/short_names.hpp"
 #include "roofline/store/db.hpp"
-#include "support/cli.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/gpu.hpp"
 
 cudaError_t profile_test_launch(float* x, int n, int scale, int add);  // tests/programs/profile_test_kernels.cu
 

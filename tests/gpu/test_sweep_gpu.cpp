@@ -7,19 +7,19 @@
 #include <iostream>
 #include <random>
 
-#include "roofline/bench/sweep.hpp"
-#include "roofline/bench/sweep_sass.hpp"
+#include "roofline/sweep/sweep.hpp"
+#include "roofline/sweep/sass.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
 #include "roofline/cuda/memory.hpp"
 #include "roofline/hardware/gpu_info.hpp"
-#include "src/bench/sweep/kernels.hpp"
-#include "src/bench/sweep/reference.hpp"
-#include "support/cli.hpp"
-#include "support/gpu.hpp"
+#include "src/sweep/kernels.hpp"
+#include "src/sweep/reference.hpp"
+#include "tests/support/cli.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
-namespace sw = roofline::bench::sweep;
+namespace sw = roofline::sweep;
 
 TEST(SweepGpu, EveryVariantMatchesTheHostEmulation) {
   ROOFLINE_REQUIRE_GPU();

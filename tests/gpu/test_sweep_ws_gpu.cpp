@@ -1,4 +1,4 @@
-// The warp-specialized ("ws") sweep kernels (src/bench/sweep/ws_kernels.cu)
+// The warp-specialized ("ws") sweep kernels (src/sweep/ws_kernels.cu)
 // against the host emulation: every variant, lengths that end inside a vector,
 // inside a chunk and on a chunk's edge, grids so small that the shared-memory
 // ring wraps many times (mbarrier phases flip), and the SASS: the same number
@@ -10,18 +10,18 @@
 #include <iostream>
 #include <random>
 
-#include "roofline/bench/sweep.hpp"
-#include "roofline/bench/sweep_sass.hpp"
+#include "roofline/sweep/sweep.hpp"
+#include "roofline/sweep/sass.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
 #include "roofline/cuda/memory.hpp"
 #include "roofline/hardware/gpu_info.hpp"
-#include "src/bench/sweep/kernels.hpp"
-#include "src/bench/sweep/reference.hpp"
-#include "support/gpu.hpp"
+#include "src/sweep/kernels.hpp"
+#include "src/sweep/reference.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
-namespace sw = roofline::bench::sweep;
+namespace sw = roofline::sweep;
 
 namespace {
 

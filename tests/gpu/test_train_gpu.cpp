@@ -7,11 +7,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "cpu/test_engine_fixtures.hpp"
+#include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
-#include "support/gpu.hpp"
+#include "tests/support/gpu.hpp"
 
 using namespace roofline;
 using namespace roofline::engine;

@@ -4,7 +4,7 @@
 #   pm_workload          PM sampling against a known duty cycle, and its overhead
 set(_kf_dir ${CMAKE_CURRENT_LIST_DIR})
 add_library(known_flops_kernels STATIC ${_kf_dir}/known_flops.cu)
-target_include_directories(known_flops_kernels PUBLIC ${_kf_dir})
+target_include_directories(known_flops_kernels PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(known_flops_kernels PUBLIC roofline_deps)
 roofline_cuda_target(known_flops_kernels)
 

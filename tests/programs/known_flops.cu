@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "known_flops.hpp"
+#include "tests/programs/known_flops.hpp"
 
 namespace roofline::testprog {
 

@@ -31,7 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "known_flops.hpp"
+#include "tests/programs/known_flops.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/range_profiler.hpp"
 

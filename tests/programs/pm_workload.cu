@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "known_flops.hpp"
+#include "tests/programs/known_flops.hpp"
 #include "roofline/profiler/pm_sampler.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "support/cli.hpp"
+#include "tests/support/cli.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
 // `roofline bench` as a library: trains and times models on the CPU and GPU
 // at several batch sizes (seed 000's Table 4), optionally beside the PyTorch
-// peer (bench/peers/pytorch_bench.py), stores every result, and builds the
+// peer (peers/pytorch_bench.py), stores every result, and builds the
 // tables. `roofline analyze` runs a quick version of it.
 #pragma once
 #include <cstdint>
@@ -25,7 +25,7 @@ struct BenchConfig {
   std::string data_dir;        // empty: $ROOFLINE_DATA, else default_data_dir()
   TrainOptions train_options;  // epochs, max_steps, seed, sgd, graphs (batch is set per run)
   std::string peer;            // "" or "pytorch"
-  std::string peer_script;     // empty: found next to the binary or in ./bench/peers
+  std::string peer_script;     // empty: found next to the binary or in ./peers
   bool keep_going = false;     // a diverged run is recorded as such and the others still run
 };
 

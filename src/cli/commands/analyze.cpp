@@ -4,8 +4,8 @@
 // store — and opens with a summary of what the hardware allows.
 #include <fmt/format.h>
 
-#include "command.hpp"
-#include "roofline/bench/figure.hpp"
+#include "src/cli/command.hpp"
+#include "roofline/measure/figure.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -77,7 +77,7 @@ class AnalyzeCommand : public Command {
     sub.add_flag("--full", full_, "full ceilings (minutes) instead of --quick");
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     DeviceChoice choice = parse_devices(device_);
     std::vector<int> gpus = resolve_gpus(choice);
     std::vector<Step> steps = {{"device", {"--device", device_}}};
@@ -124,12 +124,12 @@ class AnalyzeCommand : public Command {
     }
     if (choice.cpu) {
       hw::CpuInfo cpu = hw::query_cpu();
-      summarise(sum, "CPU " + cpu.model_name, true, bench::load_measured_roofline(ctx.db(), cpu.model_name),
+      summarise(sum, "CPU " + cpu.model_name, true, measure::load_measured_roofline(ctx.db(), cpu.model_name),
                 hw::reference_roofline(cpu));
     }
     for (int g : gpus) {
       hw::GpuInfo gpu = hw::query_gpu(g);
-      summarise(sum, fmt::format("GPU {} {}", g, gpu.name), false, bench::load_measured_roofline(ctx.db(), gpu.name),
+      summarise(sum, fmt::format("GPU {} {}", g, gpu.name), false, measure::load_measured_roofline(ctx.db(), gpu.name),
                 hw::reference_roofline(gpu));
     }
     if (gpus.empty() && (choice.all_gpus || !choice.gpus.empty()))

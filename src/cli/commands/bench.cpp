@@ -8,8 +8,8 @@
 #include <chrono>
 #include <iostream>
 
-#include "bench_profile.hpp"
-#include "command.hpp"
+#include "src/cli/commands/bench_profile.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
@@ -78,7 +78,7 @@ class BenchCommand : public Command {
     sub.add_option("--momentum", o_.sgd.momentum, "SGD momentum")->capture_default_str();
     sub.add_option("--weight-decay", o_.sgd.weight_decay, "SGD weight decay")->capture_default_str();
     sub.add_option("--peer", peer_, "run the same benchmark in a peer framework too: pytorch");
-    sub.add_option("--peer-script", peer_script_, "path of bench/peers/pytorch_bench.py");
+    sub.add_option("--peer-script", peer_script_, "path of peers/pytorch_bench.py");
     sub.add_flag("--no-graphs", no_graphs_,
                  "GPU: launch every kernel instead of replaying captured CUDA graphs "
                  "(NVTX ranges then appear per step, for profilers)");
@@ -108,7 +108,7 @@ class BenchCommand : public Command {
                  "every kernel to its layer");
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     engine::BenchConfig cfg;
     cfg.models.clear();
     for (const auto& m : split(join(models_, ","), ','))
@@ -221,7 +221,7 @@ class BenchCommand : public Command {
         ours.insert(ours.end(), o.begin(), o.end());
         if (phase.peer.empty() || peer_error) continue;
         try {
-          ctx.status("running the PyTorch peer (bench/peers/pytorch_bench.py)...");
+          ctx.status("running the PyTorch peer (peers/pytorch_bench.py)...");
           std::vector<engine::BenchRecord> p = engine::run_peer(phase, engine::resolve_data_dir(phase.data_dir));
           for (const auto& r : p) sink(r);
           peer.insert(peer.end(), p.begin(), p.end());
@@ -265,7 +265,7 @@ class BenchCommand : public Command {
  private:
   // The profile of the GPU training run that produced `r` (if it was traced):
   // diagnosed, stored with this run, and its tables kept for the report.
-  void take_profiles(Context& ctx, const engine::BenchRecord& r, std::vector<Report>& out) {
+  void take_profiles(Invocation& ctx, const engine::BenchRecord& r, std::vector<Report>& out) {
     const std::string label = fmt::format("{} gpu batch {} train", r.model, r.batch);
     for (const auto& why : bench_profile::take_failures())
       out.emplace_back("bench").warn(fmt::format("{}: not profiled: {}", label, why));

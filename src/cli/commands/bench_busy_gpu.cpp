@@ -10,7 +10,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/profiler/in_process.hpp"
-#include "bench_profile.hpp"
+#include "src/cli/commands/bench_profile.hpp"
 
 namespace roofline::cli {
 namespace {

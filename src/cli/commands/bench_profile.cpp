@@ -1,4 +1,4 @@
-#include "bench_profile.hpp"
+#include "src/cli/commands/bench_profile.hpp"
 
 #include <mutex>
 #include <utility>

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <optional>
 
-#include "command.hpp"
-#include "roofline/bench/cpu_ceilings.hpp"
-#include "roofline/bench/figure.hpp"
-#include "roofline/bench/gpu_ceilings.hpp"
+#include "src/cli/command.hpp"
+#include "roofline/ceilings/cpu_ceilings.hpp"
+#include "roofline/measure/figure.hpp"
+#include "roofline/ceilings/gpu_ceilings.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 
@@ -17,8 +17,8 @@ namespace roofline::cli {
 
 namespace {
 
-using bench::Figure;
-using bench::FigureFailure;
+using measure::Figure;
+using ceilings::FigureFailure;
 
 // A rate in the units people read it in: TB/s, TFLOP/s (GB/s, GFLOP/s below 0.1 T).
 struct Scaled {
@@ -53,12 +53,12 @@ std::string short_source(const std::string& label) {
   return label;
 }
 
-Cell throttled_cell(const bench::Measurement& m) {
+Cell throttled_cell(const measure::Measurement& m) {
   if (m.samples.empty()) return std::monostate{};
   return fmt::format("{}/{}", m.throttled_count, m.samples.size());
 }
 
-Cell clock_cell(const bench::Measurement& m) {
+Cell clock_cell(const measure::Measurement& m) {
   return m.clock_median_mhz > 0 ? Cell(m.clock_median_mhz) : Cell(std::monostate{});
 }
 
@@ -165,11 +165,11 @@ class CeilingsCommand : public Command {
                    "(e.g. dram,bf16.tensor,launch)");
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     const DeviceChoice choice = parse_devices(device_);
-    bench::CeilingOptions opts;
+    ceilings::CeilingOptions opts;
     opts.quick = quick_;
-    opts.measure = quick_ ? bench::MeasureOptions::quick() : bench::MeasureOptions{};
+    opts.measure = quick_ ? measure::MeasureOptions::quick() : measure::MeasureOptions{};
     opts.only = split_list(only_);
     const std::vector<int> gpus = resolve_gpus(choice);  // throws for a named GPU that is absent
     const bool gpu_asked = choice.all_gpus || !choice.gpus.empty();
@@ -193,9 +193,9 @@ class CeilingsCommand : public Command {
       const std::string part = fmt::format("GPU {}", g);
       try {
         auto sink = [&ctx, g](const Figure& f) {
-          bench::store_figure(ctx.db(), ctx.run_id(), ctx.gpu_device_id(g), "ceiling", f);
+          measure::store_figure(ctx.db(), ctx.run_id(), ctx.gpu_device_id(g), "ceiling", f);
         };
-        bench::GpuCeilingsResult r = bench::run_gpu_ceilings(g, opts, progress, sink);
+        ceilings::GpuCeilingsResult r = ceilings::run_gpu_ceilings(g, opts, progress, sink);
         const std::string title = fmt::format("GPU {}: {}", g, r.device_name);
         Table& rates = report.add(rate_table(fmt::format("gpu{}.ceilings", g), title + ": ceilings", r.figures,
                                              r.failures));
@@ -220,8 +220,8 @@ class CeilingsCommand : public Command {
 
     if (choice.cpu) {
       try {
-        std::vector<Figure> figures = bench::measure_cpu_ceilings(opts, progress);
-        for (const Figure& f : figures) bench::store_figure(ctx.db(), ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
+        std::vector<Figure> figures = ceilings::measure_cpu_ceilings(opts, progress);
+        for (const Figure& f : figures) measure::store_figure(ctx.db(), ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
         report.add(rate_table("cpu.ceilings", "CPU: ceilings", figures, {}));
         if (has_latencies(figures)) report.add(latency_table("cpu.latency", "CPU: latency", figures));
         if (!figures.empty()) ++measured_parts;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "command.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/report/chart.hpp"
@@ -26,7 +26,7 @@ class ChartCommand : public Command {
     sub.add_option("--out", out_, "folder for the charts")->default_val(out_);
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     std::string kind = to_lower(trim(device_));
     if (kind == "all") kind.clear();
     else if (kind != "cpu" && kind != "gpu")

@@ -2,7 +2,7 @@
 // peaks (dense and 2:4 sparse apart, CUDA cores and tensor cores apart, each
 // with its source), which datasheet entry a GPU matched and why, the
 // datasheet database, and the number-format table.
-#include "command.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -37,7 +37,7 @@ class DeviceCommand : public Command {
   // Only showing the database or the formats describes no device: no run to keep.
   bool stores_results() const override { return show_devices(); }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     Report r("device");
     if (show_devices()) {
       DeviceChoice choice = parse_devices(device_);

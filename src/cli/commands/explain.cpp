@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "command.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/kernel_names.hpp"
@@ -80,7 +80,7 @@ class ExplainCommand : public Command {
     sub.add_flag("--summary", summary_only_, "one line per kernel, no per-kernel tables");
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     std::vector<std::string> names = names_;
     if (!file_.empty())
       for (auto& n : read_names(file_)) names.push_back(n);

@@ -4,8 +4,8 @@
 
 #include <iostream>
 
-#include "command.hpp"
-#include "roofline/bench/figure.hpp"
+#include "src/cli/command.hpp"
+#include "roofline/measure/figure.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -42,7 +42,7 @@ class OpsCommand : public Command {
     sub.add_option("--seed", seed_, "seed of the random shapes and values")->capture_default_str();
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     Report r("ops");
     std::vector<std::string> ops = harness::op_names();
     if (!op_.empty()) {
@@ -164,13 +164,13 @@ class OpsCommand : public Command {
     }
   }
 
-  void run_perf(Context& ctx, Report& r, const std::vector<std::string>& ops, const std::vector<Backend>& backends,
+  void run_perf(Invocation& ctx, Report& r, const std::vector<std::string>& ops, const std::vector<Backend>& backends,
                 const std::vector<int>& gpus) {
     for (Backend b : backends) {
       const bool gpu = b == Backend::Cuda;
       engine::Context ectx(b, gpu ? gpus.front() : 0);
       const std::string dev_name = gpu ? hw::query_gpu(gpus.front()).name : hw::query_cpu().model_name;
-      model::Roofline roof = bench::load_measured_roofline(ctx.db(), dev_name);
+      model::Roofline roof = measure::load_measured_roofline(ctx.db(), dev_name);
       const model::Ceiling* peak = roof.compute("fp32", gpu ? "cuda" : "");
       const model::Ceiling* bw = roof.memory("dram");
       if (!bw) bw = roof.memory("mem");

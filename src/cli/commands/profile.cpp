@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-#include "command.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -145,7 +145,7 @@ class ProfileCommand : public Command {
     sub.positionals_at_end();
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     Report r("profile");
     if (show_ > 0) {
       prof::ProfileData p = prof::load_profile(ctx.db(), show_);

@@ -1,5 +1,5 @@
 // roofline runs: what the results store holds.
-#include "command.hpp"
+#include "src/cli/command.hpp"
 #include "roofline/store/results.hpp"
 
 namespace roofline::cli {
@@ -13,7 +13,7 @@ class RunsCommand : public Command {
     sub.add_option("-n,--limit", limit_, "how many runs to list, newest first")->check(CLI::PositiveNumber);
     sub.add_option("--command", command_, "only runs of this command (e.g. ceilings)");
   }
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     Report r("runs");
     Table& t = r.add(Table("runs", "Runs in " + ctx.db().path()));
     t.col("id", "Run")

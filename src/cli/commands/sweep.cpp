@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "command.hpp"
-#include "roofline/bench/cpu_ceilings.hpp"
-#include "roofline/bench/figure.hpp"
-#include "roofline/bench/gpu_ceilings.hpp"
-#include "roofline/bench/sweep.hpp"
-#include "roofline/bench/sweep_roof.hpp"
-#include "roofline/bench/sweep_sass.hpp"
+#include "src/cli/command.hpp"
+#include "roofline/ceilings/cpu_ceilings.hpp"
+#include "roofline/measure/figure.hpp"
+#include "roofline/ceilings/gpu_ceilings.hpp"
+#include "roofline/sweep/sweep.hpp"
+#include "roofline/sweep/roof.hpp"
+#include "roofline/sweep/sass.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
 #include "roofline/core/strings.hpp"
@@ -26,7 +26,7 @@
 
 namespace roofline::cli {
 
-namespace sw = bench::sweep;
+namespace sw = sweep;
 
 namespace {
 
@@ -114,7 +114,7 @@ class SweepCommand : public Command {
                    "kernels, one file each, named FILE-<device>-<variant>-<kernel>.csv");
   }
 
-  Report run(Context& ctx) override {
+  Report run(Invocation& ctx) override {
     sw::Options o;
     o.k = parse_k(k_);
     o.n = parse_n(n_);
@@ -143,13 +143,13 @@ class SweepCommand : public Command {
   }
 
  private:
-  void run_cpu(Context& ctx, Report& r, const sw::Options& o, const std::vector<sw::Variant>& vs,
+  void run_cpu(Invocation& ctx, Report& r, const sw::Options& o, const std::vector<sw::Variant>& vs,
                std::vector<Series>& all) {
     for (sw::Variant v : vs)
       if (v != sw::Variant::Fp16 && v != sw::Variant::Bf16) sw::check_cpu_memory(v, o);  // before measuring anything
     hw::CpuInfo cpu = hw::query_cpu();
     auto& db = ctx.db();
-    model::Roofline measured = bench::load_measured_roofline(db, cpu.model_name);
+    model::Roofline measured = measure::load_measured_roofline(db, cpu.model_name);
     std::vector<std::string> missing;
     for (const auto& id : sw::cpu_ceilings_needed(vs))
       if (!measured.find(id, model::Source::Measured)) missing.push_back(id);
@@ -159,13 +159,13 @@ class SweepCommand : public Command {
       r.info(fmt::format("no {} stored for this CPU: measured now (quick); `roofline ceilings --device cpu` measures "
                          "the full set",
                          join(missing, ", ")));
-      bench::CeilingOptions co;
+      ceilings::CeilingOptions co;
       co.quick = true;
-      co.measure = bench::MeasureOptions::quick();
+      co.measure = measure::MeasureOptions::quick();
       co.only = missing;
-      auto figs = bench::measure_cpu_ceilings(co, [&](const std::string& s) { ctx.status(s); });
-      for (const auto& f : figs) bench::store_figure(db, ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
-      measured = bench::load_measured_roofline(db, cpu.model_name);
+      auto figs = ceilings::measure_cpu_ceilings(co, [&](const std::string& s) { ctx.status(s); });
+      for (const auto& f : figs) measure::store_figure(db, ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
+      measured = measure::load_measured_roofline(db, cpu.model_name);
     }
     for (sw::Variant v : vs) {
       const auto& vi = sw::info(v);
@@ -186,9 +186,9 @@ class SweepCommand : public Command {
 
   // The GPU ceilings the predictions need, measured now (quick) when the store
   // lacks them: the mix's own rate is not something to guess from the FMA rate.
-  void ensure_gpu_ceilings(Context& ctx, Report& r, int g, const hw::GpuInfo& gpu,
+  void ensure_gpu_ceilings(Invocation& ctx, Report& r, int g, const hw::GpuInfo& gpu,
                            const std::vector<sw::Variant>& vs) {
-    model::Roofline measured = bench::load_measured_roofline(ctx.db(), gpu.name);
+    model::Roofline measured = measure::load_measured_roofline(ctx.db(), gpu.name);
     std::vector<std::string> missing, only;
     for (const auto& id : sw::gpu_ceilings_needed(vs))
       if (!measured.find(id, model::Source::Measured)) missing.push_back(id);
@@ -204,20 +204,20 @@ class SweepCommand : public Command {
     r.info(fmt::format("GPU {}: no {} stored: measured now (quick); `roofline ceilings --device gpu` measures the full "
                        "set",
                        g, join(missing, ", ")));
-    bench::CeilingOptions co;
+    ceilings::CeilingOptions co;
     co.quick = true;
-    co.measure = bench::MeasureOptions::quick();
+    co.measure = measure::MeasureOptions::quick();
     co.only = only;
-    auto sink = [&ctx, g](const bench::Figure& f) {
-      bench::store_figure(ctx.db(), ctx.run_id(), ctx.gpu_device_id(g), "ceiling", f);
+    auto sink = [&ctx, g](const measure::Figure& f) {
+      measure::store_figure(ctx.db(), ctx.run_id(), ctx.gpu_device_id(g), "ceiling", f);
     };
-    bench::GpuCeilingsResult res = bench::run_gpu_ceilings(g, co, [&](const std::string& s) { ctx.status(s); }, sink);
+    ceilings::GpuCeilingsResult res = ceilings::run_gpu_ceilings(g, co, [&](const std::string& s) { ctx.status(s); }, sink);
     for (const auto& f : res.failures)
       r.warn(fmt::format("GPU {}: {} could not be measured ({}): the predictions that need it say so", g, f.name,
                          f.what));
   }
 
-  void run_gpu(Context& ctx, Report& r, const sw::Options& o, const std::vector<sw::Variant>& vs,
+  void run_gpu(Invocation& ctx, Report& r, const sw::Options& o, const std::vector<sw::Variant>& vs,
                const std::vector<sw::Kernel>& ks, int g, std::vector<Series>& all) {
     // Before any CUDA work: the run-time SASS check may start cuobjdump.
     const sw::SassCheck& sass = sw::sweep_sass();
@@ -226,7 +226,7 @@ class SweepCommand : public Command {
     for (sw::Variant v : vs)  // bad sizes are usage errors before anything is measured
       for (sw::Kernel k : ks) sw::check_gpu_fit(g, v, k, o);
     ensure_gpu_ceilings(ctx, r, g, gpu, vs);
-    model::Roofline measured = bench::load_measured_roofline(ctx.db(), gpu.name);
+    model::Roofline measured = measure::load_measured_roofline(ctx.db(), gpu.name);
     model::Roofline reference = hw::reference_roofline(gpu);
     GpuFacts facts;
     facts.sms = gpu.sms;
@@ -258,7 +258,7 @@ class SweepCommand : public Command {
     return join(s, ",");
   }
 
-  void finish_series(Context& ctx, Report& r, const sw::Options& o, const std::string& device,
+  void finish_series(Invocation& ctx, Report& r, const sw::Options& o, const std::string& device,
                      const std::string& device_name, std::int64_t dev_id, sw::Variant v, sw::Kernel kernel,
                      std::vector<sw::Point>& pts, const sw::Roof& roof, const sw::MixVerdict& mix,
                      const GpuFacts& facts, std::vector<Series>& all) {
@@ -303,7 +303,7 @@ class SweepCommand : public Command {
       t.row({p.k, p.ai, p.gflops, p.bandwidth, p.percent_peak, p.predicted_gflops, p.ratio, p.t_mem_s * 1e6,
              p.t_comp_s * 1e6, p.no_overlap_gflops, p.timing.mean_s * 1e3, p.timing.median_s * 1e3, p.timing.rms_pct,
              p.clock_mhz, check, join(flags, "; ")});
-      bench::store_figure(ctx.db(), ctx.run_id(), dev_id, "sweep", sw::to_figure(p, roof));
+      measure::store_figure(ctx.db(), ctx.run_id(), dev_id, "sweep", sw::to_figure(p, roof));
     }
     t.note(vi.formula);
     t.note(std::string(ki.name) + " kernel: " + ki.description);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "roofline/engine/bench.hpp"
-#include "src/bench/cpu/simd.hpp"
+#include "src/ceilings/cpu/simd.hpp"
 #include "src/engine/cpu/thread_pool.hpp"
 
 namespace roofline::engine {
@@ -21,7 +21,7 @@ double now_s() {
 }  // namespace
 
 CpuScaling measure_cpu_scaling(int threads) {
-  const auto& k = bench::cpu::simd_kernels();
+  const auto& k = ceilings::cpu::simd_loops();
   CpuScaling s;
   s.threads = std::max(1, threads);
   double sink = 0;  // every loop's result, stored to a volatile at the end so no loop is dropped

@@ -1,4 +1,4 @@
-// The PyTorch peer: bench/peers/pytorch_bench.py runs the same models, data,
+// The PyTorch peer: peers/pytorch_bench.py runs the same models, data,
 // batches, optimiser and initialisation scheme in PyTorch eager and prints
 // JSON on stdout; its progress goes to stderr, which we pass through.
 #include <fmt/format.h>
@@ -50,7 +50,7 @@ std::string find_peer_script(const std::string& hint) {
     return hint;
   }
   if (const char* env = std::getenv("ROOFLINE_PEER_SCRIPT"); env && *env && exists(env)) return env;
-  const std::string rel = "bench/peers/pytorch_bench.py";
+  const std::string rel = "peers/pytorch_bench.py";
   for (const std::string& dir : {std::string("."), exe_dir() + "/../..", exe_dir() + "/.."})
     if (exists(dir + "/" + rel)) return dir + "/" + rel;
   throw_unsupported("cannot find the PyTorch peer script " + rel,

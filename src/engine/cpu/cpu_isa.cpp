@@ -6,7 +6,7 @@
 #include <string>
 
 #include "roofline/core/error.hpp"
-#include "src/engine/cpu/kernels.hpp"
+#include "src/engine/cpu/tiles.hpp"
 
 namespace roofline::engine::fast {
 
@@ -73,17 +73,17 @@ Isa active_isa() {
   return isa;
 }
 
-const KernelSet& kernels() {
-  static const KernelSet* set = [] {
+const TileSet& tiles() {
+  static const TileSet* set = [] {
     switch (active_isa()) {
       case Isa::Avx512:
-        return &kernels_avx512();
+        return &tiles_avx512();
       case Isa::Avx2:
-        return &kernels_avx2();
+        return &tiles_avx2();
       case Isa::Sse2:
         break;
     }
-    return &kernels_sse2();
+    return &tiles_sse2();
   }();
   return *set;
 }

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "src/engine/cpu/fast_ops.hpp"
-#include "src/engine/cpu/kernels.hpp"
+#include "src/engine/cpu/tiles.hpp"
 #include "src/engine/cpu/parallel.hpp"
 
 namespace roofline::engine::fast {
@@ -74,7 +74,7 @@ void copy_rows(float* __restrict dst, const float* __restrict src, int64_t rows,
 
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
   if (!flattened(s)) return conv2d_forward_direct(s, out, in, w, b);
-  const KernelSet& ks = kernels();
+  const TileSet& ks = tiles();
   const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, blocks = (s.k + kConvBlock - 1) / kConvBlock;
   const int64_t ostride = (P + 15) / 16 * 16;
   const int threads = conv_threads(s, s.n * blocks, s.n * blocks);
@@ -94,7 +94,7 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
 
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w) {
   if (!flattened(s)) return conv2d_backward_input_direct(s, din, dpre, w);
-  const KernelSet& ks = kernels();
+  const TileSet& ks = tiles();
   const int64_t OH = s.oh(), OW = s.ow();
   // The output gradient padded by R−1 rows and S−1 columns on each side: a
   // full correlation with the flipped kernel becomes a valid one.
@@ -129,7 +129,7 @@ void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* d
 
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in) {
   if (!flattened(s)) return conv2d_backward_weight_direct(s, dw, db, dpre, in);
-  const KernelSet& ks = kernels();
+  const TileSet& ks = tiles();
   const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, gstride = (P + 15) / 16 * 16;
   const int64_t taps = s.c * s.r * s.s, nw = s.k * taps, blocks = (s.k + kConvBlock - 1) / kConvBlock;
   constexpr int64_t kChunk = 4;  // images per partial sum: fixed, so the order of the sums is too

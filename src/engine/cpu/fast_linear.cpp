@@ -1,4 +1,4 @@
-// Linear on the CPU: our own register-blocked GEMM kernels (kernels.hpp), with
+// Linear on the CPU: our own register-blocked GEMM kernels (tiles.hpp), with
 // bias and ReLU fused into the forward GEMM's epilogue, tiles split between
 // OpenMP threads.
 //
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "src/engine/cpu/fast_ops.hpp"
-#include "src/engine/cpu/kernels.hpp"
+#include "src/engine/cpu/tiles.hpp"
 #include "src/engine/cpu/parallel.hpp"
 
 namespace roofline::engine::fast {
@@ -28,10 +28,10 @@ int gemm_threads(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ta
   const double bytes = 4.0 * (double(M) * double(K) + double(K) * double(N) + double(M) * double(N));
   return std::max(threads_for(flops, kFlopsPerThread, tasks), threads_for(bytes, 4 * kBytesPerThread, tasks));
 }
-// C (M × N) = A' · B (kernels.hpp's GemmBc) in tiles of broadcast blocks, split
+// C (M × N) = A' · B (tiles.hpp's GemmBc) in tiles of broadcast blocks, split
 // between threads by the product's work.
 void gemm_bc_tiles(const GemmBc& g, std::int64_t M, std::int64_t N) {
-  const KernelSet& k = kernels();
+  const TileSet& k = tiles();
   const std::int64_t cols = std::int64_t(k.bc_nv) * k.lanes;
   const std::int64_t tasks = ((M + k.bc_mr - 1) / k.bc_mr) * ((N + cols - 1) / cols);
   parallel_tiles(
@@ -74,7 +74,7 @@ int weight_sgd_threads(const ops::LinearShape& s) {
 // count as the layer's update, so that the rows a thread computes are the rows
 // it updates.
 bool owns_weight_rows(const ops::LinearShape& s, int threads) {
-  return threads > 1 && !in_parallel() && s.out >= 2 * std::int64_t(kernels().nt_nr) * threads &&
+  return threads > 1 && !in_parallel() && s.out >= 2 * std::int64_t(tiles().nt_nr) * threads &&
          threads == weight_sgd_threads(s);
 }
 
@@ -105,7 +105,7 @@ void linear_forward_small_k(const ops::LinearShape& s, float* out, const float* 
 void linear_forward(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b) {
   // out (n, out) = in (n, in) · wᵀ + b, then ReLU: all in the GEMM's epilogue.
   if (s.in <= kSmallK) return linear_forward_small_k(s, out, in, w, b);
-  const KernelSet& k = kernels();
+  const TileSet& k = tiles();
   const GemmNt g{s.in, in, s.in, w, s.in, out, s.out, s.bias ? b : nullptr, s.act == ops::Activation::ReLU};
   const std::int64_t tasks = ((s.n + k.nt_mr - 1) / k.nt_mr) * ((s.out + k.nt_nr - 1) / k.nt_nr);
   const int threads = gemm_threads(s.n, s.out, s.in, tasks);
@@ -152,7 +152,7 @@ void linear_backward_weight_sgd(const ops::LinearShape& s, const ops::LinearSgdB
   // dw (out, in) = dpreᵀ · in and db (out) = Σ_rows dpre, as linear_backward_weight
   // (each element summed over the rows in order), then the SGD update of those
   // rows while their gradients are in cache: the same arithmetic as the two ops.
-  const KernelSet& k = kernels();
+  const TileSet& k = tiles();
   const GemmBc g{s.n, dpre, 1, s.out, in, s.in, p.dw, s.in};
   const bool momentum = cfg.momentum != 0.0f;
   const int threads = weight_sgd_threads(s);

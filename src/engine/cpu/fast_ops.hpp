@@ -1,5 +1,5 @@
 // The fast CPU path: register-blocked GEMM and convolution kernels compiled
-// for AVX-512, AVX2 and SSE2 and picked at run time (kernels.hpp; the binary
+// for AVX-512, AVX2 and SSE2 and picked at run time (tiles.hpp; the binary
 // stays portable), bias and ReLU fused into the forward passes, OpenMP
 // threads sized by each op's work (parallel.hpp), and results that do not
 // depend on the thread count. Same shapes and conventions as ops.hpp.

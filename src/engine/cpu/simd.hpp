@@ -1,5 +1,5 @@
 // One SIMD vector type and its few operations, for the ISA the including file
-// is compiled for. Included only by src/engine/cpu/kernels_<isa>.cpp, after
+// is compiled for. Included only by src/engine/cpu/tiles_<isa>.cpp, after
 // that file's `#pragma GCC target` and with ROOFLINE_SIMD_BITS set to 512,
 // 256 or 128, inside that file's own namespace: each ISA gets its own copy of
 // every kernel, and nothing compiled for AVX-512 can leak into code that runs

@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "cupti_host.hpp"
+#include "src/profiler/counters/cupti_host.hpp"
 
 namespace roofline::prof::cupti {
 

@@ -7,9 +7,9 @@
 // compare with on the device (tools/device/counters.sh).
 #include <fmt/format.h>
 
-#include "cupti_host.hpp"
-#include "l2_cleaner.hpp"
-#include "l2_evict_ptx.hpp"
+#include "src/profiler/counters/cupti_host.hpp"
+#include "src/profiler/counters/l2_cleaner.hpp"
+#include "src/profiler/counters/l2_evict_ptx.hpp"
 
 namespace roofline::prof::detail {
 

@@ -1,4 +1,4 @@
-#include "l2_evict_ptx.hpp"
+#include "src/profiler/counters/l2_evict_ptx.hpp"
 
 namespace roofline::prof::detail {
 

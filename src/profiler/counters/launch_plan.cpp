@@ -1,4 +1,4 @@
-#include "launch_plan.hpp"
+#include "src/profiler/counters/launch_plan.hpp"
 
 namespace roofline::prof::detail {
 

@@ -15,10 +15,10 @@
 #include <cmath>
 #include <mutex>
 
-#include "cupti_host.hpp"
-#include "l2_cleaner.hpp"
-#include "launch_callbacks.hpp"
-#include "launch_plan.hpp"
+#include "src/profiler/counters/cupti_host.hpp"
+#include "src/profiler/counters/l2_cleaner.hpp"
+#include "src/profiler/counters/launch_callbacks.hpp"
+#include "src/profiler/counters/launch_plan.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/range_profiler.hpp"

@@ -3,7 +3,7 @@
 // idles while the host catches up (nsys "blocking synchronisation APIs").
 #include <algorithm>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
@@ -19,7 +19,7 @@ bool sync_api(const std::string& n) {
 
 }  // namespace
 
-std::optional<Diagnosis> blocking_sync(const Context& c) {
+std::optional<Diagnosis> blocking_sync(const Facts& c) {
   auto s = c.apis(sync_api);
   if (s.calls == 0) return std::nullopt;
   double share = c.base_ns > 0 ? s.ns / c.base_ns : 0;

@@ -2,7 +2,7 @@
 // time at stake.
 #include <algorithm>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof {
@@ -62,7 +62,7 @@ int sm_count_from_name(const std::string& device_name) {
 
 std::vector<Diagnosis> diagnose(const ProfileData& profile, const DiagnosisOptions& options) {
   using namespace diag;
-  Context c(profile, options);
+  Facts c(profile, options);
   std::vector<Diagnosis> out;
   if (profile.kernels.empty() && profile.memcpys.empty()) {
     out.push_back(
@@ -75,7 +75,7 @@ std::vector<Diagnosis> diagnose(const ProfileData& profile, const DiagnosisOptio
                0));
     return out;
   }
-  using Rule = std::optional<Diagnosis> (*)(const Context&);
+  using Rule = std::optional<Diagnosis> (*)(const Facts&);
   static constexpr Rule rules[] = {
       waiting_on_data,   host_starvation,      launch_bound, blocking_sync,     sync_memcpy,
       pageable_memcpy,   fp32_no_tensor_cores, small_batch,  fusion_candidates, memory_bound_low_bandwidth,

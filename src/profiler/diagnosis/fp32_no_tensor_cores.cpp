@@ -4,12 +4,12 @@
 // hardware counters confirm it when present (FP32 FLOPs > 0, tensor FLOPs 0).
 #include <algorithm>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> fp32_no_tensor_cores(const Context& c) {
+std::optional<Diagnosis> fp32_no_tensor_cores(const Facts& c) {
   if (c.kernel_total_ns <= 0) return std::nullopt;
   std::vector<const KernelAgg*> hits;
   double time = 0;

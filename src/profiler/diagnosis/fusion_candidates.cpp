@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <set>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> fusion_candidates(const Context& c) {
+std::optional<Diagnosis> fusion_candidates(const Facts& c) {
   if (c.p.sequences.empty() || c.kernel_total_ns <= 0) return std::nullopt;
   struct Chain {
     const KernelSequence* seq;

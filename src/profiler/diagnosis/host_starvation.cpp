@@ -2,12 +2,12 @@
 // for the host to submit work (nsys "GPU gaps", HTA's host wait).
 #include <algorithm>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> host_starvation(const Context& c) {
+std::optional<Diagnosis> host_starvation(const Facts& c) {
   if (c.window_ns <= 0 || c.long_idle_ns < c.o.starvation_share * c.window_ns) return std::nullopt;
   std::vector<double> largest;
   for (const auto& g : c.p.timeline.largest_gaps) largest.push_back(static_cast<double>(g.end_ns - g.start_ns));

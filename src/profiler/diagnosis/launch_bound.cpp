@@ -1,7 +1,7 @@
 // launch-bound: kernels shorter than the host call that launches them, so the
 // GPU idles in short gaps between them (HTA's "kernel wait" and launch
 // statistics; nsys cuda_kern_exec_sum).
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
@@ -15,7 +15,7 @@ bool is_launch_api(const std::string& n) {
 
 }  // namespace
 
-std::optional<Diagnosis> launch_bound(const Context& c) {
+std::optional<Diagnosis> launch_bound(const Facts& c) {
   if (c.launches == 0 || c.window_ns <= 0 || c.busy >= c.o.busy_low) return std::nullopt;
 
   // Launches of kernels shorter than their launch call: per kernel from the

@@ -1,12 +1,12 @@
 // pageable-memcpy: copies from pageable host memory are staged through a
 // driver buffer, run at a fraction of pinned bandwidth and cannot overlap
 // compute even when issued as async (nsys "pageable async memcpy").
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> pageable_memcpy(const Context& c) {
+std::optional<Diagnosis> pageable_memcpy(const Facts& c) {
   std::vector<std::string> parts;
   double time = 0, bytes = 0;
   std::uint64_t n = 0;

@@ -3,7 +3,7 @@
 // time but reach a small fraction of the roof that bounds them.
 #include <algorithm>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
@@ -39,7 +39,7 @@ double above_floor(const Judged& j) {
   return std::max(0.0, f) * j.profile_ns;
 }
 
-std::vector<Judged> judge(const Context& c, model::Bound want) {
+std::vector<Judged> judge(const Facts& c, model::Bound want) {
   std::vector<Judged> out;
   if (!c.o.roofline || c.p.counters.empty()) return out;
   const model::Ceiling* mem = c.o.roofline->memory("dram");
@@ -69,7 +69,7 @@ std::vector<Judged> judge(const Context& c, model::Bound want) {
 
 }  // namespace
 
-std::optional<Diagnosis> memory_bound_low_bandwidth(const Context& c) {
+std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c) {
   auto js = judge(c, model::Bound::Memory);
   if (js.empty()) return std::nullopt;
   double impact = 0;
@@ -91,7 +91,7 @@ std::optional<Diagnosis> memory_bound_low_bandwidth(const Context& c) {
                 impact);
 }
 
-std::optional<Diagnosis> compute_below_peak(const Context& c) {
+std::optional<Diagnosis> compute_below_peak(const Facts& c) {
   auto js = judge(c, model::Bound::Compute);
   if (js.empty()) return std::nullopt;
   double impact = 0;

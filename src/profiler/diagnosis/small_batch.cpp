@@ -3,12 +3,12 @@
 // (TensorBoard plugin: GPU utilization < 50% -> larger batch).
 #include <algorithm>
 
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> small_batch(const Context& c) {
+std::optional<Diagnosis> small_batch(const Facts& c) {
   if (c.sm_count <= 0 || c.kernel_total_ns <= 0 || c.busy >= c.o.busy_low) return std::nullopt;
   double small_time = 0, unused = 0, known_time = 0;
   std::vector<const KernelAgg*> small;

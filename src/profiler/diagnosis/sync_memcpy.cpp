@@ -1,7 +1,7 @@
 // sync-memcpy: copies and memsets issued by synchronous APIs (cudaMemcpy,
 // cudaMemset) block the host until the GPU has drained its queue (nsys
 // "synchronous memcpy/memset").
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
@@ -16,7 +16,7 @@ bool sync_copy_api(const std::string& n) {
 
 }  // namespace
 
-std::optional<Diagnosis> sync_memcpy(const Context& c) {
+std::optional<Diagnosis> sync_memcpy(const Facts& c) {
   std::vector<std::string> parts;
   std::uint64_t n = 0;
   double copy_time = 0;

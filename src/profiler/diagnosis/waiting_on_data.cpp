@@ -1,12 +1,12 @@
 // waiting-on-data: host-to-device copies that recur once per step alongside
 // long GPU gaps, the signature of a training loop that waits for its next
 // batch (TensorBoard plugin: DataLoader time > 5% of the step).
-#include "context.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> waiting_on_data(const Context& c) {
+std::optional<Diagnosis> waiting_on_data(const Facts& c) {
   auto it = c.p.memcpys.find("HtoD");
   if (it == c.p.memcpys.end()) return std::nullopt;
   const MemcpySummary& h = it->second;

@@ -3,9 +3,9 @@
 // and the nvjet kernels of cuBLAS 12+ ("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT").
 #include <regex>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof::detail {
 

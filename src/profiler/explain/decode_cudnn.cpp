@@ -3,9 +3,9 @@
 // The flat "<arch>_scudnn_..." and xmma names are decoded in decode_blas.cpp.
 #include <regex>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof::detail {
 

@@ -4,9 +4,9 @@
 // and plain template instantiations (cutlass::Kernel<cutlass::gemm::kernel::...>).
 #include <regex>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof::detail {
 

@@ -4,9 +4,9 @@
 #include <map>
 #include <regex>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof::detail {
 

@@ -5,9 +5,9 @@
 // names some profilers print ("vectorized_elementwise_kernel") say less.
 #include <regex>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof::detail {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
 
 namespace roofline::prof::detail {
@@ -72,30 +72,30 @@ constexpr OwnKernel kOwn[] = {
     {"cnn_train_kernel", KernelOp::Conv, "whole training steps", "fused-cnn: simple-cnn's training steps in one cooperative kernel", "src/engine/fused/fused_cnn.cu", {}, Tc::No},
     {"cnn_infer_kernel", KernelOp::Conv, "forward (inference)", "fused-cnn: simple-cnn's inference in one cooperative kernel", "src/engine/fused/fused_cnn.cu", {}, Tc::No},
     // ---- benchmarks (ceilings, sweep, latency)
-    {"fma_kernel", KernelOp::Benchmark, "", "FMA-throughput ceiling: independent FMA chains", "src/bench/gpu/fma_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"addmul_kernel", KernelOp::Benchmark, "", "add + multiply ceiling (no FMA)", "src/bench/gpu/addmul_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"dmma_kernel", KernelOp::Benchmark, "", "FP64 tensor-core (DMMA) ceiling", "src/bench/gpu/dmma_kernels.cu", {}, Tc::Yes, "fp64"},
-    {"dmma16_kernel", KernelOp::Benchmark, "", "FP64 tensor-core (DMMA m16n8k16) ceiling", "src/bench/gpu/dmma_kernels.cu", {}, Tc::Yes, "fp64"},
-    {"wgmma_kernel", KernelOp::Benchmark, "", "Hopper warpgroup MMA (wgmma) tensor-core ceiling", "src/bench/gpu/wgmma_sm90a.cu", {}, Tc::Yes, ""},
-    {"read_kernel", KernelOp::Benchmark, "", "DRAM read bandwidth", "src/bench/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"write_kernel", KernelOp::Benchmark, "", "DRAM write bandwidth", "src/bench/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"l2_read_kernel", KernelOp::Benchmark, "", "L2 read bandwidth", "src/bench/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"smem_read_kernel", KernelOp::Benchmark, "", "shared-memory read bandwidth", "src/bench/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"fill_kernel", KernelOp::Random, "", "fills a benchmark's operands with seeded values", "src/bench/gpu/fill_kernels.cu", {"T: element type"}, Tc::NotMatmul, ""},
-    {"fill_random_kernel", KernelOp::Random, "", "fills a benchmark buffer with random values", "src/bench/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"bulk_read_kernel", KernelOp::Benchmark, "", "DRAM read bandwidth with cp.async.bulk", "src/bench/gpu/bulk_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"bulk_write_kernel", KernelOp::Benchmark, "", "DRAM write bandwidth with bulk copies", "src/bench/gpu/bulk_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"bulk_copy_kernel", KernelOp::Benchmark, "", "DRAM copy bandwidth with bulk copies", "src/bench/gpu/bulk_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"chase_kernel", KernelOp::Benchmark, "", "memory latency: a dependent pointer chase", "src/bench/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"build_chase_kernel", KernelOp::Benchmark, "", "builds the pointer-chase ring", "src/bench/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"empty_kernel", KernelOp::Benchmark, "", "an empty kernel: launch overhead", "src/bench/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"grid_sync_kernel", KernelOp::Benchmark, "", "a cooperative kernel crossing grid barriers: cooperative launch and grid barrier cost", "src/bench/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"spin_kernel", KernelOp::Benchmark, "", "spins for a set time (timer calibration)", "src/bench/measure_delay.cu", {}, Tc::NotMatmul, ""},
-    {"compute_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep: the seed's polynomial of k terms per element", "src/bench/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
-    {"overlap_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep, loads overlapped with the arithmetic", "src/bench/sweep/overlap_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"ws_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep, warp-specialised loads", "src/bench/sweep/ws_kernels.cu", {}, Tc::NotMatmul, ""},
-    {"init_kernel", KernelOp::Benchmark, "", "fills the sweep's input", "src/bench/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
-    {"count_nonfinite_kernel", KernelOp::Reduction, "", "counts non-finite outputs (the sweep's check)", "src/bench/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
+    {"fma_kernel", KernelOp::Benchmark, "", "FMA-throughput ceiling: independent FMA chains", "src/ceilings/gpu/fma_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"addmul_kernel", KernelOp::Benchmark, "", "add + multiply ceiling (no FMA)", "src/ceilings/gpu/addmul_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"dmma_kernel", KernelOp::Benchmark, "", "FP64 tensor-core (DMMA) ceiling", "src/ceilings/gpu/dmma_kernels.cu", {}, Tc::Yes, "fp64"},
+    {"dmma16_kernel", KernelOp::Benchmark, "", "FP64 tensor-core (DMMA m16n8k16) ceiling", "src/ceilings/gpu/dmma_kernels.cu", {}, Tc::Yes, "fp64"},
+    {"wgmma_kernel", KernelOp::Benchmark, "", "Hopper warpgroup MMA (wgmma) tensor-core ceiling", "src/ceilings/gpu/wgmma_sm90a.cu", {}, Tc::Yes, ""},
+    {"read_kernel", KernelOp::Benchmark, "", "DRAM read bandwidth", "src/ceilings/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"write_kernel", KernelOp::Benchmark, "", "DRAM write bandwidth", "src/ceilings/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"l2_read_kernel", KernelOp::Benchmark, "", "L2 read bandwidth", "src/ceilings/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"smem_read_kernel", KernelOp::Benchmark, "", "shared-memory read bandwidth", "src/ceilings/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"fill_kernel", KernelOp::Random, "", "fills a benchmark's operands with seeded values", "src/ceilings/gpu/fill_kernels.cu", {"T: element type"}, Tc::NotMatmul, ""},
+    {"fill_random_kernel", KernelOp::Random, "", "fills a benchmark buffer with random values", "src/ceilings/gpu/memory_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"bulk_read_kernel", KernelOp::Benchmark, "", "DRAM read bandwidth with cp.async.bulk", "src/ceilings/gpu/bulk_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"bulk_write_kernel", KernelOp::Benchmark, "", "DRAM write bandwidth with bulk copies", "src/ceilings/gpu/bulk_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"bulk_copy_kernel", KernelOp::Benchmark, "", "DRAM copy bandwidth with bulk copies", "src/ceilings/gpu/bulk_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"chase_kernel", KernelOp::Benchmark, "", "memory latency: a dependent pointer chase", "src/ceilings/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"build_chase_kernel", KernelOp::Benchmark, "", "builds the pointer-chase ring", "src/ceilings/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"empty_kernel", KernelOp::Benchmark, "", "an empty kernel: launch overhead", "src/ceilings/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"grid_sync_kernel", KernelOp::Benchmark, "", "a cooperative kernel crossing grid barriers: cooperative launch and grid barrier cost", "src/ceilings/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"spin_kernel", KernelOp::Benchmark, "", "spins for a set time (timer calibration)", "src/measure/measure_delay.cu", {}, Tc::NotMatmul, ""},
+    {"compute_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep: the seed's polynomial of k terms per element", "src/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
+    {"overlap_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep, loads overlapped with the arithmetic", "src/sweep/overlap_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"ws_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep, warp-specialised loads", "src/sweep/ws_kernels.cu", {}, Tc::NotMatmul, ""},
+    {"init_kernel", KernelOp::Benchmark, "", "fills the sweep's input", "src/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
+    {"count_nonfinite_kernel", KernelOp::Reduction, "", "counts non-finite outputs (the sweep's check)", "src/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
 };
 
 // "compute_k_terms_bf16" → ("compute_k_terms", "bf16"): the sweep's per-type variants.

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "roofline/profiler/kernel_names.hpp"
-#include "signature.hpp"
+#include "src/profiler/explain/signature.hpp"
 
 namespace roofline::prof::detail {
 

@@ -8,10 +8,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "decoder.hpp"
+#include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/kernel_names.hpp"
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof {
 

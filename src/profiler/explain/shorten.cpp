@@ -3,7 +3,7 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/kernel_names.hpp"
-#include "signature.hpp"
+#include "src/profiler/explain/signature.hpp"
 
 namespace roofline::prof {
 

@@ -1,4 +1,4 @@
-#include "signature.hpp"
+#include "src/profiler/explain/signature.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "tokens.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 #include <charconv>
 

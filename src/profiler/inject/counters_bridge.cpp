@@ -1,4 +1,4 @@
-#include "counters_bridge.hpp"
+#include "src/profiler/inject/counters_bridge.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti_collector.hpp"
+#include "src/profiler/cupti_collector.hpp"
 
 #if ROOFLINE_INJECT_COUNTERS
 #include "roofline/profiler/pm_sampler.hpp"

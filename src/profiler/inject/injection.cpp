@@ -46,8 +46,8 @@
 #include <string>
 #include <thread>
 
-#include "counters_bridge.hpp"
-#include "cupti_collector.hpp"
+#include "src/profiler/inject/counters_bridge.hpp"
+#include "src/profiler/cupti_collector.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
 

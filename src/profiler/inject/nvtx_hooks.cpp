@@ -23,7 +23,7 @@
 #include <cstring>
 #include <string>
 
-#include "cupti_collector.hpp"
+#include "src/profiler/cupti_collector.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -17,7 +17,7 @@
 #include <set>
 #include <thread>
 
-#include "../counters/cupti_host.hpp"
+#include "src/profiler/counters/cupti_host.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/pm_sampler.hpp"
 

@@ -1,0 +1,105 @@
+// The fast CPU path's compute kernels, one set per instruction set
+// (tiles_avx512.cpp, tiles_avx2.cpp, tiles_sse2.cpp compile the same
+// tiles_impl.hpp for their ISA), reached through tiles(), which returns the
+// set for active_isa(). Every kernel works on a tile of its output and is
+// single-threaded: the callers (fast_linear.cpp, fast_conv.cpp) split the work
+// between OpenMP threads.
+//
+// Determinism: every output element is computed by exactly one call, as one
+// fixed chain of fused multiply-adds in a fixed order (and one fixed
+// horizontal-sum tree), whatever the tile it falls in. So results do not
+// depend on the thread count or the tiling; they do depend on the ISA (16, 8
+// or 4 lanes change the order of the partial sums; SSE2 has no FMA).
+#pragma once
+#include <cstdint>
+
+#include "src/engine/cpu/cpu_isa.hpp"
+
+namespace roofline::engine::fast {
+
+// C (M×N) = A (M×K) · Bᵀ, B (N×K), both row-major with K contiguous (a Linear
+// forward: in · wᵀ). Epilogue: + bias[j] when bias, then ReLU (keeping NaN).
+struct GemmNt {
+  std::int64_t K;
+  const float* A;  // (M, lda)
+  std::int64_t lda;
+  const float* B;  // (N, ldb)
+  std::int64_t ldb;
+  float* C;  // (M, ldc)
+  std::int64_t ldc;
+  const float* bias;  // (N) or null
+  bool relu;
+};
+
+// C (M×N) = A' (M×K) · B (K×N), with A'(m, k) = A[m·sam + k·sak] (so A may be
+// read transposed) and B row-major (N contiguous): a Linear's input gradient
+// (dpre · w: sam = out, sak = 1) and weight gradient (dpreᵀ · in: sam = 1,
+// sak = out), and a Linear forward over transposed weights (in · wt, wt (in,
+// out): sam = in, sak = 1, B = wt). Epilogue: + bias[j] when bias, then ReLU
+// (keeping NaN) when relu.
+struct GemmBc {
+  std::int64_t K;
+  const float* A;
+  std::int64_t sam, sak;
+  const float* B;  // (K, ldb)
+  std::int64_t ldb;
+  float* C;  // (M, ldc)
+  std::int64_t ldc;
+  const float* bias = nullptr;  // (N) or null
+  bool relu = false;
+};
+
+// Stride-1 convolution of one image over a plane "flattened" to the input's
+// width: output position p = y·W + x (x < W; columns x ≥ OW are computed and
+// thrown away by the caller) reads in[c][p + r·W + q]. Only p < P, the last
+// valid position + 1, is computed, so every read stays inside the image.
+//   out[kk][p] = Σ_c Σ_(r,q) w[kk][c][r][q] · in[c][p + r·W + q]   (kk < kb)
+struct ConvPlane {
+  const float* in;  // (C, H, W) of one image (for the input gradient: the padded output gradient)
+  std::int64_t C, H, W, R, S;
+  std::int64_t P;  // positions to compute: (OH − 1)·W + OW
+  const float* w;  // (kb, wstride): kk's weights at w + kk·wstride, (C, R, S) each
+  std::int64_t wstride;
+  float* out;  // (kb, ostride) flattened planes
+  std::int64_t ostride;
+  int kb;  // output planes in this call, 1 .. kConvBlock
+};
+constexpr int kConvBlock = 4;
+
+// Weight gradient of a stride-1 convolution over one image, added to
+// acc[kk][t] for output planes kk < kb and taps t < nt (tap t at offset
+// taps[t] = c·H·W + r·W + q from the image's start):
+//   acc[kk][t] += Σ_(p < P) g[kk][p] · in[p + taps[t]]
+// where g is the output gradient flattened to width W (zero at x ≥ OW).
+struct ConvWgrad {
+  const float* g;  // (kb, gstride) flattened output-gradient planes
+  std::int64_t gstride;
+  const float* in;  // one image (C, H, W)
+  std::int64_t P;
+  const std::int64_t* taps;  // (nt) offsets
+  int kb, nt;                // kb <= kConvBlock, nt <= kWgradTaps
+  float* acc;                // (kb, acc_stride): acc[kk·acc_stride + t]
+  std::int64_t acc_stride;
+};
+constexpr int kWgradTaps = 6;
+
+struct TileSet {
+  Isa isa;
+  int lanes;
+  // Register-block sizes (tiles aligned to them waste no lanes): gemm_nt
+  // computes nt_mr × nt_nr blocks, gemm_bc bc_mr × (bc_nv · lanes) blocks.
+  int nt_mr, nt_nr, bc_mr, bc_nv;
+  // Rows [i0, i1) × columns [j0, j1) of C.
+  void (*gemm_nt)(const GemmNt& g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1);
+  void (*gemm_bc)(const GemmBc& g, std::int64_t m0, std::int64_t m1, std::int64_t j0, std::int64_t j1);
+  void (*conv_plane)(const ConvPlane& c);
+  void (*conv_wgrad)(const ConvWgrad& c);
+};
+
+const TileSet& tiles_avx512();
+const TileSet& tiles_avx2();
+const TileSet& tiles_sse2();
+// The set for active_isa().
+const TileSet& tiles();
+
+}  // namespace roofline::engine::fast

@@ -1,0 +1,160 @@
+// The fast CPU path's own kernels: every ISA this CPU has against the float64
+// reference (through the op harness, in child processes with
+// ROOFLINE_CPU_ISA set), the models' exact shapes at batch 1 and 3, and the
+// property the thread-count independence rests on: a GEMM tile's values do
+// not depend on how the output was split into tiles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "roofline/engine/op_harness.hpp"
+#include "roofline/engine/rng.hpp"
+#include "src/engine/cpu/cpu_isa.hpp"
+#include "src/engine/cpu/tiles.hpp"
+#include "tests/support/cli.hpp"
+
+using namespace roofline::engine;
+using roofline::test::run_cli;
+
+namespace {
+
+std::vector<float> randn(Rng& r, std::int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<float>(r.normal());
+  return v;
+}
+
+// Splits [0, n) at random points.
+std::vector<std::int64_t> cuts(Rng& r, std::int64_t n) {
+  std::vector<std::int64_t> c = {0};
+  while (c.back() < n) c.push_back(std::min<std::int64_t>(n, c.back() + 1 + static_cast<std::int64_t>(r.below(9))));
+  return c;
+}
+
+}  // namespace
+
+TEST(CpuKernels, EveryIsaOfThisCpuMatchesTheReference) {
+  const fast::Isa best = fast::detected_isa();
+  for (fast::Isa isa : {fast::Isa::Sse2, fast::Isa::Avx2, fast::Isa::Avx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(best)) continue;
+    const std::string name = fast::isa_name(isa);
+    auto r = run_cli({"--db", ":memory:", "ops", "--check", "--device", "cpu", "--cases", "12"},
+                     {"ROOFLINE_CPU_ISA=" + name, "OMP_NUM_THREADS=4"});
+    EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.out << r.err;
+    EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << name << ":\n" << r.out;
+  }
+}
+
+TEST(CpuKernels, AnUnknownOrMissingIsaIsAClearError) {
+  auto r = run_cli({"--db", ":memory:", "ops", "--check", "--device", "cpu", "--op", "linear", "--cases", "1"},
+                   {"ROOFLINE_CPU_ISA=avx1024"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("ROOFLINE_CPU_ISA=avx1024"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("avx512, avx2 or sse2"), std::string::npos) << r.err;
+  if (fast::detected_isa() == fast::Isa::Avx512) GTEST_SKIP() << "this CPU has every ISA the kernels are built for";
+  r = run_cli({"--db", ":memory:", "ops", "--check", "--device", "cpu", "--op", "linear", "--cases", "1"},
+              {"ROOFLINE_CPU_ISA=avx512"});
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("supports at most"), std::string::npos) << r.err;
+}
+
+TEST(CpuKernels, ModelShapesMatchTheReferenceAtBatch1And3) {
+  Context ctx(Backend::Cpu);
+  for (const auto& op : harness::op_names())
+    for (std::int64_t batch : {1, 3}) {
+      Rng rng(std::hash<std::string>{}(op) ^ static_cast<std::uint64_t>(batch));
+      auto results = harness::check_model_shapes(op, ctx, rng, batch);
+      ASSERT_FALSE(results.empty()) << op;
+      for (const auto& r : results) EXPECT_TRUE(r.passed()) << r.describe();
+    }
+}
+
+// The ReLU epilogues keep NaN (v <= 0 ? 0 : v, as torch.relu), so a diverging
+// run shows in its outputs; a max(v, 0) would turn NaN into 0.
+TEST(CpuKernels, ReluEpiloguesKeepNaN) {
+  const fast::TileSet& k = fast::tiles();
+  Rng rng(3);
+  const std::int64_t M = 9, N = 50, K = 20;
+  std::vector<float> A = randn(rng, M * K), B = randn(rng, N * K), Bn = randn(rng, K * N), bias = randn(rng, N);
+  A[size_t(4 * K + 3)] = NAN;  // row 4
+  std::vector<float> c_nt(size_t(M * N)), c_bc(size_t(M * N));
+  k.gemm_nt({K, A.data(), K, B.data(), K, c_nt.data(), N, bias.data(), true}, 0, M, 0, N);
+  fast::GemmBc bc{K, A.data(), K, 1, Bn.data(), N, c_bc.data(), N};
+  bc.bias = bias.data();
+  bc.relu = true;
+  k.gemm_bc(bc, 0, M, 0, N);
+  int zeros = 0;
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      const size_t e = size_t(i * N + j);
+      if (i == 4) {
+        EXPECT_TRUE(std::isnan(c_nt[e])) << "gemm_nt column " << j;
+        EXPECT_TRUE(std::isnan(c_bc[e])) << "gemm_bc column " << j;
+      } else {
+        EXPECT_GE(c_bc[e], 0.f);
+        zeros += c_bc[e] == 0.f;
+      }
+    }
+  EXPECT_GT(zeros, 0);  // the ReLU did cut
+}
+
+TEST(CpuKernels, GemmTilesDoNotDependOnTheTiling) {
+  const fast::TileSet& k = fast::tiles();
+  Rng rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::int64_t M = 1 + static_cast<std::int64_t>(rng.below(40)),
+                       N = 1 + static_cast<std::int64_t>(rng.below(90)),
+                       K = 1 + static_cast<std::int64_t>(rng.below(70));
+    const std::vector<float> A = randn(rng, M * K), B = randn(rng, N * K), Bn = randn(rng, K * N), bias = randn(rng, N);
+    // C = A·Bᵀ + bias, ReLU (the forward) and C = A·Bn (the backward form), whole and in random tiles.
+    std::vector<float> whole(static_cast<size_t>(M * N)), tiled(whole.size()), whole_bc(whole.size()),
+        tiled_bc(whole.size());
+    const fast::GemmNt nt{K, A.data(), K, B.data(), K, whole.data(), N, bias.data(), true};
+    fast::GemmNt nt_t = nt;
+    nt_t.C = tiled.data();
+    k.gemm_nt(nt, 0, M, 0, N);
+    // Every other trial the broadcast form's epilogue too (the inference forward over transposed weights).
+    const bool bc_epilogue = trial % 2 == 1;
+    fast::GemmBc bc{K, A.data(), K, 1, Bn.data(), N, whole_bc.data(), N};
+    if (bc_epilogue) {
+      bc.bias = bias.data();
+      bc.relu = true;
+    }
+    fast::GemmBc bc_t = bc;
+    bc_t.C = tiled_bc.data();
+    k.gemm_bc(bc, 0, M, 0, N);
+    const auto mi = cuts(rng, M), nj = cuts(rng, N);
+    for (size_t a = 0; a + 1 < mi.size(); ++a)
+      for (size_t b = 0; b + 1 < nj.size(); ++b) {
+        k.gemm_nt(nt_t, mi[a], mi[a + 1], nj[b], nj[b + 1]);
+        k.gemm_bc(bc_t, mi[a], mi[a + 1], nj[b], nj[b + 1]);
+      }
+    const std::string shape = "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K);
+    for (size_t i = 0; i < whole.size(); ++i) {
+      ASSERT_EQ(tiled[i], whole[i]) << "gemm_nt " << shape << " element " << i;
+      ASSERT_EQ(tiled_bc[i], whole_bc[i]) << "gemm_bc " << shape << " element " << i;
+    }
+    // And both against float64.
+    for (std::int64_t i = 0; i < M; ++i)
+      for (std::int64_t j = 0; j < N; ++j) {
+        double s = 0, sb = 0, mag = 0, magb = 0;
+        for (std::int64_t q = 0; q < K; ++q) {
+          s += double(A[size_t(i * K + q)]) * B[size_t(j * K + q)];
+          sb += double(A[size_t(i * K + q)]) * Bn[size_t(q * N + j)];
+          mag += std::abs(double(A[size_t(i * K + q)]) * B[size_t(j * K + q)]);
+          magb += std::abs(double(A[size_t(i * K + q)]) * Bn[size_t(q * N + j)]);
+        }
+        s += bias[size_t(j)];
+        s = s <= 0 ? 0 : s;
+        EXPECT_NEAR(whole[size_t(i * N + j)], s, 1e-5 * (mag + std::abs(bias[size_t(j)]))) << shape;
+        if (bc_epilogue) {
+          sb += bias[size_t(j)];
+          sb = sb <= 0 ? 0 : sb;
+          magb += std::abs(bias[size_t(j)]);
+        }
+        EXPECT_NEAR(whole_bc[size_t(i * N + j)], sb, 1e-5 * magb) << shape << (bc_epilogue ? " (bias, ReLU)" : "");
+      }
+  }
+}
