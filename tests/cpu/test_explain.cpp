@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 #include "tests/support/cli.hpp"
 
 using namespace roofline;

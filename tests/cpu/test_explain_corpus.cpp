@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 
 using namespace roofline::prof;
 namespace fs = std::filesystem;

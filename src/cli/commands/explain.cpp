@@ -10,7 +10,7 @@
 #include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 #include "roofline/profiler/profile_data.hpp"
 
 namespace roofline::cli {

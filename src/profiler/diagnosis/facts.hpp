@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "roofline/profiler/diagnosis.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 
 namespace roofline::prof::diag {
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 #include "src/profiler/explain/signature.hpp"
 
 namespace roofline::prof::detail {

@@ -10,7 +10,7 @@
 
 #include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 #include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof {

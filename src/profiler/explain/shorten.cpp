@@ -2,7 +2,7 @@
 #include <regex>
 
 #include "roofline/core/strings.hpp"
-#include "roofline/profiler/kernel_names.hpp"
+#include "roofline/profiler/explain.hpp"
 #include "src/profiler/explain/signature.hpp"
 
 namespace roofline::prof {

@@ -7,8 +7,8 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/ops.hpp"
 #include "src/engine/cpu/ref_ops.hpp"
-#include "src/engine/harness/case_util.hpp"
-#include "src/engine/harness/op_case.hpp"
+#include "src/engine/op_harness/case_util.hpp"
+#include "src/engine/op_harness/op_case.hpp"
 
 namespace roofline::engine::harness {
 

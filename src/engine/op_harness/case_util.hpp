@@ -6,7 +6,7 @@
 
 #include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
-#include "src/engine/harness/op_case.hpp"
+#include "src/engine/op_harness/op_case.hpp"
 
 namespace roofline::engine::harness::case_util {
 

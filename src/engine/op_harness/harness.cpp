@@ -10,7 +10,7 @@
 #include "roofline/core/stats.hpp"
 #include "roofline/engine/op_harness.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
-#include "src/engine/harness/op_case.hpp"
+#include "src/engine/op_harness/op_case.hpp"
 
 namespace roofline::engine::harness {
 

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "src/engine/cpu/ref_ops.hpp"
-#include "src/engine/harness/case_util.hpp"
-#include "src/engine/harness/op_case.hpp"
+#include "src/engine/op_harness/case_util.hpp"
+#include "src/engine/op_harness/op_case.hpp"
 
 namespace roofline::engine::harness {
 

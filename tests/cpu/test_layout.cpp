@@ -1,0 +1,104 @@
+// The tree's layout rules (docs/architecture.md, "Conventions"), checked on the
+// source tree itself so that they stay true:
+// - every public header has its code in the source file or folder of the same
+//   name in src/<area>/ (suffixes _gpu, _nocuda, _sm90a and .cu allowed), or is
+//   header-only and listed below with its reason;
+// - includes are written from one root: "roofline/..." for public headers, the
+//   path from the repository root for everything else; no relative includes;
+// - no source file is longer than about 800 lines.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = ROOFLINE_SOURCE_DIR;
+
+// Public headers whose code is all in the header (inline functions, types,
+// templates), each with the reason it needs no source file.
+const std::set<std::string> kHeaderOnly = {
+    "roofline/sweep/input.hpp",  // the sweep's input hash, included from .cu files too
+};
+
+bool is_source(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh" || ext == ".inc" || ext == ".h";
+}
+
+std::vector<fs::path> files_under(const std::vector<std::string>& dirs) {
+  std::vector<fs::path> out;
+  for (const auto& d : dirs) {
+    if (!fs::exists(kRoot / d)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(kRoot / d))
+      if (e.is_regular_file() && is_source(e.path()) && e.path().string().find("/tests/data/") == std::string::npos)
+        out.push_back(e.path());
+  }
+  return out;
+}
+
+std::string relative(const fs::path& p) { return fs::relative(p, kRoot).generic_string(); }
+
+}  // namespace
+
+TEST(Layout, EveryPublicHeaderHasASourceOfTheSameName) {
+  std::vector<std::string> missing;
+  for (const auto& h : files_under({"include/roofline"})) {
+    const std::string rel = fs::relative(h, kRoot / "include").generic_string();  // roofline/<area>/x.hpp
+    if (kHeaderOnly.count(rel)) continue;
+    const fs::path area = kRoot / "src" / h.parent_path().filename();
+    const std::string stem = h.stem().string();
+    bool found = false;
+    if (fs::exists(area))
+      for (const auto& e : fs::recursive_directory_iterator(area)) {
+        const std::string name = e.path().filename().string();
+        if (e.is_directory() && name == stem) found = true;
+        for (const char* suffix : {".cpp", "_gpu.cpp", "_nocuda.cpp", ".cu", "_sm90a.cu"})
+          if (name == stem + suffix) found = true;
+        if (found) break;
+      }
+    if (!found) missing.push_back(rel);
+  }
+  EXPECT_TRUE(missing.empty()) << "public headers without a source file or folder of the same name in src/<area>/ "
+                                  "(move their code there, or list them in kHeaderOnly with the reason): "
+                               << ::testing::PrintToString(missing);
+}
+
+TEST(Layout, IncludesAreWrittenFromOneRoot) {
+  const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
+  std::vector<std::string> bad;
+  for (const auto& f : files_under({"src", "include", "tests", "kernels", "fuzz"})) {
+    std::ifstream in(f);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      const std::string path = m[1];
+      const bool rooted = path.rfind("roofline/", 0) == 0 || path.rfind("src/", 0) == 0 ||
+                          path.rfind("kernels/", 0) == 0 || path.rfind("tests/", 0) == 0;
+      if (!rooted) bad.push_back(relative(f) + ":" + std::to_string(n) + " \"" + path + "\"");
+    }
+  }
+  EXPECT_TRUE(bad.empty()) << "includes not written from the root (use roofline/... for public headers, the path "
+                              "from the repository root for the rest): "
+                           << ::testing::PrintToString(bad);
+}
+
+TEST(Layout, NoSourceFileIsLongerThanAbout800Lines) {
+  std::vector<std::string> long_files;
+  for (const auto& f : files_under({"src", "include", "tests", "kernels", "fuzz"})) {
+    std::ifstream in(f);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    if (lines > 800) long_files.push_back(relative(f) + " (" + std::to_string(lines) + " lines)");
+  }
+  EXPECT_TRUE(long_files.empty()) << "split these by concept: " << ::testing::PrintToString(long_files);
+}
