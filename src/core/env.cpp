@@ -1,0 +1,55 @@
+#include "roofline/core/env.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "roofline/core/error.hpp"
+
+namespace roofline::env {
+
+namespace {
+using enum Audience;
+// clang-format off
+constexpr Declaration kTable[] = {
+  {Var::Db, "ROOFLINE_DB", User, "PATH",
+   "the results store used when --db is not given (default ./roofline.db)"},
+  {Var::Data, "ROOFLINE_DATA", User, "DIR",
+   "where `bench` looks for the Fashion-MNIST files when --data is not given"},
+  {Var::PeerScript, "ROOFLINE_PEER_SCRIPT", User, "PATH",
+   "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py beside the binary or source tree)"},
+  {Var::CpuIsa, "ROOFLINE_CPU_ISA", User, "avx512|avx2|sse2",
+   "the vector instruction set of the CPU paths, at most what this CPU has (default: the widest it has)"},
+  {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|regtile:KB:R[:THREADS]",
+   "forces the engine's GPU convolution kernel for stride-1 layers, to compare them"},
+  {Var::InjectLib, "ROOFLINE_INJECT_LIB", Developer, "PATH",
+   "the injection library `profile` loads into the program (default: libroofline_inject.so beside the binary)"},
+};
+// clang-format on
+}  // namespace
+
+std::span<const Declaration> declarations() { return kTable; }
+
+const Declaration& declaration(Var v) {
+  for (const auto& d : kTable)
+    if (d.var == v) return d;
+  throw Error(ErrorKind::Internal, "an environment variable is used but not declared in src/core/env.cpp",
+              "add its row to the table");
+}
+
+std::optional<std::string> get(Var v) {
+  const char* value = std::getenv(std::string(declaration(v).name).c_str());
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+std::string help_text() {
+  std::string out = "Environment:\n";
+  for (const auto& d : kTable) {
+    if (d.audience == Audience::Internal) continue;
+    out += fmt::format("  {}={}{}\n      {}\n", d.name, d.values, d.audience == Audience::Developer ? "  (for developers)" : "",
+                       d.meaning);
+  }
+  return out;
+}
+
+}  // namespace roofline::env
