@@ -35,8 +35,8 @@ KERNELS=$KERNELS,overlap_k_terms,overlap_k_terms_fma,overlap_k_terms_fp64,overla
 KERNELS=$KERNELS,ws_k_terms,ws_k_terms_fma,ws_k_terms_fp64,ws_k_terms_fp16,ws_k_terms_bf16
 if command -v cuobjdump >/dev/null; then
   cuobjdump -sass -fun "$KERNELS" "$R" >"$OUT/sweep-kernels.sass" 2>&1 || echo "cuobjdump failed (see sweep-kernels.sass)"
-  for obj in "$B"/CMakeFiles/roofline_lib.dir/src/bench/gpu/addmul_kernels.cu.o \
-             "$B"/CMakeFiles/roofline_lib.dir/src/bench/gpu/dmma_kernels.cu.o; do
+  for obj in "$B"/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/addmul_kernels.cu.o \
+             "$B"/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/dmma_kernels.cu.o; do
     [ -f "$obj" ] && cuobjdump -sass "$obj" >"$OUT/$(basename "$obj").sass" 2>&1
   done
   {
@@ -51,7 +51,7 @@ if command -v cuobjdump >/dev/null; then
              op=$2; if (op ~ /^@/) op=$3; sub(/;$/,"",op)
              if (op ~ /^(FADD|FMUL|FFMA|DADD|DMUL|DFMA|HADD2|HMUL2|HFMA2|DMMA|LDGSTS|LDGDEPBAR|DEPBAR|LDS|STG|LDG|LDL|STL|BAR|WARPSYNC|UBLKCP|SYNCS)/)
                c[fn " " op]++ }
-           END{for (k in c) print k, c[k]}' "$f" | c++filt | sed -E 's/roofline::bench::gpu::|\(anonymous namespace\):://g' |
+           END{for (k in c) print k, c[k]}' "$f" | c++filt | sed -E 's/roofline::ceilings::gpu::|\(anonymous namespace\):://g' |
         sort | cut -c1-150
     done
   } >"$OUT/sass-summary.txt" 2>&1

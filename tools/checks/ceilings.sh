@@ -45,16 +45,16 @@ fi
 if want sass; then
   say "registers, spills, instructions (cuobjdump -sass)"
   {
-    for obj in build/CMakeFiles/roofline_sm90a.dir/src/bench/gpu/wgmma_sm90a.cu.o \
-               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/fma_kernels.cu.o \
-               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/addmul_kernels.cu.o \
-               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/memory_kernels.cu.o \
-               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/bulk_kernels.cu.o \
-               build/CMakeFiles/roofline_lib.dir/src/bench/gpu/dmma_kernels.cu.o; do
+    for obj in build/CMakeFiles/roofline_sm90a.dir/src/ceilings/gpu/wgmma_sm90a.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/fma_kernels.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/addmul_kernels.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/memory_kernels.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/bulk_kernels.cu.o \
+               build/CMakeFiles/roofline_lib.dir/src/ceilings/gpu/dmma_kernels.cu.o; do
       [ -f "$obj" ] || { echo "missing $obj"; continue; }
       echo "### $obj"
       cuobjdump -res-usage "$obj" 2>&1 | grep -E "Function|REG|STACK" | sed 's/^ *//' | paste - - | \
-        c++filt | sed -E 's/roofline::(bench::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | cut -c1-200
+        c++filt | sed -E 's/roofline::(ceilings::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | cut -c1-200
       cuobjdump -sass "$obj" > "$OUT/$(basename "$obj").sass" 2>&1
       # Per kernel (sm_90 code only): the instruction mix that matters.
       awk '/code for sm_/{sm90 = ($0 ~ /sm_90/)}
@@ -63,7 +63,7 @@ if want sass; then
              op=$2; if (op ~ /^@/) op=$3; sub(/;$/,"",op)
              if (op ~ /GMMA|FFMA|DFMA|HFMA2|FADD|FMUL|DADD|DMUL|HADD2|HMUL2|DMMA|LDL|STL|LDG|STG|LDS|UBLKCP|SYNCS|BAR|WARPGROUP/) c[fn " " op]++ }
            END{for (k in c) print k, c[k]}' "$OUT/$(basename "$obj").sass" | \
-        c++filt | sed -E 's/roofline::(bench::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | sort | cut -c1-160
+        c++filt | sed -E 's/roofline::(ceilings::gpu::|kernels::)//g; s/\(anonymous namespace\):://g' | sort | cut -c1-160
     done
   } 2>&1 | tee "$OUT/sass-summary.txt" | tail -120
 fi

@@ -17,7 +17,7 @@ if [[ -d $build/tests/programs ]]; then  # test programs the device scripts run
   find "$build/tests/programs" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/programs/" \;
 fi
 # Objects and archives the device scripts disassemble (cuobjdump is only there).
-(cd "$build" && find CMakeFiles/roofline_lib.dir/src/bench CMakeFiles/roofline_sm90a.dir tests -maxdepth 6 \
+(cd "$build" && find CMakeFiles/roofline_lib.dir/src/ceilings CMakeFiles/roofline_lib.dir/src/measure CMakeFiles/roofline_sweep_kernels.dir CMakeFiles/roofline_sm90a.dir tests -maxdepth 6 \
    \( -name '*.cu.o' -o -name '*.a' \) 2>/dev/null) | while read -r f; do
   mkdir -p "$stage/$(dirname "$f")"; cp "$build/$f" "$stage/$f"; done
 find "$stage/bin" "$stage/lib" "$stage/tests/programs" -type f \( -perm -u+x -o -name '*.so' \) -exec strip --strip-unneeded {} + 2>/dev/null || true
