@@ -6,7 +6,7 @@
 #   tools/checks/all.sh list      the groups and their checks (runs nothing)
 #   tools/checks/all.sh all       every group in one go, no call budget (about 35 minutes:
 #                                 for a machine without the device tool's 10-minute limit)
-# Groups, in the order to run them (estimates on the H100; README.md has what was recorded):
+# Groups, in the order to run them (estimates on the H100; tools/checks/README.md has what was recorded):
 #   gpu         what the GPU is, the whole GPU test suite, the sweep, the ceilings, the main job
 #   profiler    counters against ncu, the profiler's tests and overhead, counters on PyTorch
 #   engine      the engine's GPU tests, then the batch-1 and ece408 benches beside PyTorch

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `roofline analyze` (the main job) on the GPU machine, timed, with the charts
-# it writes copied back. Builds nothing: uses ./build. 25.1 s on the H100 (README.md).
+# it writes copied back. Builds nothing: uses ./build. 25.1 s on the H100 (docs/results-h100.md).
 #   tools/checks/run.sh analyze:120
 set -u
 OUT=${OUT:-/tmp/roofline-analyze}

@@ -16,7 +16,7 @@
 #
 # Ends with the targets as PASS/MISS lines with their numbers (from the full run
 # when it ran, else from the quick run). Each stage fits one 10-minute call. On
-# the H100 `--quick` took 4.2 s and the full run 20.6 s (2026-11-24, README.md);
+# the H100 `--quick` took 4.2 s and the full run 20.6 s (2026-11-24, docs/results-h100.md);
 # the whole script's time was not recorded.
 set -u
 OUT=${OUT:-/tmp/roofline-ceilings}

@@ -6,7 +6,7 @@
 # same call, both sides on the same thread count (OMP_NUM_THREADS = all cores
 # unless set; PyTorch reads it too). Prints one PASS/MISS line per model,
 # batch and mode with the ratio (PyTorch time / roofline time).
-# Run through tools/checks/run.sh:   tools/checks/run.sh engine_cpu:300
+# Run through tools/checks/run.sh:   tools/checks/run.sh engine_cpu:240
 # Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/checks/engine_cpu.sh
 # Budget: ~90 s expected, 230 s at most (five calls of 30 s at most, ece408 at batch 64/128 80 s). Timing runs are
 # short (one epoch capped at 2000 steps at batch 1, 300 at 64/128, 100 for ece408); speedups are per step

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The text output of each command on the GPU machine, for README.md's
-# examples (real output, not typed by hand), with each command's exit code and
-# time. Builds nothing: uses ./build.   tools/checks/run.sh examples:180
+# The text output of each command on the GPU machine, for the examples in README.md
+# and docs/commands.md (real output, not typed by hand), with each command's exit
+# code and time. Builds nothing: uses ./build.   tools/checks/run.sh examples:180
 set -u
 OUT=${OUT:-/tmp/roofline-examples}
 D="$OUT/examples"; mkdir -p "$D"

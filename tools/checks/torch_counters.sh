@@ -3,7 +3,7 @@
 # `roofline profile --counters`: every kernel name's DRAM bytes should come from a
 # one-pass launch (the DRAM pass: no warning about replayed DRAM counts), the wall
 # time says what the counters cost (2026-11-25 on the H100: 21.1 s against 14.1 s
-# plain). Exit code: the profile's.
+# plain; docs/counters.md). Exit code: the profile's.
 #   tools/checks/run.sh torch_counters:120
 set -u
 OUT=${OUT:-/tmp/roofline-torch-counters}
