@@ -11,11 +11,12 @@
 
 #include "roofline/engine/op_harness.hpp"
 #include "roofline/engine/rng.hpp"
-#include "src/engine/cpu/cpu_isa.hpp"
+#include "roofline/hardware/cpu_isa.hpp"
 #include "src/engine/cpu/tiles.hpp"
 #include "tests/support/cli.hpp"
 
 using namespace roofline::engine;
+namespace hw = roofline::hw;
 using roofline::test::run_cli;
 
 namespace {
@@ -36,10 +37,8 @@ std::vector<std::int64_t> cuts(Rng& r, std::int64_t n) {
 }  // namespace
 
 TEST(CpuKernels, EveryIsaOfThisCpuMatchesTheReference) {
-  const fast::Isa best = fast::detected_isa();
-  for (fast::Isa isa : {fast::Isa::Sse2, fast::Isa::Avx2, fast::Isa::Avx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(best)) continue;
-    const std::string name = fast::isa_name(isa);
+  for (hw::Isa isa : hw::supported_isas()) {
+    const std::string name = hw::isa_name(isa);
     auto r = run_cli({"--db", ":memory:", "ops", "--check", "--device", "cpu", "--cases", "12"},
                      {"ROOFLINE_CPU_ISA=" + name, "OMP_NUM_THREADS=4"});
     EXPECT_EQ(r.exit_code, 0) << name << ":\n" << r.out << r.err;
@@ -53,7 +52,7 @@ TEST(CpuKernels, AnUnknownOrMissingIsaIsAClearError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("ROOFLINE_CPU_ISA=avx1024"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("avx512, avx2 or sse2"), std::string::npos) << r.err;
-  if (fast::detected_isa() == fast::Isa::Avx512) GTEST_SKIP() << "this CPU has every ISA the kernels are built for";
+  if (hw::detected_isa() == hw::Isa::Avx512) GTEST_SKIP() << "this CPU has every ISA the kernels are built for";
   r = run_cli({"--db", ":memory:", "ops", "--check", "--device", "cpu", "--op", "linear", "--cases", "1"},
               {"ROOFLINE_CPU_ISA=avx512"});
   EXPECT_EQ(r.exit_code, 6) << r.err;

@@ -1,16 +1,20 @@
-// CPU kernels written once and compiled for each x86 vector ISA (AVX-512,
-// AVX2+FMA, and the baseline), chosen at run time with __builtin_cpu_supports,
-// so one binary uses the widest SIMD present and still runs on a CPU without
-// AVX-512. Each kernel is single-threaded over a range; callers spread the
-// ranges over cores with OpenMP.
+// The CPU ceilings' and sweep's loops, written once (simd_body.inc) and
+// compiled for each x86 vector ISA (simd_avx512.cpp, simd_avx2.cpp and
+// simd_sse2.cpp, after the pattern of src/hardware/isa_target.hpp), chosen at
+// run time by the shared hw::Isa, so one binary uses the widest SIMD present
+// (or the one ROOFLINE_CPU_ISA names) and still runs on a CPU without AVX-512.
+// Each loop is single-threaded over a range; callers spread the ranges over
+// cores with OpenMP.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "roofline/hardware/cpu_isa.hpp"
+
 namespace roofline::ceilings::cpu {
 
 struct SimdLoops {
-  const char* isa;   // "AVX-512", "AVX2+FMA", "baseline"
+  const char* isa;   // "AVX-512", "AVX2+FMA", "baseline (scalar)"
   int f32_lanes;     // per vector register
   int f64_lanes;
   int fma_chains;    // independent accumulators in the peak loops (cover latency x pipes)
@@ -42,9 +46,18 @@ struct SimdLoops {
   }
 };
 
-// The widest kernels this CPU runs.
+// The set for hw::active_isa().
 const SimdLoops& simd_loops();
-// Every kernel set this CPU can run, widest first (tests check each against the baseline).
+// The set for `isa`, which this CPU must support.
+const SimdLoops& simd_loops(hw::Isa isa);
+// Every set this CPU can run, widest first (tests check each against the baseline).
 std::vector<const SimdLoops*> supported_loops();
+
+const SimdLoops& simd_loops_avx512();
+const SimdLoops& simd_loops_avx2();
+const SimdLoops& simd_loops_sse2();
+
+// 1.0, but the compiler cannot know it (simd_body.inc's peak loops start from it).
+extern volatile double g_unknown_one;
 
 }  // namespace roofline::ceilings::cpu

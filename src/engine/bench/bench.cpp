@@ -7,7 +7,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/engine/context.hpp"
-#include "src/engine/cpu/cpu_isa.hpp"
+#include "roofline/hardware/cpu_isa.hpp"
 
 namespace roofline::engine {
 
@@ -125,7 +125,7 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
         if (!diverged.empty()) r.params["diverged"] = diverged;
         if (cfg.train && diverged.empty()) r.params["test_predictions"] = tr.test_predictions;
         if (!ctx->is_cuda()) {
-          r.params["cpu_isa"] = fast::isa_name(fast::active_isa());
+          r.params["cpu_isa"] = hw::isa_name(hw::active_isa());
           r.params["cpu_scaling"] = {{"threads", scaling.threads},
                                      {"one_gflops", scaling.one_gflops},
                                      {"all_gflops", scaling.all_gflops},

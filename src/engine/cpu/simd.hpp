@@ -1,9 +1,9 @@
 // One SIMD vector type and its few operations, for the ISA the including file
-// is compiled for. Included only by src/engine/cpu/tiles_<isa>.cpp, after
-// that file's `#pragma GCC target` and with ROOFLINE_SIMD_BITS set to 512,
-// 256 or 128, inside that file's own namespace: each ISA gets its own copy of
-// every kernel, and nothing compiled for AVX-512 can leak into code that runs
-// on a CPU without it (all of it has internal linkage).
+// is compiled for. Included only by src/engine/cpu/tiles_isa.inc, after its
+// target pragma and with ROOFLINE_SIMD_BITS set to 512, 256 or 128, inside its
+// anonymous namespace: each ISA gets its own copy of every kernel, and nothing
+// compiled for AVX-512 can leak into code that runs on a CPU without it (all of
+// it has internal linkage).
 //
 // Horizontal sums use one fixed tree (lane i + lane i+W/2, then halving down to
 // one lane), and hsum4() reduces four vectors with exactly that tree per

@@ -1,7 +1,8 @@
 // The fast CPU path's compute kernels, one set per instruction set
 // (tiles_avx512.cpp, tiles_avx2.cpp, tiles_sse2.cpp compile the same
-// tiles_impl.hpp for their ISA), reached through tiles(), which returns the
-// set for active_isa(). Every kernel works on a tile of its output and is
+// tiles_impl.hpp for their ISA: tiles_isa.inc, after the pattern of
+// src/hardware/isa_target.hpp), reached through tiles(), which returns the
+// set for hw::active_isa(). Every kernel works on a tile of its output and is
 // single-threaded: the callers (fast_linear.cpp, fast_conv.cpp) split the work
 // between OpenMP threads.
 //
@@ -13,7 +14,7 @@
 #pragma once
 #include <cstdint>
 
-#include "src/engine/cpu/cpu_isa.hpp"
+#include "roofline/hardware/cpu_isa.hpp"
 
 namespace roofline::engine::fast {
 
@@ -84,7 +85,7 @@ struct ConvWgrad {
 constexpr int kWgradTaps = 6;
 
 struct TileSet {
-  Isa isa;
+  hw::Isa isa;
   int lanes;
   // Register-block sizes (tiles aligned to them waste no lanes): gemm_nt
   // computes nt_mr × nt_nr blocks, gemm_bc bc_mr × (bc_nv · lanes) blocks.
@@ -99,7 +100,9 @@ struct TileSet {
 const TileSet& tiles_avx512();
 const TileSet& tiles_avx2();
 const TileSet& tiles_sse2();
-// The set for active_isa().
+// The set for `isa`, which this CPU must support.
+const TileSet& tiles(hw::Isa isa);
+// The set for hw::active_isa().
 const TileSet& tiles();
 
 }  // namespace roofline::engine::fast

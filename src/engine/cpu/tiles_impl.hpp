@@ -1,6 +1,7 @@
-// The fast CPU kernels, written once against simd.hpp's V and compiled once per
-// ISA by tiles_<isa>.cpp (which include this inside an anonymous namespace,
-// after their `#pragma GCC target`). See tiles.hpp for what each computes.
+// The fast CPU path's register-blocked kernels, written once against simd.hpp's
+// V and compiled once per ISA by tiles_<isa>.cpp (tiles_isa.inc includes this
+// inside an anonymous namespace, after the target pragma). See tiles.hpp for
+// what each computes.
 //
 // Register blocking: every kernel keeps a block of accumulators in registers
 // (KB×PV, MR×NR) so that each value loaded feeds several FMAs. Block sizes

@@ -1,14 +1,14 @@
-#include "src/engine/cpu/cpu_isa.hpp"
+#include "roofline/hardware/cpu_isa.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "roofline/core/error.hpp"
-#include "src/engine/cpu/tiles.hpp"
 
-namespace roofline::engine::fast {
+namespace roofline::hw {
 
 Isa detected_isa() {
   // libgcc's checks include the OS's XSAVE support (XCR0) for the AVX and
@@ -29,18 +29,6 @@ const char* isa_name(Isa isa) {
       return "avx2";
     case Isa::Sse2:
       return "sse2";
-  }
-  return "?";
-}
-
-std::string isa_description(Isa isa) {
-  switch (isa) {
-    case Isa::Avx512:
-      return "AVX-512 (16 fp32 lanes, FMA)";
-    case Isa::Avx2:
-      return "AVX2 (8 fp32 lanes, FMA)";
-    case Isa::Sse2:
-      return "SSE2 (4 fp32 lanes, no FMA: x86-64 baseline)";
   }
   return "?";
 }
@@ -73,19 +61,10 @@ Isa active_isa() {
   return isa;
 }
 
-const TileSet& tiles() {
-  static const TileSet* set = [] {
-    switch (active_isa()) {
-      case Isa::Avx512:
-        return &tiles_avx512();
-      case Isa::Avx2:
-        return &tiles_avx2();
-      case Isa::Sse2:
-        break;
-    }
-    return &tiles_sse2();
-  }();
-  return *set;
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> out;
+  for (int i = static_cast<int>(detected_isa()); i >= 0; --i) out.push_back(static_cast<Isa>(i));
+  return out;
 }
 
-}  // namespace roofline::engine::fast
+}  // namespace roofline::hw

@@ -1,0 +1,46 @@
+// How code is compiled for one hw::Isa (roofline/hardware/cpu_isa.hpp). The
+// one pattern every per-ISA part of the tree follows (the engine's tiles,
+// src/engine/cpu/tiles_<isa>.cpp; the ceilings' SIMD loops,
+// src/ceilings/cpu/simd_<isa>.cpp):
+//
+//   - one translation unit per ISA, named after it;
+//   - every header it needs included first, then ROOFLINE_ISA_BEGIN_<ISA>, the
+//     ISA's code, ROOFLINE_ISA_END. Only what is defined between the two gets
+//     the wider instructions: inline library functions from the headers keep
+//     the baseline target, so nothing compiled for AVX-512 can run on a CPU
+//     without it;
+//   - that code has internal linkage, except one function returning a table of
+//     function pointers; for_isa() below picks among the three by
+//     hw::active_isa() (or by any ISA up to hw::detected_isa(), in tests).
+//
+// The target strings are the features detected_isa() checks for each ISA.
+#pragma once
+#include "roofline/hardware/cpu_isa.hpp"
+
+#define ROOFLINE_ISA_PRAGMA(x) _Pragma(#x)
+
+#define ROOFLINE_ISA_BEGIN_AVX512 \
+  _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))
+#define ROOFLINE_ISA_BEGIN_AVX2 _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx2,fma"))
+// The x86-64 baseline: no target change.
+#define ROOFLINE_ISA_BEGIN_SSE2 _Pragma("GCC push_options")
+
+#define ROOFLINE_ISA_END _Pragma("GCC pop_options")
+
+namespace roofline::hw {
+
+// The table for `isa` among the per-ISA translation units' accessors.
+template <class Table>
+const Table& for_isa(Isa isa, const Table& (*avx512)(), const Table& (*avx2)(), const Table& (*sse2)()) {
+  switch (isa) {
+    case Isa::Avx512:
+      return avx512();
+    case Isa::Avx2:
+      return avx2();
+    case Isa::Sse2:
+      break;
+  }
+  return sse2();
+}
+
+}  // namespace roofline::hw
