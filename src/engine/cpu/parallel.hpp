@@ -221,4 +221,17 @@ void parallel_tiles(std::int64_t M, std::int64_t N, std::int64_t am, std::int64_
   });
 }
 
+// Elementwise work in chunks of 4096 elements (16 KiB of floats, whole cache
+// lines): f(lo, len) for every chunk [lo, lo + len) of [0, n), on threads for
+// the `bytes_per_element` · n bytes the loop moves.
+constexpr std::int64_t kEltwiseChunk = 4096;
+template <class F>
+void parallel_chunks(std::int64_t n, double bytes_per_element, F&& f) {
+  const std::int64_t chunks = (n + kEltwiseChunk - 1) / kEltwiseChunk;
+  parallel_for(chunks, threads_for(bytes_per_element * double(n), kBytesPerThread, chunks), [&](std::int64_t c) {
+    const std::int64_t lo = c * kEltwiseChunk;
+    f(lo, std::min(kEltwiseChunk, n - lo));
+  });
+}
+
 }  // namespace roofline::engine::fast
