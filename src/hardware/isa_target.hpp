@@ -4,16 +4,26 @@
 // src/ceilings/cpu/simd_<isa>.cpp):
 //
 //   - one translation unit per ISA, named after it;
-//   - every header it needs included first, then ROOFLINE_ISA_BEGIN_<ISA>, the
-//     ISA's code, ROOFLINE_ISA_END. Only what is defined between the two gets
-//     the wider instructions: inline library functions from the headers keep
-//     the baseline target, so nothing compiled for AVX-512 can run on a CPU
-//     without it;
+//   - every header it needs included first, then a region per target: the
+//     code between ROOFLINE_ISA_BEGIN_<ISA> (or ROOFLINE_ISA_LOOPS_BEGIN_<ISA>)
+//     and ROOFLINE_ISA_END gets the wider instructions, and nothing else does:
+//     inline library functions from the headers keep the baseline target, so
+//     nothing compiled for AVX-512 can run on a CPU without it;
 //   - that code has internal linkage, except one function returning a table of
 //     function pointers; for_isa() below picks among the three by
 //     hw::active_isa() (or by any ISA up to hw::detected_isa(), in tests).
 //
-// The target strings are the features detected_isa() checks for each ISA.
+// Two targets per ISA, both within what detected_isa() checks for it:
+//   - ROOFLINE_ISA_BEGIN_<ISA>: every feature detected_isa() requires, for code
+//     written with the ISA's intrinsics (the engine's register-blocked kernels,
+//     the ceilings' loops);
+//   - ROOFLINE_ISA_LOOPS_BEGIN_<ISA>: the ISA's base feature alone (avx512f,
+//     avx2), for plain loops GCC vectorises itself (the engine's small ops and
+//     direct convolution). Which multiplies and adds GCC contracts into FMAs
+//     follows the exact feature set (with AVX512VL it fuses the 128- and
+//     256-bit ones it keeps apart with AVX512F alone; AVX2 alone has no FMA),
+//     and those loops' results are kept bit for bit as they have always been
+//     computed on each ISA.
 #pragma once
 #include "roofline/hardware/cpu_isa.hpp"
 
@@ -24,6 +34,10 @@
 #define ROOFLINE_ISA_BEGIN_AVX2 _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx2,fma"))
 // The x86-64 baseline: no target change.
 #define ROOFLINE_ISA_BEGIN_SSE2 _Pragma("GCC push_options")
+
+#define ROOFLINE_ISA_LOOPS_BEGIN_AVX512 _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx512f"))
+#define ROOFLINE_ISA_LOOPS_BEGIN_AVX2 _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx2"))
+#define ROOFLINE_ISA_LOOPS_BEGIN_SSE2 _Pragma("GCC push_options")
 
 #define ROOFLINE_ISA_END _Pragma("GCC pop_options")
 

@@ -1,17 +1,20 @@
-// The fast CPU path's own kernels: every ISA this CPU has against the float64
+// The fast CPU path's per-ISA code: every ISA this CPU has against the float64
 // reference (through the op harness, in child processes with
-// ROOFLINE_CPU_ISA set), the models' exact shapes at batch 1 and 3, and the
-// property the thread-count independence rests on: a GEMM tile's values do
-// not depend on how the output was split into tiles.
+// ROOFLINE_CPU_ISA set), ROOFLINE_CPU_ISA reaching the loops as well as the
+// kernels, the models' exact shapes at batch 1 and 3, and the property the
+// thread-count independence rests on: a GEMM tile's values do not depend on
+// how the output was split into tiles.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "roofline/engine/op_harness.hpp"
 #include "roofline/engine/rng.hpp"
 #include "roofline/hardware/cpu_isa.hpp"
+#include "src/engine/cpu/fast_ops.hpp"
 #include "src/engine/cpu/tiles.hpp"
 #include "tests/support/cli.hpp"
 
@@ -33,6 +36,36 @@ std::vector<std::int64_t> cuts(Rng& r, std::int64_t n) {
   while (c.back() < n) c.push_back(std::min<std::int64_t>(n, c.back() + 1 + static_cast<std::int64_t>(r.below(9))));
   return c;
 }
+
+// A convolution the direct path takes (it is padded) with rows wider than the
+// 256 columns its weight gradient keeps per-column sums for, so each row's sum
+// is a vector reduction whose order follows the ISA's width. Two images: one
+// chunk, so the op's weight gradient is the per-image blocks' sums as they are.
+struct DirectWgradCase {
+  ops::Conv2dShape s;
+  std::vector<float> in, dpre;
+
+  DirectWgradCase() {
+    s.n = 2, s.c = 2, s.h = 4, s.w = 300, s.k = 2, s.r = 3, s.s = 3, s.stride = 1, s.pad = 1;
+    Rng rng(11);
+    in = randn(rng, s.n * s.c * s.h * s.w);
+    dpre = randn(rng, s.n * s.k * s.oh() * s.ow());
+  }
+  std::int64_t weights() const { return s.k * s.c * s.r * s.s; }
+  // The weight gradient as `isa`'s direct-convolution blocks compute it.
+  std::vector<float> blocks(hw::Isa isa) const {
+    std::vector<double> pw(static_cast<size_t>(weights()), 0.0), pb(static_cast<size_t>(s.k), 0.0);
+    for (std::int64_t n = 0; n < s.n; ++n)
+      fast::tiles(isa).direct_weight_grad(s, n, pw.data(), pb.data(), dpre.data(), in.data());
+    return std::vector<float>(pw.begin(), pw.end());
+  }
+  // The weight gradient through the op, on the ISA this process chose.
+  std::vector<float> op() const {
+    std::vector<float> dw(static_cast<size_t>(weights())), db(static_cast<size_t>(s.k));
+    fast::conv2d_backward_weight_direct(s, dw.data(), db.data(), dpre.data(), in.data());
+    return dw;
+  }
+};
 
 }  // namespace
 
@@ -57,6 +90,25 @@ TEST(CpuKernels, AnUnknownOrMissingIsaIsAClearError) {
               {"ROOFLINE_CPU_ISA=avx512"});
   EXPECT_EQ(r.exit_code, 6) << r.err;
   EXPECT_NE(r.err.find("supports at most"), std::string::npos) << r.err;
+}
+
+// ROOFLINE_CPU_ISA reaches the loops as well as the kernels: with
+// ROOFLINE_CPU_ISA=sse2 the direct convolution's weight gradient is the SSE2
+// blocks', bit for bit. The ISA is chosen once per process, so the op runs in a
+// fresh one (a "threadsafe" death test runs this test again, alone).
+TEST(CpuKernels, TheChosenIsaReachesTheLoopsToo) {
+  const DirectWgradCase c;
+  if (c.blocks(hw::Isa::Sse2) == c.blocks(hw::detected_isa()))
+    GTEST_SKIP() << "this CPU's widest ISA and SSE2 give the same bits here, so the check cannot tell them apart";
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("ROOFLINE_CPU_ISA", "sse2", 1);
+        std::exit(c.op() == c.blocks(hw::Isa::Sse2) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
 }
 
 TEST(CpuKernels, ModelShapesMatchTheReferenceAtBatch1And3) {

@@ -1,19 +1,25 @@
-// The fast CPU path's compute kernels, one set per instruction set
-// (tiles_avx512.cpp, tiles_avx2.cpp, tiles_sse2.cpp compile the same
-// tiles_impl.hpp for their ISA: tiles_isa.inc, after the pattern of
-// src/hardware/isa_target.hpp), reached through tiles(), which returns the
-// set for hw::active_isa(). Every kernel works on a tile of its output and is
-// single-threaded: the callers (fast_linear.cpp, fast_conv.cpp) split the work
-// between OpenMP threads.
+// The fast CPU path's code compiled once per instruction set: the
+// register-blocked GEMM and convolution kernels (tiles_impl.hpp), the direct
+// convolution's blocks (tiles_direct_impl.hpp) and the vectorised loops of the
+// pooling, batch gather, ReLU, bias-gradient and SGD ops
+// (tiles_loops_impl.hpp). tiles_avx512.cpp, tiles_avx2.cpp and tiles_sse2.cpp
+// compile them for their ISA (tiles_isa.inc, after the pattern of
+// src/hardware/isa_target.hpp), and tiles() returns the set for
+// hw::active_isa(), so ROOFLINE_CPU_ISA reaches all of them. Every function
+// works on a tile of its output (a block of rows and columns, a plane, a
+// chunk) and is single-threaded: the callers (fast_*.cpp) split the work
+// between threads.
 //
-// Determinism: every output element is computed by exactly one call, as one
-// fixed chain of fused multiply-adds in a fixed order (and one fixed
-// horizontal-sum tree), whatever the tile it falls in. So results do not
+// Determinism: every output element is computed by exactly one call, in one
+// fixed order: in the kernels one fixed chain of fused multiply-adds (and one
+// fixed horizontal-sum tree), whatever the tile it falls in. So results do not
 // depend on the thread count or the tiling; they do depend on the ISA (16, 8
 // or 4 lanes change the order of the partial sums; SSE2 has no FMA).
 #pragma once
 #include <cstdint>
+#include <vector>
 
+#include "roofline/engine/ops.hpp"
 #include "roofline/hardware/cpu_isa.hpp"
 
 namespace roofline::engine::fast {
@@ -84,17 +90,53 @@ struct ConvWgrad {
 };
 constexpr int kWgradTaps = 6;
 
+// The batch gather's bilinear resize (fast_batch.cpp fills them): output row
+// oy blends source rows y0[oy] and y1[oy] with weight fy[oy] on the second;
+// columns likewise.
+struct ResizeTables {
+  std::vector<std::int64_t> y0, y1, x0, x1;
+  std::vector<float> fy, fx;
+};
+
 struct TileSet {
   hw::Isa isa;
   int lanes;
   // Register-block sizes (tiles aligned to them waste no lanes): gemm_nt
   // computes nt_mr × nt_nr blocks, gemm_bc bc_mr × (bc_nv · lanes) blocks.
   int nt_mr, nt_nr, bc_mr, bc_nv;
+
+  // ---- register-blocked kernels (tiles_impl.hpp) ----
   // Rows [i0, i1) × columns [j0, j1) of C.
   void (*gemm_nt)(const GemmNt& g, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1);
   void (*gemm_bc)(const GemmBc& g, std::int64_t m0, std::int64_t m1, std::int64_t j0, std::int64_t j1);
   void (*conv_plane)(const ConvPlane& c);
   void (*conv_wgrad)(const ConvWgrad& c);
+
+  // ---- the direct convolution, any stride and padding (tiles_direct_impl.hpp) ----
+  // Output planes k0 .. k0+kb−1 (kb ≤ 4) of image n, bias and activation included.
+  void (*direct_forward)(const ops::Conv2dShape& s, std::int64_t n, std::int64_t k0, std::int64_t kb, float* out,
+                         const float* in, const float* w, const float* b);
+  // Input-gradient planes c0 .. c0+cb−1 (cb ≤ 4) of image n.
+  void (*direct_input_grad)(const ops::Conv2dShape& s, std::int64_t n, std::int64_t c0, std::int64_t cb, float* din,
+                            const float* dpre, const float* w);
+  // Adds image n's contribution to the weight (k, c, r, s) and, when pb, bias (k) gradients.
+  void (*direct_weight_grad)(const ops::Conv2dShape& s, std::int64_t n, double* pw, double* pb, const float* dpre,
+                             const float* in);
+
+  // ---- vectorised loops (tiles_loops_impl.hpp) ----
+  // One (h, w) plane of a max-pool with a 2, 3 or 4 wide window.
+  void (*pool_plane)(const ops::Pool2dShape& s, const float* in, float* out, std::int32_t* argmax);
+  // One image of the batch gather: x = (pixel/255 − mean) · inv_std, resized
+  // through `t` (h: scratch of in_h × out_w) or, for normalize_row, not.
+  void (*normalize_row)(float* x, const std::uint8_t* img, std::int64_t n, float mean, float inv_std);
+  void (*resize_image)(float* x, const std::uint8_t* img, const ops::BatchShape& s, const ResizeTables& t, float* h);
+  void (*relu_chunk)(float* out, const float* in, std::int64_t n);
+  void (*relu_grad_chunk)(float* din, const float* dout, const float* out, std::int64_t n);
+  // The activation-masked gradient and its column sums for columns [j0, j1), rows in order.
+  void (*bias_grad_cols)(const ops::BiasGradShape& s, float* dpre, float* db, const float* dout, const float* out,
+                         std::int64_t j0, std::int64_t j1);
+  // SGD with weight decay and, when `momentum`, momentum on n parameters.
+  void (*sgd_chunk)(float* p, const float* g, float* buf, std::int64_t n, float lr, float mom, float wd, bool momentum);
 };
 
 const TileSet& tiles_avx512();
