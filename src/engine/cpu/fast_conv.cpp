@@ -178,17 +178,7 @@ void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, con
       }
     }
   });
-  for (int64_t i = 0; i < nw; ++i) {
-    double acc = 0;
-    for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[ch * stride + i];
-    dw[i] = static_cast<float>(acc);
-  }
-  if (db)
-    for (int64_t k = 0; k < s.k; ++k) {
-      double acc = 0;
-      for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[ch * stride + nw + k];
-      db[k] = static_cast<float>(acc);
-    }
+  sum_chunks(partial, chunks, stride, nw, s.k, dw, db);
 }
 
 }  // namespace roofline::engine::fast

@@ -63,17 +63,7 @@ void conv2d_backward_weight_direct(const ops::Conv2dShape& s, float* dw, float* 
     for (int64_t n = ch * kChunk; n < std::min(s.n, (ch + 1) * kChunk); ++n)
       ks.direct_weight_grad(s, n, pw, db ? pw + nw : nullptr, dpre, in);
   });
-  for (int64_t i = 0; i < nw; ++i) {
-    double acc = 0;
-    for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[static_cast<size_t>(ch * stride + i)];
-    dw[i] = static_cast<float>(acc);
-  }
-  if (db)
-    for (int64_t k = 0; k < nb; ++k) {
-      double acc = 0;
-      for (int64_t ch = 0; ch < chunks; ++ch) acc += partial[static_cast<size_t>(ch * stride + nw + k)];
-      db[k] = static_cast<float>(acc);
-    }
+  sum_chunks(partial.data(), chunks, stride, nw, nb, dw, db);
 }
 
 }  // namespace roofline::engine::fast

@@ -234,4 +234,24 @@ void parallel_chunks(std::int64_t n, double bytes_per_element, F&& f) {
   });
 }
 
+// A weight gradient from per-chunk partial sums (chunks of images, each
+// computed by one task): partial holds `chunks` rows of `stride` values, nw
+// weights then nb biases. dw[i] (and db[k] when db) is the sum over chunks in
+// chunk order, in double: the same whatever thread computed which chunk.
+template <class T>
+void sum_chunks(const T* partial, std::int64_t chunks, std::int64_t stride, std::int64_t nw, std::int64_t nb,
+                float* dw, float* db) {
+  for (std::int64_t i = 0; i < nw; ++i) {
+    double acc = 0;
+    for (std::int64_t ch = 0; ch < chunks; ++ch) acc += partial[ch * stride + i];
+    dw[i] = static_cast<float>(acc);
+  }
+  if (db)
+    for (std::int64_t k = 0; k < nb; ++k) {
+      double acc = 0;
+      for (std::int64_t ch = 0; ch < chunks; ++ch) acc += partial[ch * stride + nw + k];
+      db[k] = static_cast<float>(acc);
+    }
+}
+
 }  // namespace roofline::engine::fast
