@@ -3,22 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
+#include "roofline/core/clock.hpp"
 #include "roofline/engine/bench.hpp"
 #include "src/ceilings/cpu/simd.hpp"
 #include "src/engine/cpu/thread_pool.hpp"
 
 namespace roofline::engine {
-
-namespace {
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 CpuScaling measure_cpu_scaling(int threads) {
   const auto& k = ceilings::cpu::simd_loops();
@@ -28,22 +20,22 @@ CpuScaling measure_cpu_scaling(int threads) {
   // Iterations of the register-only FMA loop that take ~3 ms on one thread.
   std::int64_t iters = 1 << 12;
   for (;;) {
-    const double t0 = now_s();
+    const double t0 = now_seconds();
     sink = sink + k.fma_f32(iters);
-    if (now_s() - t0 >= 3e-3 || iters >= (std::int64_t{1} << 34)) break;
+    if (now_seconds() - t0 >= 3e-3 || iters >= (std::int64_t{1} << 34)) break;
     iters *= 2;
   }
   const double flops = k.fma_flops(iters, false);
   double one = 0, all = 0;
   for (int rep = 0; rep < 3; ++rep) {  // best of three each: the rate the host can give
-    double t0 = now_s();
+    double t0 = now_seconds();
     sink = sink + k.fma_f32(iters);
-    one = std::max(one, flops / (now_s() - t0));
+    one = std::max(one, flops / (now_seconds() - t0));
     std::vector<double> part(static_cast<size_t>(s.threads), 0.0);
     auto body = [&](int t) { part[static_cast<size_t>(t)] = k.fma_f32(iters); };
-    t0 = now_s();
+    t0 = now_seconds();
     fast::run_on_threads(s.threads, body);
-    all = std::max(all, flops * s.threads / (now_s() - t0));
+    all = std::max(all, flops * s.threads / (now_seconds() - t0));
     for (double v : part) sink = sink + v;
   }
   s.one_gflops = one / 1e9;

@@ -8,11 +8,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
 
+#include "roofline/core/clock.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/graph.hpp"
 #include "roofline/engine/network.hpp"
@@ -24,11 +24,6 @@ namespace {
 KernelTimeFactory& factory_slot() {
   static KernelTimeFactory f;
   return f;
-}
-
-double now_s() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
 // Statistics accumulated on the device; read back once per epoch.
@@ -289,7 +284,7 @@ class Trainer {
     EpochResult res;
     reset_stats();
     ctx_.synchronize();
-    const double t0 = now_s();
+    const double t0 = now_seconds();
     // This epoch's order: drawn while the device ran the last epoch (below),
     // or now (epoch_order: where it is drawn does not change it).
     std::vector<std::int32_t> order = next_order_epoch_ == e ? std::move(next_order_) : epoch_order(e, shuffle);
@@ -346,7 +341,7 @@ class Trainer {
     }
     // Keep `order` alive until the (possibly asynchronous) copy has run.
     StatsBlock s = read_stats();
-    res.seconds = now_s() - t0;
+    res.seconds = now_seconds() - t0;
     res.steps = done;
     if (s.first_bad != INT_MAX) fail_non_finite(e, s.first_bad);
     if (s.step != done)
@@ -411,8 +406,8 @@ class Trainer {
   Summary inference_latency(TrainResult& r) {
     const std::int64_t rows = std::min(o_.batch, test_.n);
     {
-      const double t0 = now_s();
-      if (net_.prepare_inference()) r.infer_prepare_seconds = now_s() - t0;
+      const double t0 = now_seconds();
+      if (net_.prepare_inference()) r.infer_prepare_seconds = now_seconds() - t0;
     }
     ops::gather_batch(ctx_, batch_shape(rows, rows, test_), net_.input(), labels_.i32(), test_.images.u8(),
                       test_.labels.u8(), test_order_.i32(), 0, nullptr);
@@ -435,9 +430,9 @@ class Trainer {
     };
     auto time = [&](bool use_fused, int reps, std::vector<double>& samples) {
       for (int i = 0; i < reps; ++i) {
-        const double t0 = now_s();
+        const double t0 = now_seconds();
         once(use_fused);
-        samples.push_back(now_s() - t0);
+        samples.push_back(now_seconds() - t0);
       }
     };
     if (fused && o_.gpu_path == GpuPath::Auto) {
