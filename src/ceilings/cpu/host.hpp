@@ -25,7 +25,7 @@ int threads();
 // x86 cores take a microcode assist of ~100 cycles per denormal operand, so a
 // sweep whose powers a^k underflow (a in [0.5, 1), k >= ~130 in fp32) would
 // time the assists, not the arithmetic: 18 GFLOP/s instead of ~600 on a
-// 16-thread Xeon (H100 host, 2026-11-22). GPUs handle denormals at full rate.
+// 16-thread Xeon (H100 host). GPUs handle denormals at full rate.
 // A no-op on other architectures.
 class FlushDenormals {
  public:

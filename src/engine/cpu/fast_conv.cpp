@@ -1,6 +1,6 @@
 // Convolution on the CPU. Stride-1 unpadded convolutions (all the models'
 // convolutions: simple-cnn's 1→1 5×5, ece408's 1→4 and 4→16 7×7) run on the
-// flattened-plane kernels of kernels.hpp: an output plane is computed as if
+// flattened-plane kernels of tiles.hpp: an output plane is computed as if
 // it were as wide as the input (position p = y·W + x), so each tap (c, r, q)
 // is one long contiguous multiply-add over p with the input shifted by
 // c·H·W + r·W + q — no im2col matrix, no per-row loop overhead, and only the

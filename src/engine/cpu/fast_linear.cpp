@@ -88,7 +88,7 @@ constexpr std::int64_t kSmallK = 32;
 // out (n, out) = in (n, in) · wᵀ + b, then ReLU, for in ≤ kSmallK. An output is
 // then a dot product of at most 32 terms, too short for the dot-product blocks (a
 // horizontal reduction per output: 12-17 GFLOP/s for simple-cnn's 16→100 layer on
-// the GPU host, 2026-11-24). Broadcast blocks over a transposed copy of w (at most
+// the GPU host). Broadcast blocks over a transposed copy of w (at most
 // 32 × out floats) instead (linear_forward_wt); each output still sums its terms
 // in order.
 void linear_forward_small_k(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b) {
@@ -129,7 +129,7 @@ void linear_forward_wt(const ops::LinearShape& s, float* out, const float* in, c
   // block, bias and ReLU in the epilogue. At the row split's 8 rows a thread
   // this ran simple-mlp's 784 → 256 layer in 39.5–39.7 µs against the
   // dot-product blocks' 46.4–47.6 on 16 threads of the GPU host
-  // (docs/perf-notes/engine-2026-11-25-fifth-session.md).
+  // (docs/perf-notes.md).
   GemmBc g{s.in, in, s.in, 1, wt, s.out, out, s.out};
   g.bias = s.bias ? b : nullptr;
   g.relu = s.act == ops::Activation::ReLU;

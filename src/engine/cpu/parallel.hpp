@@ -30,7 +30,7 @@ constexpr double kBytesPerThread = 128e3;
 constexpr double kElementsPerThread = 2048;
 // What a task of a small convolution costs beside its FLOPs (scratch, the
 // flattened copy-out), in FLOP-equivalents: a 12×12 plane of simple-cnn took
-// ~0.15-0.23 µs per image for 1.6 kFLOP (2026-11-24, one thread), so FLOPs
+// ~0.15-0.23 µs per image for 1.6 kFLOP (one thread), so FLOPs
 // alone kept batch 128 on one thread (29 µs on the GPU host).
 constexpr double kFlopsPerTask = 16e3;
 

@@ -3,7 +3,7 @@
 // libgomp starts a region's threads one after the other from the opening thread
 // (per-thread setup written into each worker's state): on the GPU host's 16-vCPU
 // VM the sixteenth thread of a region started ~5 µs after the first
-// (2026-11-25, docs/perf-notes.md), for regions whose work is 30-70 µs, several a
+// (docs/perf-notes.md), for regions whose work is 30-70 µs, several a
 // training step. Here a region is one job published to every worker at once (one
 // word they spin on). Workers spin for a while after a job (the next region of a
 // step is microseconds away), then sleep on a condition variable, so an idle
@@ -13,7 +13,7 @@
 // joined it before the calling thread finished its own part (Join::WhileOpen):
 // parallel_for's tasks are claimed from shared cursors, so the calling thread
 // finishes whatever the others did not start, and a worker on a vCPU the host
-// has descheduled, or one still waking up, no longer holds the region up (on the
+// has descheduled, or one still waking up, does not hold the region up (on the
 // GPU host's VM one lent instance ran the engine's CPU step 3.5x slower than the
 // next, PyTorch's 1.05-1.25x: docs/perf-notes.md).
 //

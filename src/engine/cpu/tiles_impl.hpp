@@ -17,7 +17,7 @@ constexpr int kNtMr = 4, kNtNr = 6;  // 24 accumulators + 4 A vectors + 1 B vect
 // Broadcast blocks 8 rows tall: the fast CPU path's row split gives a thread 8
 // rows at batch 128, so a thread's call streams B once (6 × 4 blocks took 6 + 2
 // rows: 46.8–49.4 against 39.5–39.7 µs for simple-mlp's first layer at 8 rows
-// on each of 16 threads of the GPU host, 2026-11-25).
+// on each of 16 threads of the GPU host).
 constexpr int kBcMr = 8, kBcNv = 3;  // 24 accumulators + 3 B vectors + 1 broadcast
 constexpr int conv_pv(int kb) { return kb == 1 ? 8 : kb == 2 ? 8 : kb == 3 ? 6 : 5; }
 #else
