@@ -1,7 +1,11 @@
 #include "roofline/profiler/profile_data.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+
+#include "roofline/core/error.hpp"
 
 namespace roofline::prof {
 
@@ -115,7 +119,8 @@ namespace {
 nlohmann::json dims(const std::uint32_t d[3]) { return {d[0], d[1], d[2]}; }
 void read_dims(const nlohmann::json& j, const char* key, std::uint32_t d[3]) {
   if (!j.contains(key)) return;
-  for (int i = 0; i < 3; ++i) d[i] = j[key][i].get<std::uint32_t>();
+  const auto& a = j.at(key);
+  for (int i = 0; i < 3; ++i) d[i] = a.at(i).get<std::uint32_t>();
 }
 
 }  // namespace
@@ -210,7 +215,9 @@ nlohmann::json ProfileData::to_json() const {
   return j;
 }
 
-ProfileData ProfileData::from_json(const nlohmann::json& j) {
+namespace {
+
+ProfileData read_profile(const nlohmann::json& j) {
   ProfileData p;
   p.pid = j.value("pid", 0);
   p.command = j.value("command", "");
@@ -281,7 +288,7 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     p.timeline.kernel_busy_ns = t.value("kernel_busy_ns", std::uint64_t{0});
     p.timeline.gpu_busy_ns = t.value("gpu_busy_ns", std::uint64_t{0});
     for (const auto& g : t.value("largest_gaps", nlohmann::json::array()))
-      p.timeline.largest_gaps.push_back({g[0].get<std::uint64_t>(), g[1].get<std::uint64_t>()});
+      p.timeline.largest_gaps.push_back({g.at(0).get<std::uint64_t>(), g.at(1).get<std::uint64_t>()});
     if (t.contains("gap_histogram"))
       p.timeline.gap_histogram = t["gap_histogram"].get<std::map<std::string, std::uint64_t>>();
     if (t.contains("gap_ns_histogram"))
@@ -290,8 +297,8 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
   }
   p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
   for (const auto& s : j.value("pm_samples", nlohmann::json::array()))
-    p.pm_samples.push_back({s[0].get<std::uint64_t>(), s[1].get<double>(), s[2].get<double>(), s[3].get<double>(),
-                            s[4].get<double>(), s[5].get<double>()});
+    p.pm_samples.push_back({s.at(0).get<std::uint64_t>(), s.at(1).get<double>(), s.at(2).get<double>(),
+                            s.at(3).get<double>(), s.at(4).get<double>(), s.at(5).get<double>()});
   for (const auto& jc : j.value("counters", nlohmann::json::array())) {
     KernelCounters c;
     c.kernel = jc.value("kernel", "");
@@ -316,6 +323,23 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
                            jd.value("evidence", ""), jd.value("suggestion", ""), jd.value("impact_ns", 0.0)});
   if (j.contains("warnings")) p.warnings = j["warnings"].get<std::vector<std::string>>();
   return p;
+}
+
+}  // namespace
+
+ProfileData ProfileData::from_json(const nlohmann::json& j) {
+  // Every access below checks its type and bounds (value(), at(), get<>):
+  // a malformed file throws nlohmann's exception, turned here into an input
+  // error that names the problem, never undefined behaviour.
+  try {
+    if (!j.is_object())
+      throw Error(ErrorKind::Input, "the profile file is malformed: it is not a JSON object",
+                  "give a file written by `roofline profile --json` or `--output-dir`, unchanged");
+    return read_profile(j);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::Input, fmt::format("the profile file is malformed: {}", e.what()),
+                "give a file written by `roofline profile --json` or `--output-dir`, unchanged");
+  }
 }
 
 void ProfileData::merge(const ProfileData& o) {
