@@ -7,6 +7,7 @@
 #include "src/cli/command.hpp"
 #include "roofline/build_info.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
 #include "roofline/store/results.hpp"
 
 using namespace roofline;
@@ -14,8 +15,8 @@ using namespace roofline;
 namespace {
 
 void print_error(const Error& e) {
-  std::cerr << "roofline: error: " << e.what() << '\n';
-  if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << '\n';
+  std::cerr << "roofline: error: " << printable(e.what(), true) << '\n';
+  if (!e.hint().empty()) std::cerr << "  what to do: " << printable(e.hint(), true) << '\n';
 }
 
 }  // namespace
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
     }
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "roofline: internal error: " << e.what() << '\n';
+    std::cerr << "roofline: internal error: " << printable(e.what(), true) << '\n';
     if (ctx.has_run()) {
       try {
         store::finish_run(ctx.db(), ctx.run_id(), 1, e.what());

@@ -46,6 +46,7 @@
 #include <string>
 #include <thread>
 
+#include "roofline/core/json_text.hpp"
 #include "src/profiler/inject/counters_bridge.hpp"
 #include "src/profiler/cupti_collector.hpp"
 
@@ -101,7 +102,7 @@ void write_profile(bool complete) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     // Invalid UTF-8 in a name (NVTX messages are the program's bytes) must not
     // cost the whole profile.
-    f << p.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    f << roofline::json_text(p.to_json());
     if (!f) {
       std::fprintf(stderr, "roofline: cannot write the profile %s: %s\n", tmp.c_str(), std::strerror(errno));
       return;
