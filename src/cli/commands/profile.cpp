@@ -184,6 +184,7 @@ class ProfileCommand : public Command {
           "(prof::RangeProfiler)",
           "profile without --counters for now; `ncu --clock-control none` reads the same counters");
 #endif
+    if (!trace_.empty()) prof::check_trace_path(trace_);  // before the program runs, not after it
     std::string lib = prof::find_inject_library();
     prof::find_program(command_[0]);  // a clear error before anything starts
     OutputDir dir(output_dir_);
