@@ -40,6 +40,13 @@ const std::vector<std::string> kMalformed = {
     R"([])",
     R"("profile")",
     R"(42)",
+    // Numbers a plain cast cannot hold (undefined behaviour in nlohmann's get<>, found by the fuzzer).
+    R"({"pm_samples":[[77777777777777777777777771,0.5,0.5,1,2,3]]})",
+    R"({"kernels":[{"name":"k","duration":{"count":1e300}}]})",
+    R"({"pid":1e10})",
+    R"({"processes":[-1e30]})",
+    R"({"timeline":{"gap_histogram":{"<10us":-5}}})",
+    R"({"kernels":[{"name":"k","duration":{},"grid":[1,2,-3]}]})",
 };
 
 }  // namespace
