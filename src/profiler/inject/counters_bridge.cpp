@@ -9,13 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "src/profiler/cupti_collector.hpp"
-
-#if ROOFLINE_INJECT_COUNTERS
 #include "roofline/profiler/pm_sampler.hpp"
 #include "roofline/profiler/pm_series.hpp"
 #include "roofline/profiler/range_profiler.hpp"
-#endif
+#include "src/profiler/cupti_collector.hpp"
 
 namespace roofline::inject {
 
@@ -31,8 +28,6 @@ std::string env(const char* name, const char* fallback = "") {
 bool wanted(const char* name) { return env(name) == "1"; }
 
 }  // namespace
-
-#if ROOFLINE_INJECT_COUNTERS
 
 namespace {
 
@@ -229,18 +224,5 @@ void counters_child_after_fork() {
   g_pm_done = true;
   g_rp_pending.store(false);
 }
-
-#else
-
-void counters_init() {
-  if (wanted("ROOFLINE_COUNTERS") || wanted("ROOFLINE_PM"))
-    CuptiCollector::instance().add_warning(
-        "this injection library was built without hardware-counter support: --counters and --pm-sampling were ignored");
-}
-void counters_fill(prof::ProfileData&) {}
-void counters_finish() {}
-void counters_child_after_fork() {}
-
-#endif
 
 }  // namespace roofline::inject

@@ -10,9 +10,7 @@
 //   image holds at least this many samples) and ROOFLINE_PM_HW_MB (hardware
 //   buffer size).
 // Problems (ERR_NVGPUCTRPERM, another profiler, unknown metric) become
-// warnings in the profile and tracing goes on. Built with the counters code
-// when it is in the tree (ROOFLINE_INJECT_COUNTERS); otherwise a request
-// gets a warning that this library has no counter support.
+// warnings in the profile and tracing goes on.
 #pragma once
 #include "roofline/profiler/profile_data.hpp"
 
