@@ -23,6 +23,21 @@ constexpr Declaration kTable[] = {
    "forces the engine's GPU convolution kernel for stride-1 layers, to compare them"},
   {Var::InjectLib, "ROOFLINE_INJECT_LIB", Developer, "PATH",
    "the injection library `profile` loads into the program (default: libroofline_inject.so beside the binary)"},
+  // The profiler's rows (src/profiler).
+  {Var::ProfileConfig, "ROOFLINE_PROFILE_CONFIG", Internal, "JSON",
+   "what `profile` asks of the injection library in the program it starts (prof::InjectionConfig: output folder, "
+   "trace, counters, PM sampling); written by `profile`, never by hand"},
+  {Var::ProfileApi, "ROOFLINE_API", Developer, "0|1",
+   "0: `profile` records kernels, copies and memsets only, no CUDA API calls (to measure what the API records "
+   "cost; the API and launch tables are then empty)"},
+  {Var::ProfileNvtx, "ROOFLINE_NVTX", Developer, "0|1",
+   "0: `profile` ignores the program's NVTX ranges (no NVTX hooks or callbacks)"},
+  {Var::CuptiDebug, "ROOFLINE_CUPTI_DEBUG", Developer, "1",
+   "the profiler prints one stderr line per CUPTI activity buffer it folds (bytes, time taken, and whether on the "
+   "program's main thread), to see where the tracing overhead goes"},
+  {Var::CrashBacktrace, "ROOFLINE_CRASH_BACKTRACE", Developer, "1",
+   "on SIGSEGV, SIGBUS or SIGABRT in a profiled program, the injection library prints the crashing thread's "
+   "frames to stderr (library-relative addresses: resolve them with addr2line on an unstripped build)"},
 };
 // clang-format on
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <sys/syscall.h>
 
+#include "roofline/core/env.hpp"
 #include "src/profiler/cupti_collector.hpp"
 
 namespace roofline::prof {
@@ -44,9 +45,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   }
   // calloc aligns to 16 bytes (CUPTI wants 8); a failed allocation gives
   // CUPTI no buffer and it counts the records it had to drop (a warning).
-  if (!*buffer)
-    *buffer = CuptiCollector::instance().recycle_buffers() ? static_cast<uint8_t*>(std::calloc(1, bytes))
-                                                           : static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+  if (!*buffer) *buffer = static_cast<uint8_t*>(std::calloc(1, bytes));
   *size = *buffer ? bytes : 0;
   *max_records = 0;
 }
@@ -54,10 +53,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 // ROOFLINE_CUPTI_DEBUG=1: one stderr line per completed buffer (bytes, time
 // spent folding its records, and whether that ran on the program's main
 // thread), to see where the tracing overhead goes.
-const bool g_debug_buffers = [] {
-  const char* v = std::getenv("ROOFLINE_CUPTI_DEBUG");
-  return v && std::string_view(v) == "1";
-}();
+const bool g_debug_buffers = env::get(env::Var::CuptiDebug) == "1";
 
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   if (!buffer) return;
@@ -70,7 +66,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   }
   // Only buffers of the current size are reused (they all are, unless the
   // size changed between in-process traces).
-  if (CuptiCollector::instance().recycle_buffers() && size == CuptiCollector::instance().buffer_bytes()) {
+  if (size == CuptiCollector::instance().buffer_bytes()) {
     std::memset(buffer, 0, size);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (g_pool->size() < kPoolKeep) {
@@ -208,7 +204,7 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, i, &n) == CUPTI_SUCCESS && n) driver_names_[i] = n;
   }
   cuptiGetLastError();  // unknown ids above leave an error behind
-  std::uint8_t zeroed = opt_.recycle_buffers ? 1 : 0;
+  std::uint8_t zeroed = 1;
   size_t zeroed_size = sizeof zeroed;
   check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed),
         "cuptiActivitySetAttribute(zeroed buffers)");

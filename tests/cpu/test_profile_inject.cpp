@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "roofline/profiler/injection_config.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
@@ -28,13 +29,21 @@ std::string library() {
   return (fs::path(ROOFLINE_BINARY).parent_path().parent_path() / "lib" / "libroofline_inject.so").string();
 }
 
+// The configuration `roofline profile` would pass, with the profile folder `dir`.
+void write_profile_dir(const std::string& dir) {
+  roofline::prof::InjectionConfig c;
+  c.out_dir = dir;
+  const auto [name, value] = c.environment_variable();
+  setenv(name.c_str(), value.c_str(), 1);
+}
+
 // Runs `body` in a child that has loaded the library and called
 // InitializeInjection() with the profile folder `dir`; returns the wait status.
 template <class F>
 int in_child(const std::string& dir, F body, int kill_after_file = 0) {
   pid_t pid = fork();
   if (pid == 0) {
-    setenv("ROOFLINE_PROFILE_OUT", dir.c_str(), 1);
+    write_profile_dir(dir);
     void* h = dlopen(library().c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) _exit(90);
     auto init = reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection"));
@@ -144,7 +153,7 @@ TEST(ProfileInject, ProgramsOwnSigintHandlerStillRuns) {
   pid_t pid = fork();
   if (pid == 0) {
     signal(SIGINT, [](int) { g_handled = 1; });
-    setenv("ROOFLINE_PROFILE_OUT", dir.path().c_str(), 1);
+    write_profile_dir(dir.path());
     void* h = dlopen(library().c_str(), RTLD_NOW | RTLD_LOCAL);
     auto init = h ? reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection")) : nullptr;
     if (!init) _exit(90);

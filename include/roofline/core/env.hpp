@@ -18,6 +18,12 @@ enum class Var {
   CpuIsa,      // ROOFLINE_CPU_ISA
   ConvKernel,  // ROOFLINE_CONV_KERNEL
   InjectLib,   // ROOFLINE_INJECT_LIB
+  // The profiler's rows.
+  ProfileConfig,   // ROOFLINE_PROFILE_CONFIG
+  ProfileApi,      // ROOFLINE_API
+  ProfileNvtx,     // ROOFLINE_NVTX
+  CuptiDebug,      // ROOFLINE_CUPTI_DEBUG
+  CrashBacktrace,  // ROOFLINE_CRASH_BACKTRACE
 };
 
 // Who sets it: a user (documented option), a developer comparing paths, or

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "src/cli/command.hpp"
@@ -148,22 +150,19 @@ class ProfileCommand : public Command {
     prof::LaunchOptions lo;
     lo.argv = command_;
     lo.inject_library = lib;
-    lo.out_dir = dir.path();
-    lo.trace = !trace_.empty();
-    lo.trace_limit = trace_limit_;
     lo.stdout_to_stderr = !ctx.interactive() && (ctx.options().json || ctx.options().csv);
-    lo.extra_env.push_back(fmt::format("ROOFLINE_DEVICE={}", device_));
-    if (pm_sampling_) {
-      lo.extra_env.push_back("ROOFLINE_PM=1");
-      lo.extra_env.push_back(
-          fmt::format("ROOFLINE_PM_INTERVAL_NS={}",
-                      static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
-    }
-    if (counters_) {
-      lo.extra_env.push_back("ROOFLINE_COUNTERS=1");
-      lo.extra_env.push_back(fmt::format("ROOFLINE_COUNTERS_LIMIT={}", counters_limit_ >= 0 ? counters_limit_ : 1));
-      lo.extra_env.push_back("ROOFLINE_METRICS=" + join(metrics_, ","));
-    }
+    prof::InjectionConfig& cfg = lo.config;
+    cfg.out_dir = dir.path();
+    cfg.trace = !trace_.empty();
+    cfg.trace_limit = trace_limit_;
+    cfg.device = device_;
+    cfg.pm_sampling = pm_sampling_;
+    if (pm_interval_us_ > 0) cfg.pm_interval_ns = static_cast<std::uint64_t>(pm_interval_us_ * 1e3);
+    cfg.counters = counters_;
+    if (counters_limit_ >= 0)
+      cfg.counters_limit = static_cast<std::uint32_t>(
+          std::min<std::int64_t>(counters_limit_, std::numeric_limits<std::uint32_t>::max()));
+    cfg.metrics = metrics_;
     ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
     prof::LaunchResult lr = prof::run_profiled(lo);
     exit_code_ = lr.exit_code;

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string>
 
+#include "roofline/core/env.hpp"
 #include "src/profiler/cupti_collector.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -143,8 +144,11 @@ NvtxFunctionPointer fp(Fn f) {
 // Returns 1 when the hooks are in place, 0 (NVTX stays a no-op) when NVTX
 // tracing is off (ROOFLINE_NVTX=0) or the program's NVTX offers no tables.
 ROOFLINE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
-  const char* off = std::getenv("ROOFLINE_NVTX");
-  if (off && std::strcmp(off, "0") == 0) return 0;
+  try {
+    if (roofline::env::get(roofline::env::Var::ProfileNvtx) == "0") return 0;
+  } catch (...) {
+    return 0;  // no memory: NVTX stays a no-op
+  }
   if (!get_export_table) return 0;
   auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks) || !cb->GetModuleFunctionTable) return 0;
