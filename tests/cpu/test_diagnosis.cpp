@@ -249,6 +249,26 @@ TEST(Diagnosis, OlderProfilesWithoutGapTimesGiveBounds) {
   EXPECT_NEAR(hs->impact_ns, listed + 184 * 10e6, 1.0);
 }
 
+TEST(Diagnosis, LaunchCallsAreTheAggregatorsLaunchApis) {
+  // Without launch records, launch-bound compares kernels with the mean time of
+  // the launch calls, chosen by the same predicate as the aggregator's: a
+  // legacy cuLaunchGrid counts as cudaLaunchKernel does.
+  ProfileData p = fixture("diag_mlp_eager");
+  p.launches.clear();
+  const auto before = diagnose(p);
+  const Diagnosis* modern = find(before, "launch-bound");
+  ASSERT_TRUE(modern);
+  ASSERT_TRUE(has(modern->evidence, "against a mean launch call of")) << modern->evidence;
+  ApiSummary legacy = p.apis.at("cudaLaunchKernel");
+  legacy.name = "cuLaunchGrid";
+  p.apis.erase("cudaLaunchKernel");
+  p.apis[legacy.name] = legacy;
+  auto ds = diagnose(p);
+  const Diagnosis* lb = find(ds, "launch-bound");
+  ASSERT_TRUE(lb);
+  EXPECT_EQ(lb->evidence, modern->evidence);
+}
+
 TEST(Diagnosis, EmptyProfileSaysSo) {
   ProfileData p;
   auto ds = diagnose(p);

@@ -1,19 +1,11 @@
 // launch-bound: kernels shorter than the host call that launches them, so the
 // GPU idles in short gaps between them (HTA's "kernel wait" and launch
 // statistics; nsys cuda_kern_exec_sum).
-#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/profiler/aggregator.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 
 namespace roofline::prof::diag {
-
-namespace {
-
-bool is_launch_api(const std::string& n) {
-  return starts_with(n, "cudaLaunchKernel") || starts_with(n, "cuLaunchKernel") ||
-         starts_with(n, "cudaLaunchCooperativeKernel") || starts_with(n, "cuLaunchCooperativeKernel");
-}
-
-}  // namespace
 
 std::optional<Diagnosis> launch_bound(const Facts& c) {
   if (c.launches == 0 || c.window_ns <= 0 || c.busy >= c.o.busy_low) return std::nullopt;
@@ -33,7 +25,7 @@ std::optional<Diagnosis> launch_bound(const Facts& c) {
     }
     api_mean = api_n ? api_total / static_cast<double>(api_n) : 0;
   } else {
-    auto api = c.apis(is_launch_api);
+    auto api = c.apis(Aggregator::is_launch_api);
     api_mean = api.calls ? api.ns / static_cast<double>(api.calls) : 0;
     if (api_mean > 0)
       for (const auto& k : c.kernels) {
