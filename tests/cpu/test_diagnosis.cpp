@@ -289,6 +289,7 @@ TEST(Diagnosis, SeverityAndDeviceTables) {
   EXPECT_EQ(sm_count_from_name("NVIDIA A100-SXM4-80GB"), 108);
   EXPECT_EQ(sm_count_from_name("NVIDIA L40S"), 142);
   EXPECT_EQ(sm_count_from_name("Some Future GPU"), 0);
+  EXPECT_EQ(sm_count_from_name("Tesla V100-SXM2-16GB"), 80);  // any GPU the hardware database knows
   // Every rule is documented with its condition.
   for (const auto& r : diagnosis_rules()) EXPECT_FALSE(r.when.empty()) << r.id;
 }

@@ -2,8 +2,8 @@
 // time at stake.
 #include <algorithm>
 
+#include "roofline/hardware/datasheet.hpp"
 #include "src/profiler/diagnosis/facts.hpp"
-#include "roofline/core/strings.hpp"
 
 namespace roofline::prof {
 
@@ -47,17 +47,14 @@ std::string severity_for(double impact_ns, double base_ns, const DiagnosisOption
 }
 
 int sm_count_from_name(const std::string& device_name) {
-  std::string n = to_lower(device_name);
-  // Only GPUs whose SM count is certain; order matters ("h100 pcie" before "h100").
-  static const struct {
-    const char* part;
-    int sms;
-  } table[] = {{"h100 pcie", 114}, {"h100 nvl", 132}, {"h100", 132},    {"h200", 132},   {"gh200", 132},
-               {"a100", 108},      {"v100", 80},      {"l40s", 142},    {"l4", 58},      {"a10g", 80},
-               {"a10", 72},        {"rtx 4090", 128}, {"rtx 3090", 82}, {"tesla t4", 40}};
-  for (const auto& e : table)
-    if (contains(n, e.part)) return e.sms;
-  return 0;
+  // The name alone (no memory size or SM count): it may fit several boards of
+  // one product, which count as one answer when they agree.
+  int sms = 0;
+  for (const hw::Datasheet* d : hw::explain_match(device_name, 0, 0).fits) {
+    if (d->sms <= 0 || (sms != 0 && d->sms != sms)) return 0;
+    sms = d->sms;
+  }
+  return sms;
 }
 
 std::vector<Diagnosis> diagnose(const ProfileData& profile, const DiagnosisOptions& options) {
