@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -56,10 +57,11 @@ model::Roofline a100() {
 
 void expect_sorted_and_well_formed(const std::vector<Diagnosis>& ds) {
   static const std::set<std::string> severities = {"high", "medium", "low", "info"};
-  std::set<std::string> ids;
-  for (const auto& r : diagnosis_rules()) ids.insert(r.id);
+  std::map<std::string, std::string> titles;  // by rule id
+  for (const auto& r : diagnosis_rules()) titles[r.id] = r.title;
   for (size_t i = 0; i < ds.size(); ++i) {
-    EXPECT_TRUE(ids.count(ds[i].rule)) << ds[i].rule;
+    EXPECT_TRUE(titles.count(ds[i].rule)) << ds[i].rule;
+    EXPECT_EQ(ds[i].title, titles[ds[i].rule]) << "a finding's title is its rule's row";
     EXPECT_TRUE(severities.count(ds[i].severity)) << ds[i].severity;
     EXPECT_FALSE(ds[i].evidence.empty());
     EXPECT_FALSE(ds[i].suggestion.empty());
@@ -292,6 +294,13 @@ TEST(Diagnosis, SeverityAndDeviceTables) {
   EXPECT_EQ(sm_count_from_name("Tesla V100-SXM2-16GB"), 80);  // any GPU the hardware database knows
   // Every rule is documented with its condition.
   for (const auto& r : diagnosis_rules()) EXPECT_FALSE(r.when.empty()) << r.id;
+  // One row per rule: ids are unique, each with a title.
+  std::set<std::string> ids;
+  for (const auto& r : diagnosis_rules()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+    EXPECT_FALSE(r.title.empty()) << r.id;
+  }
+  EXPECT_EQ(ids.size(), 12u);
 }
 
 TEST(Diagnosis, RecordedProfilesSurviveAJsonRoundTrip) {

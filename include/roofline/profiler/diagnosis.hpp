@@ -70,7 +70,8 @@ struct RuleInfo {
   std::string title;
   std::string when;  // the condition, in words, with the option names
 };
-// Every rule, in the order diagnose() runs them.
+// Every rule, in the order diagnose() runs them: the rows of the one table
+// (src/profiler/diagnosis/rules.cpp) the findings take their ids and titles from.
 const std::vector<RuleInfo>& diagnosis_rules();
 
 // Runs every rule; the result is sorted by impact (largest first), then by

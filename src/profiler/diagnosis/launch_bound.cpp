@@ -7,7 +7,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> launch_bound(const Facts& c) {
+std::optional<Diagnosis> launch_bound(const Facts& c, const Rule& rule) {
   if (c.launches == 0 || c.window_ns <= 0 || c.busy >= c.o.busy_low) return std::nullopt;
 
   // Launches of kernels shorter than their launch call: per kernel from the
@@ -46,7 +46,7 @@ std::optional<Diagnosis> launch_bound(const Facts& c) {
           ") are of kernels shorter than their launch call";
   ev += "; idle in gaps under 1 ms: " + std::string(c.idle_split_exact ? "" : "up to ") + t(c.short_idle_ns) + " (" +
         pct(c.short_idle_ns / c.window_ns) + " of the window)";
-  return c.make("launch-bound", "Kernels are shorter than their launch: launch overhead dominates", ev,
+  return c.make(rule, ev,
                 "do more work per launch: larger batches; fuse small ops (torch.compile, fused optimizers with "
                 "foreach/fused=True); capture the step in a CUDA graph (torch.cuda.graphs or torch.compile "
                 "mode=\"reduce-overhead\") so one launch replays all kernels",

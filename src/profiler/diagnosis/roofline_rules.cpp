@@ -69,7 +69,7 @@ std::vector<Judged> judge(const Facts& c, model::Bound want) {
 
 }  // namespace
 
-std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c) {
+std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c, const Rule& rule) {
   auto js = judge(c, model::Bound::Memory);
   if (js.empty()) return std::nullopt;
   double impact = 0;
@@ -82,7 +82,7 @@ std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c) {
                       t(j.profile_ns) + " in all" +
                       (j.k->achieved_occupancy > 0 ? ", occupancy " + pct(j.k->achieved_occupancy) : ""));
   }
-  return c.make("memory-bound-low-bandwidth", "Memory-bound kernels far below the memory bandwidth",
+  return c.make(rule,
                 count(js.size()) + " memory-bound kernel(s) below " + pct(c.o.low_efficiency) +
                     " of DRAM bandwidth: " + join(parts, "; ") + "; time above their bandwidth floor: " + t(impact),
                 "make each access count: coalesced, vectorised (16-byte) loads, more bytes in flight per SM (higher "
@@ -91,7 +91,7 @@ std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c) {
                 impact);
 }
 
-std::optional<Diagnosis> compute_below_peak(const Facts& c) {
+std::optional<Diagnosis> compute_below_peak(const Facts& c, const Rule& rule) {
   auto js = judge(c, model::Bound::Compute);
   if (js.empty()) return std::nullopt;
   double impact = 0;
@@ -103,7 +103,7 @@ std::optional<Diagnosis> compute_below_peak(const Facts& c) {
                       format_si(j.compute->value, "FLOP/s") + " " + j.compute->label + " (" +
                       pct(j.pl.achieved / j.compute->value) + "), " + t(j.profile_ns) + " in all");
   }
-  return c.make("compute-bound-below-peak", "Compute-bound kernels far below the compute peak",
+  return c.make(rule,
                 count(js.size()) + " compute-bound kernel(s) below " + pct(c.o.low_efficiency) +
                     " of their compute roof: " + join(parts, "; ") + "; time above their compute floor: " + t(impact),
                 "check the precision and unit (FP32 on CUDA cores vs TF32/bf16 on tensor cores), tile shapes against "
