@@ -1,6 +1,8 @@
 #include "src/profiler/explain/tokens.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <span>
 
 #include "roofline/core/strings.hpp"
 
@@ -57,24 +59,42 @@ std::string type_from_token(std::string_view tok) {
   return "";
 }
 
+namespace {
+
+// The `parts` (views of them, not of `tok`) that make up `tok` end to end, the
+// first that fits taken at each step; empty unless they make up all of it.
+std::vector<std::string_view> split_run(std::string_view tok, std::span<const std::string_view> parts) {
+  std::vector<std::string_view> out;
+  while (!tok.empty()) {
+    auto fit = std::find_if(parts.begin(), parts.end(), [&](std::string_view p) { return starts_with(tok, p); });
+    if (fit == parts.end()) return {};
+    out.push_back(*fit);
+    tok.remove_prefix(fit->size());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> split_type_run(std::string_view tok) {
   static constexpr std::string_view spellings[] = {"bf16", "tf32", "e4m3", "e5m2", "f16", "f32",
                                                    "f64",  "s8",   "s32",  "u8",   "i8",  "i32"};
   std::vector<std::string> out;
-  std::string t = to_lower(tok);
-  std::string_view v = t;
-  while (!v.empty()) {
-    bool found = false;
-    for (auto s : spellings) {
-      if (starts_with(v, s)) {
-        out.push_back(type_from_token(s));
-        v.remove_prefix(s.size());
-        found = true;
-        break;
-      }
-    }
-    if (!found) return {};
-  }
+  for (std::string_view s : split_run(to_lower(tok), spellings)) out.push_back(type_from_token(s));
+  return out;
+}
+
+std::vector<int> mma_shape(std::string_view digits) {
+  static constexpr std::string_view parts[] = {"16", "32", "64", "8", "4"};
+  std::vector<std::string_view> run = split_run(digits, parts);
+  if (run.size() != 3) return {};
+  return {to_int(run[0]), to_int(run[1]), to_int(run[2])};
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   return out;
 }
 
