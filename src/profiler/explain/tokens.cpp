@@ -174,6 +174,30 @@ bool tensor_core_type(std::string_view c) {
          c == "uint8" || c == "int4" || c == "fp4e2m1";
 }
 
+bool generic_pytorch_identifier(std::string_view id) {
+  static constexpr std::string_view generic[] = {"gpu_kernel_impl",
+                                                 "gpu_kernel_impl_nocast",
+                                                 "gpu_kernel_with_scalars",
+                                                 "opmath_gpu_kernel_with_scalars",
+                                                 "opmath_symmetric_gpu_kernel_with_scalars",
+                                                 "launch_vectorized_kernel",
+                                                 "launch_legacy_kernel",
+                                                 "launch_unrolled_kernel",
+                                                 "elementwise_kernel_helper",
+                                                 "func_wrapper_t",
+                                                 "BinaryFunctor",
+                                                 "AUnaryFunctor",
+                                                 "BUnaryFunctor",
+                                                 "ReduceOp",
+                                                 "TensorListMetadata",
+                                                 "TensorListScalarListMetadata",
+                                                 "FusedOptimizerTensorListMetadata",
+                                                 "TrivialOffsetCalculator",
+                                                 "OffsetCalculator",
+                                                 "gpu_reduce_kernel"};
+  return std::find(std::begin(generic), std::end(generic), id) != std::end(generic);
+}
+
 bool is_number(std::string_view tok) {
   if (tok.empty()) return false;
   for (char c : tok)

@@ -47,6 +47,11 @@ bool is_blas_layout(std::string_view tok);
 // "tn" -> "A transposed, B not (tn)".
 std::string blas_layout_phrase(std::string_view tok);
 
+// Template-argument identifiers of PyTorch's kernel machinery that never name
+// the operation ("gpu_kernel_impl", "BinaryFunctor", "OffsetCalculator", ...):
+// the decoder and the short names look past them for the functor that does.
+bool generic_pytorch_identifier(std::string_view id);
+
 bool is_number(std::string_view tok);
 int to_int(std::string_view tok);
 

@@ -29,17 +29,11 @@
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
 
 using roofline::prof::CuptiCollector;
+using roofline::prof::nvtx_narrow;
 
 namespace {
 
 std::atomic<std::uint64_t> g_next_range{1};
-
-std::string narrow(const wchar_t* w) {
-  std::string s;
-  if (!w) return s;
-  for (; *w; ++w) s += (*w >= 32 && *w < 127) ? static_cast<char>(*w) : '?';
-  return s;
-}
 
 // Registered strings: the handle is our own copy of the text (never freed:
 // handles stay valid for the life of the process).
@@ -56,7 +50,7 @@ std::string attr_text(const nvtxEventAttributes_t* a) {
     case NVTX_MESSAGE_TYPE_ASCII:
       return a->message.ascii ? a->message.ascii : "";
     case NVTX_MESSAGE_TYPE_UNICODE:
-      return narrow(a->message.unicode);
+      return nvtx_narrow(a->message.unicode);
     case NVTX_MESSAGE_TYPE_REGISTERED:
       return a->message.registered ? reinterpret_cast<const char*>(a->message.registered) : "(registered string)";
     default:
@@ -97,11 +91,11 @@ void end(nvtxRangeId_t id) {
 }
 
 int NVTX_API push_a(const char* m) { return push(m ? m : ""); }
-int NVTX_API push_w(const wchar_t* m) { return push(narrow(m)); }
+int NVTX_API push_w(const wchar_t* m) { return push(nvtx_narrow(m)); }
 int NVTX_API push_ex(const nvtxEventAttributes_t* a) { return push(attr_text(a)); }
 int NVTX_API pop_core() { return pop(); }
 nvtxRangeId_t NVTX_API start_a(const char* m) { return start(m ? m : ""); }
-nvtxRangeId_t NVTX_API start_w(const wchar_t* m) { return start(narrow(m)); }
+nvtxRangeId_t NVTX_API start_w(const wchar_t* m) { return start(nvtx_narrow(m)); }
 nvtxRangeId_t NVTX_API start_ex(const nvtxEventAttributes_t* a) { return start(attr_text(a)); }
 void NVTX_API end_core(nvtxRangeId_t id) { end(id); }
 
@@ -115,7 +109,7 @@ nvtxStringHandle_t NVTX_API domain_register_a(nvtxDomainHandle_t, const char* s)
   return register_string(s ? s : "");
 }
 nvtxStringHandle_t NVTX_API domain_register_w(nvtxDomainHandle_t, const wchar_t* s) {
-  return register_string(narrow(s));
+  return register_string(nvtx_narrow(s));
 }
 // Domains are not told apart (ranges of every domain share the thread's
 // path); a non-null handle keeps programs that check it happy.
