@@ -67,7 +67,7 @@ class CuptiCollector {
   TraceWriter& trace() { return trace_; }
   std::uint64_t now_ns() const;
 
-  // For the counters engineer's RangeProfiler, which attaches to this
+  // For the RangeProfiler (counters/), which attaches to this
   // process's one CUPTI subscriber: every callback is handed to `fn` first.
   // Set before the callbacks it needs are enabled, never changed afterwards.
   using Forward = void (*)(void* user, int domain, std::uint32_t cbid, const void* data);

@@ -71,9 +71,9 @@ void on_context_created() {
     // on the writer thread instead let a short program exit during the start:
     // exit handlers run newest first, so the static destructors of the
     // profiler libraries the start had just loaded (libnvperf_host) ran while
-    // the start was still inside them (SIGSEGV in NVPW_CUDA_LoadDriver, 4 of 4
-    // runs of the 0.4 s profile_target on the H100, 2026-11-24). Registered
-    // after them, stop_pm_at_exit runs before them.
+    // the start was still inside them (SIGSEGV in NVPW_CUDA_LoadDriver in
+    // every run of the 0.4 s profile_target on an H100). Registered after
+    // them, stop_pm_at_exit runs before them.
     static std::once_flag started;
     std::call_once(started, [] {
       start_pm();

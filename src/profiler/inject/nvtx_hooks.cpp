@@ -6,11 +6,12 @@
 // tracker (the range path of each thread, and the time of each range).
 //
 // Why our own hooks rather than handing NVTX over to CUPTI (libcupti's
-// InitializeInjectionNvtx2 + CUPTI's NVTX callback domain): on the H100 run,
-// profiled programs' ranges never reached the collector that way although the
-// same forwarding worked for PyTorch; the hooks do not depend on CUPTI's
-// internal NVTX state, work before CUDA starts, and their path can be checked
-// without a GPU. The in-process tracer still uses CUPTI's NVTX callbacks.
+// InitializeInjectionNvtx2 + CUPTI's NVTX callback domain): that way the
+// ranges of profiled programs never reached the collector on an H100 with
+// CUDA 13, although the same forwarding worked for PyTorch; the hooks do not
+// depend on CUPTI's internal NVTX state, work before CUDA starts, and their
+// path can be checked without a GPU. The in-process tracer uses CUPTI's NVTX
+// callbacks.
 //
 // Hooks are called on the program's threads: no exceptions escape (NVTX is
 // C), and the work is a few pushes/pops on thread-local stacks.
