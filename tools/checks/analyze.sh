@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `roofline analyze` (the main job) on the GPU machine, timed, with the charts
-# it writes copied back. Builds nothing: uses ./build.
+# it writes copied back. Builds nothing: uses ./build. 25.1 s on the H100 (docs/results-h100.md).
+#   tools/checks/run.sh analyze:120
 set -u
 OUT=${OUT:-/tmp/roofline-analyze}
 mkdir -p "$OUT/analyze"
@@ -11,3 +12,4 @@ secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}')
 echo "roofline analyze rc=$rc in ${secs} s"
 cat "$OUT/analyze/analyze.txt"
 tail -20 "$OUT/analyze/analyze.err"
+exit $rc

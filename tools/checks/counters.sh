@@ -15,11 +15,12 @@
 #   4. our profiler inside ncu: must report "another profiler" and carry on
 #   5. PM sampling: supported metrics, utilization against the event-measured busy
 #      fraction (duty 1.0 and 0.5, target within 5 points), overhead (target <= 2%)
-# Arguments (tools/device/run.sh counters:SECONDS:ARG,...): ncu-none also compares
+# Arguments (tools/checks/run.sh counters:SECONDS:ARG,...): ncu-none also compares
 # the default against ncu --cache-control none (about 40 s more). The earlier
 # l2-clean none/memset variants: known_flops --l2-clean none|memset by hand.
 # Output: $OUT/counters-report.txt (everything above) and $OUT/counters-data.tar.gz
-# (raw JSON, CSV and XML). About 3 minutes on an H100.
+# (raw JSON, CSV and XML). 50 s on the H100 on 2026-11-24 (docs/counters.md); about 3 minutes
+# was the estimate before.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/out}
@@ -59,7 +60,7 @@ step "1. SASS of the known-FLOPs kernels (floating-point opcodes and register mo
 SASS_MOVES=()
 if [ -x "$CUOBJDUMP" ]; then
   "$CUOBJDUMP" -sass -arch sm_90 build/tests/libknown_flops_kernels.a >"$W/sass.txt" 2>&1
-  python3 tools/device/counters_sass.py "$W/sass.txt" "$W/sass-moves.json" | tee -a "$REPORT"
+  python3 tools/checks/counters_sass.py "$W/sass.txt" "$W/sass-moves.json" | tee -a "$REPORT"
   [ -s "$W/sass-moves.json" ] && SASS_MOVES=(--sass "$W/sass-moves.json")
 else
   say "MISS cuobjdump not found: the SASS check was not done (register moves come from known_flops.cu)"
@@ -114,13 +115,13 @@ else
     --print-units base --print-kernel-base mangled --log-file "$W/ncu-dram-only.csv" \
     "$B/known_flops" --repeat $REPEAT >"$W/expected-ncu-dram.json" 2>>"$REPORT"
   say "ncu (DRAM metrics only) exit: $? (at $(( $(date +%s) - T0 )) s)"
-  run python3 tools/device/counters_l2_table.py "$W/ncu-cache-all.csv" evict "${TABLE[@]}"
-  run python3 tools/device/counters_l2_table.py "$W/ncu-dram-only.csv" evict "${TABLE[@]}"
-  run python3 tools/device/counters_compare.py "$W/expected-evict.json" "$W/ours-evict.json" "$W/ncu-cache-all.csv" \
+  run python3 tools/checks/counters_l2_table.py "$W/ncu-cache-all.csv" evict "${TABLE[@]}"
+  run python3 tools/checks/counters_l2_table.py "$W/ncu-dram-only.csv" evict "${TABLE[@]}"
+  run python3 tools/checks/counters_compare.py "$W/expected-evict.json" "$W/ours-evict.json" "$W/ncu-cache-all.csv" \
     "default (l2-clean evict, DRAM pass) against ncu --cache-control all" "${SASS_MOVES[@]}" \
     --ncu-dram "$W/ncu-dram-only.csv"
   if [ "$NCU_NONE" = 1 ]; then
-    python3 tools/device/counters_compare.py "$W/expected-evict.json" "$W/ours-evict.json" "$W/ncu-cache-none.csv" \
+    python3 tools/checks/counters_compare.py "$W/expected-evict.json" "$W/ours-evict.json" "$W/ncu-cache-none.csv" \
       "default against ncu --cache-control none (not counted)" --no-arith 2>&1 |
       sed -e 's/^MISS /INFO miss: /' -e 's/^PASS /INFO pass: /' | tee -a "$REPORT"
   fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares roofline's range-profiler counters with ncu's and with the known
-FLOPs of tests/programs/known_flops (run by tools/device/counters.sh).
+FLOPs of tests/programs/known_flops (run by tools/checks/counters.sh).
 
     counters_compare.py EXPECTED.json OURS.json NCU.csv [LABEL] [--sass MOVES.json] [--no-arith]
                         [--ncu-dram NCU_DRAM.csv]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The L2-clean experiment (tools/device/counters.sh): DRAM bytes per kernel launch
+"""The L2-clean experiment (tools/checks/counters.sh): DRAM bytes per kernel launch
 of known_flops under roofline's range profiler with each way of treating L2
 before a profiled launch, side by side with ncu's.
 

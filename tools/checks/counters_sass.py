@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The SASS check of the known-FLOPs kernels (tools/device/counters.sh, step 1).
+"""The SASS check of the known-FLOPs kernels (tools/checks/counters.sh, step 1).
 
     counters_sass.py SASS.txt [MOVES.json]
 

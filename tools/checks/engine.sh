@@ -1,40 +1,49 @@
 #!/usr/bin/env bash
-# The engine on the GPU machine (issue 3): GPU op harness and training tests,
-# `roofline bench` for the three models beside the PyTorch peer, then op
-# timings, memcheck and racecheck (CHECKS=0 leaves those out). Run through tools/device/run.sh (it unpacks ./build, sets
-# LD_LIBRARY_PATH for cuDNN, ROOFLINE_DATA=.carry/fashion-mnist and
-# ROOFLINE_DB=$OUT/roofline.db):   tools/device/run.sh engine:600
-# Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/device/engine.sh
-# Budget: the tests and benches about 8 minutes (3 rounds of the batch-64/128 simple models); with the
-# checks more than the 10 a device call may take (2026-11-25: cut at 590 s), so run the checks in a
-# call of their own or with CHECKS=0 here; ONLY="step ..." / SKIP="step ..." split the rest over calls. Batch 1 runs one epoch capped at 2000 steps (per-step
-# times are reported; nothing is extrapolated to 5 full epochs).
+# The engine on the GPU machine: GPU op harness and training tests, `roofline
+# bench` for the three models beside the PyTorch peer, then op timings,
+# memcheck and racecheck (CHECKS=0 leaves those out). Run through
+# tools/checks/run.sh (it unpacks ./build, sets LD_LIBRARY_PATH for cuDNN,
+# ROOFLINE_DATA=.carry/fashion-mnist and ROOFLINE_DB):
+#   tools/checks/run.sh engine:570[:STEP,STEP...]
+# Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/checks/engine.sh [STEP...]
+# Steps: gpu_tests bench_small bench_ece408_gpu bench_1 bench_ece408_cpu bench_ece408_cpu128 ops_perf
+# memcheck racecheck. Arguments (or ONLY="step ...") run only the steps named; SKIP="step ..." leaves
+# those out. Budget: the tests and benches about 8 minutes (3 rounds of the batch-64/128 simple
+# models); with the checks more than the 10 a device call may take (2026-11-25: cut at 590 s), so
+# tools/checks/all.sh splits the steps over calls. Batch 1 runs one epoch capped at 2000 steps
+# (per-step times are reported; nothing is extrapolated to 5 full epochs). Exit code 1 when a step
+# failed or ran past its limit.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
+[[ $# -gt 0 ]] && ONLY="$*"
 export OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export ROOFLINE_DATA=${ROOFLINE_DATA:-$PWD/.carry/fashion-mnist}
 export ROOFLINE_DB=${ROOFLINE_DB:-$OUT/roofline.db}
 R=./build/bin/roofline
 T=./build/bin/roofline_gpu_tests
-declare -a SUMMARY
+SUMMARY=() FAILED=()
 
-source tools/device/quiet_host.sh  # quiet_host: wait until the host is quiet before timing
+# shellcheck source=tools/checks/quiet_host.sh
+source tools/checks/quiet_host.sh  # quiet_host: wait until the host is quiet before timing
 
 step() {  # step NAME SECONDS CMD...: time limit; stdout to $OUT/NAME.out, stderr to $OUT/NAME.log
   local name=$1 limit=$2
   shift 2
-  # ONLY="a b" runs only the steps named; SKIP="a b" leaves those out (to split the run over calls).
-  if { [[ -n ${ONLY:-} && " $ONLY " != *" $name "* ]]; } || [[ " ${SKIP:-} " == *" $name "* ]]; then
+  if ! wanted "$name"; then
     SUMMARY+=("$(printf '%-22s skipped' "$name")")
     return 0
   fi
-  local t0=$(date +%s)
+  local t0 rc
+  t0=$(date +%s)
   timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$OUT/$name.out" 2> "$OUT/$name.log"
-  local rc=$?
+  rc=$?
   SUMMARY+=("$(printf '%-22s rc=%-3d %4ds' "$name" "$rc" "$(( $(date +%s) - t0 ))")")
+  ((rc == 0)) || FAILED+=("$name")
   return $rc
 }
+# ONLY="a b" (or the arguments) runs only the steps named; SKIP="a b" leaves those out.
+wanted() { ! { [[ -n ${ONLY:-} && " $ONLY " != *" $1 "* ]] || [[ " ${SKIP:-} " == *" $1 "* ]]; }; }
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader || true
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' || true
@@ -42,14 +51,16 @@ python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.i
 # In order of importance, so that a time limit cuts the least important part.
 # 1. Correctness on the GPU: every op vs the float64 reference, CPU/GPU loss agreement, graphs, NaN, OOM.
 step gpu_tests 120 "$T" --gtest_filter='*OpsOnGpu*:OpsGpu*:TrainGpu*:ConvMaxPoolGpu*:LinearHeadGpu*:InferenceGpu*' --gtest_output=json:"$OUT/gpu_tests.json"
-grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/gpu_tests.out" | tail -15
+wanted gpu_tests && grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/gpu_tests.out" | tail -15
 
 # 2. Seed 000's Table 4 at batch 64 and 128, 5 epochs, beside PyTorch (accuracy targets:
 #    simple-mlp and ece408 >= 85% at batch 64 on CPU and GPU).
 #    ROUNDS rounds (default 3, `bench --repeat`): each round roofline then PyTorch; Table 4 shows each
 #    cell's median round, the repeat tables the spread and the speedup of the medians (PyTorch's step
 #    moves 1.0-2.0 ms from one process to the next: one run decides nothing near a target).
-quiet_host
+for s in bench_small bench_ece408_gpu bench_1 bench_ece408_cpu bench_ece408_cpu128 ops_perf; do
+  wanted "$s" && { quiet_host; break; }
+done
 step bench_small $((60 + 80 * ${ROUNDS:-3})) "$R" --json bench simple-mlp,simple-cnn --device cpu,gpu --batch 64,128 --epochs 5 \
   --repeat "${ROUNDS:-3}" \
   --peer pytorch --costs
@@ -77,14 +88,15 @@ if [[ ${CHECKS:-1} != 0 ]] && { command -v compute-sanitizer > /dev/null || [[ -
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   step memcheck 90 "$CS" --tool memcheck --error-exitcode 9 "$T" \
     --gtest_filter='*OpsOnGpu*:OpsGpu.TiledConvolutionEdges*:OpsGpu.SmallLinear*:ConvMaxPoolGpu*:LinearHeadGpu*:InferenceGpu*'
-  grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.out" "$OUT/memcheck.log" | tail -3
+  wanted memcheck && grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.out" "$OUT/memcheck.log" | tail -3
   # 7. Shared-memory races in the tiled convolutions (staging vs reading, the weight gradient's
   #    reduction buffer reusing the staged output gradient).
   step racecheck 90 "$CS" --tool racecheck --error-exitcode 9 "$T" --gtest_filter='OpsGpu.TiledConvolutionEdges*'
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|PASSED|FAILED" "$OUT/racecheck.out" "$OUT/racecheck.log" | tail -4
+  wanted racecheck && grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|PASSED|FAILED" "$OUT/racecheck.out" "$OUT/racecheck.log" | tail -4
 fi
 
 for f in bench_small bench_ece408_gpu bench_ece408_cpu bench_ece408_cpu128 bench_1; do
+  wanted "$f" || continue
   if [[ ! -s $OUT/$f.out ]]; then
     echo "--- $f: no results; the end of its log:"
     tail -5 "$OUT/$f.log"
@@ -108,3 +120,4 @@ done
 
 echo "=== engine.sh summary"
 printf '%s\n' "${SUMMARY[@]}"
+((${#FAILED[@]} == 0)) || { echo "FAIL steps: ${FAILED[*]}"; exit 1; }

@@ -6,13 +6,13 @@
 # same call, both sides on the same thread count (OMP_NUM_THREADS = all cores
 # unless set; PyTorch reads it too). Prints one PASS/MISS line per model,
 # batch and mode with the ratio (PyTorch time / roofline time).
-# Run through tools/device/run.sh:   tools/device/run.sh engine_cpu:300
-# Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/device/engine_cpu.sh
+# Run through tools/checks/run.sh:   tools/checks/run.sh engine_cpu:240
+# Stand-alone: OUT=/tmp/out ROOFLINE_DATA=.carry/fashion-mnist bash tools/checks/engine_cpu.sh
 # Budget: ~90 s expected, 230 s at most (five calls of 30 s at most, ece408 at batch 64/128 80 s). Timing runs are
 # short (one epoch capped at 2000 steps at batch 1, 300 at 64/128, 100 for ece408); speedups are per step
 # and per single-batch inference, so nothing is extrapolated. Accuracy is not judged here.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export ROOFLINE_DATA=${ROOFLINE_DATA:-$PWD/.carry/fashion-mnist}
@@ -26,7 +26,8 @@ declare -a SUMMARY
 step() {  # step NAME SECONDS CMD...: time limit; stdout to $OUT/NAME.out, stderr to $OUT/NAME.log
   local name=$1 limit=$2
   shift 2
-  local t0=$(date +%s)
+  local t0
+  t0=$(date +%s)
   timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$OUT/$name.out" 2> "$OUT/$name.log"
   local rc=$?
   SUMMARY+=("$(printf '%-20s rc=%-3d %4ds' "$name" "$rc" "$(( $(date +%s) - t0 ))")")

@@ -4,6 +4,7 @@
 # the kernel names, decodes them all, and lists those no rule recognised.
 #   in:  ./build (a roofline build), python3 with torch
 #   out: $OUT/kernel_names.txt, $OUT/explain.json, $OUT/explain.txt, $OUT/unrecognised.txt
+#   tools/checks/run.sh explain_names:120
 set -euo pipefail
 : "${OUT:?set OUT to a writable folder}"
 export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU tests on the GPU machine: roofline_gpu_tests with a gtest filter
 # (default: all of them), then a list of what passed, failed and skipped.
-#   tools/device/run.sh gtest:SECONDS:FILTER
+#   tools/checks/run.sh gtest:SECONDS[:FILTER]
 set -u
 OUT=${OUT:-/tmp/roofline-gtest}
 mkdir -p "$OUT/gtest"

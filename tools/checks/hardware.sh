@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Hardware area on the GPU machine (run by tools/device/run.sh hw:120): the GPU
+# Hardware area on the GPU machine (tools/checks/run.sh hardware:60): the GPU
 # tests of query_gpu() and the datasheet match, then `roofline device` as text
 # and JSON, and nvidia-smi's own view of clocks, power and memory to compare.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 ./build/bin/roofline_gpu_tests --gtest_filter='GpuDevice.*'

@@ -16,7 +16,7 @@
 # Expects the build at ./build (cmake --build build --target roofline
 # roofline_tests roofline_gpu_tests); writes everything under $OUT/profiler.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-./out}
 D=$OUT/profiler
 mkdir -p "$D"
@@ -84,7 +84,7 @@ S=tests/programs/torch_cnn_train.py
   > "$D/torch_cnn_summary.txt" 2> "$D/torch_cnn_stderr.txt"
 echo "profile rc=$?" | tee -a "$D/summary.txt"
 "$R" --db "$DB" --json profile --label "300/train" -- python3 "$S" --steps 300 > "$D/torch_cnn_summary.json" 2>/dev/null
-ls -la "$D/torch_cnn_trace.json" | tee -a "$D/summary.txt"
+du -h "$D/torch_cnn_trace.json" | tee -a "$D/summary.txt"
 : > "$D/torch_overhead_raw.csv"
 for rep in 1 2 3; do
   for mode in plain traced; do
@@ -106,7 +106,8 @@ EOF
 log "4. fork, non-zero exit, killed, another CUPTI subscriber"
 for args in "--fork" "--exit 3" "--selfkill" "--cupti-first"; do
   name=$(echo "$args" | tr -d ' -')
-  "$R" --db "$DB" profile -- "$T/profile_target" $args > "$D/target_$name.txt" 2>&1
+  read -r -a argv <<< "$args"
+  "$R" --db "$DB" profile -- "$T/profile_target" "${argv[@]}" > "$D/target_$name.txt" 2>&1
   echo "profile_target $args: rc=$?" | tee -a "$D/summary.txt"
 done
 

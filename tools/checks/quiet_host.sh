@@ -1,10 +1,12 @@
-# Sourced by the device scripts that time CPU runs (engine.sh, cpu_contention.sh).
+# shellcheck shell=bash
+# Sourced by the checks that time CPU runs (engine.sh).
 # The host's CPU use by everyone over one second (busy %, and steal % — a VM's vCPUs run by other
 # tenants) from /proc/stat.
 cpu_busy() {
   local a b
-  a=($(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6, $9}' /proc/stat)); sleep 1
-  b=($(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6, $9}' /proc/stat))
+  read -r -a a < <(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6, $9}' /proc/stat)
+  sleep 1
+  read -r -a b < <(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6, $9}' /proc/stat)
   local busy=$((b[0] - a[0])) idle=$((b[1] - a[1])) steal=$((b[2] - a[2]))
   local total=$((busy + idle + steal))
   ((total > 0)) || total=1
@@ -17,7 +19,7 @@ cpu_busy() {
 quiet_host() {
   local waited=0 q
   while :; do
-    q=($(cpu_busy))
+    read -r -a q < <(cpu_busy)
     if ((q[0] < 3 && q[1] < 1)); then
       echo "host quiet after ${waited}s: ${q[0]}% busy, ${q[1]}% steal"
       return 0

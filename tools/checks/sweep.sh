@@ -8,10 +8,10 @@
 # 0.9 <= achieved / predicted <= 1.1 (with the SM clock of each point), then
 # what the seed's kernel reached and why (no-overlap model, Little's law;
 # "SKIP": not judged), then the totals per kernel. About 60 s on the H100.
-#   usage: OUT=/some/dir tools/device/sweep.sh      (expects the build in ./build)
-#   the lead's call: tools/device/pack.sh here, then on the device tools/device/run.sh sweep:200
+#   usage: OUT=/some/dir tools/checks/sweep.sh      (expects the build in ./build)
+#   tools/checks/pack.sh here, then on the device tools/checks/run.sh sweep:200
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
