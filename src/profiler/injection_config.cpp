@@ -1,8 +1,8 @@
 #include "roofline/profiler/injection_config.hpp"
 
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"

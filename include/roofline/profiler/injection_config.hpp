@@ -13,15 +13,15 @@
 namespace roofline::prof {
 
 struct InjectionConfig {
-  std::string out_dir = ".";              // where profile-<pid>.json and trace-<pid>.jsonl go
-  bool trace = false;                     // also write every event to trace-<pid>.jsonl (--trace)
-  std::uint64_t trace_limit = 1'000'000;  // events per process in that trace (--trace-limit)
-  int device = 0;                         // the GPU PM sampling and the counters read (--device)
-  bool counters = false;                  // per-kernel hardware counters, kernel replay (--counters)
-  std::uint32_t counters_limit = 1;       // launches measured per kernel name, 0: every one (--counters-limit)
-  std::vector<std::string> metrics;       // counter metrics instead of the default set (--metrics)
-  bool pm_sampling = false;               // CUPTI PM sampling (--pm-sampling)
-  std::uint64_t pm_interval_ns = 100'000; // its interval (--pm-interval, given in µs)
+  std::string out_dir = ".";               // where profile-<pid>.json and trace-<pid>.jsonl go
+  bool trace = false;                      // also write every event to trace-<pid>.jsonl (--trace)
+  std::uint64_t trace_limit = 1'000'000;   // events per process in that trace (--trace-limit)
+  int device = 0;                          // the GPU PM sampling and the counters read (--device)
+  bool counters = false;                   // per-kernel hardware counters, kernel replay (--counters)
+  std::uint32_t counters_limit = 1;        // launches measured per kernel name, 0: every one (--counters-limit)
+  std::vector<std::string> metrics;        // counter metrics instead of the default set (--metrics)
+  bool pm_sampling = false;                // CUPTI PM sampling (--pm-sampling)
+  std::uint64_t pm_interval_ns = 100'000;  // its interval (--pm-interval, given in µs)
 
   // The configuration as JSON text, and back. parse() takes what to_text()
   // writes; a missing field keeps its default, and a malformed text, an
