@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,32 @@ TEST(ProfileInject, SigkillLeavesThePeriodicSnapshot) {
   ASSERT_GT(pid, 0);
   auto j = read_profile(dir.path(), pid);
   EXPECT_FALSE(j["complete"].get<bool>());
+}
+
+TEST(ProfileInject, MalformedConfigurationIsNamedAndTheProgramRunsOn) {
+  // Only a hand-set ROOFLINE_PROFILE_CONFIG can be malformed: the library says
+  // what is wrong on stderr, profiles nothing, and the program is unharmed.
+  roofline::test::TempDir dir;
+  const std::string err = dir.file("stderr.txt");
+  pid_t pid = fork();
+  if (pid == 0) {
+    const std::string bad = R"({"out_dir": ")" + dir.path() + R"(", "trace": "yes"})";
+    setenv("ROOFLINE_PROFILE_CONFIG", bad.c_str(), 1);
+    if (!std::freopen(err.c_str(), "w", stderr)) _exit(92);
+    void* h = dlopen(library().c_str(), RTLD_NOW | RTLD_LOCAL);
+    auto init = h ? reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection")) : nullptr;
+    if (!init || init() != 1) _exit(91);
+    std::exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(only_profile_pid(dir.path()), 0);  // no profile file
+  const std::string said = roofline::test::read_file(err);
+  EXPECT_NE(said.find("the profiler could not start: ROOFLINE_PROFILE_CONFIG: trace must be true or false"),
+            std::string::npos)
+      << said;
 }
 
 TEST(ProfileInject, ForkedChildWithoutGpuWorkWritesNothing) {

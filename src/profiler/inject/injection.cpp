@@ -295,19 +295,26 @@ void start() {
   }
 }
 
+// No exception may leave the function std::call_once runs: it would unwind
+// through glibc's pthread_once, which with the statically linked unwinder
+// aborts the program.
+void start_or_say_why() noexcept {
+  try {
+    start();
+  } catch (const roofline::Error& e) {
+    std::fprintf(stderr, "roofline: the profiler could not start: %s (%s)\n", e.what(), e.hint().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "roofline: the profiler could not start: %s\n", e.what());
+  }
+}
+
 }  // namespace
 
 // Called by the CUDA driver while it initialises (cuInit). Returns 1 always:
 // the program must run whether or not the profiler could attach.
 ROOFLINE_EXPORT int InitializeInjection(void) {
   static std::once_flag once;
-  try {
-    std::call_once(once, start);
-  } catch (const roofline::Error& e) {
-    std::fprintf(stderr, "roofline: the profiler could not start: %s (%s)\n", e.what(), e.hint().c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "roofline: the profiler could not start: %s\n", e.what());
-  }
+  std::call_once(once, start_or_say_why);
   return 1;
 }
 
