@@ -22,7 +22,7 @@ constexpr Declaration kTable[] = {
   {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|regtile:KB:R[:THREADS]",
    "forces the engine's GPU convolution kernel for stride-1 layers, to compare them (default auto: the engine's rule)"},
   {Var::FusedPhases, "ROOFLINE_FUSED_PHASES", Developer, "1",
-   "prints, when a fused-mlp GPU run ends, a training step's time per phase by block 0's SM clock (default: off; 0 is off)"},
+   "prints to stderr, when a fused-mlp GPU run ends, each phase's time in a training step and in an inference, by block 0's SM clock (default: off; 0 is off)"},
   {Var::StudyEpochs, "ROOFLINE_STUDY_EPOCHS", Test, "N",
    "the epochs of the disabled test DeadClass.DISABLED_RealDataBatch128FastAndReferenceBackends (default 5)"},
   {Var::TestBinary, "ROOFLINE_TEST_BINARY", Test, "PATH",
