@@ -58,11 +58,13 @@ TEST(Env, EveryRowIsNamedOnceWithItsValuesAndMeaning) {
 TEST(Env, GetReadsTheVariableAndTreatsEmptyAsUnset) {
   {
     ScopedEnv set(env::Var::Data, "/some/dir");
-    EXPECT_EQ(env::get(env::Var::Data), std::optional<std::string>("/some/dir"));
+    const auto value = env::get(env::Var::Data);
+    ASSERT_TRUE(value.has_value());
+    EXPECT_EQ(*value, "/some/dir");
   }
   {
     ScopedEnv empty(env::Var::Data, "");
-    EXPECT_EQ(env::get(env::Var::Data), std::nullopt);
+    EXPECT_FALSE(env::get(env::Var::Data).has_value());
   }
 }
 
