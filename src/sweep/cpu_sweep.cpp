@@ -43,7 +43,7 @@ std::unique_ptr<T[], FreeDeleter> alloc(std::int64_t n) {
 
 template <class T>
 std::vector<Point> run_typed(Variant v, const Options& o, const measure::Progress& progress) {
-  const auto& kern = cpu::simd_loops();
+  const auto& kern = ceilings::cpu::simd_loops();
   const VariantInfo& vi = info(v);
   const std::int64_t n = o.n;
   auto a = alloc<T>(n);
@@ -55,17 +55,17 @@ std::vector<Point> run_typed(Variant v, const Options& o, const measure::Progres
       a[i] = static_cast<T>(input_value(static_cast<std::uint64_t>(i), o.seed));
       b[i] = std::numeric_limits<T>::quiet_NaN();  // poison: an unwritten output shows
     }
-  cpu::Frequency freq = cpu::measure_frequency();
+  ceilings::cpu::Frequency freq = ceilings::cpu::measure_frequency();
   hw::CpuInfo cpu_info = hw::query_cpu();
 
   std::vector<Point> out;
   for (std::int64_t k : o.k) {
-    // Denormals flushed in every thread (see cpu::FlushDenormals): the high
+    // Denormals flushed in every thread (see ceilings::cpu::FlushDenormals): the high
     // powers of a in [0.5, 1) underflow, and their assists would be timed.
     auto run_once = [&] {
 #pragma omp parallel
       {
-        cpu::FlushDenormals ftz;
+        ceilings::cpu::FlushDenormals ftz;
 #pragma omp for schedule(static)
         for (std::int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c) {
           std::int64_t i0 = c * kChunk, len = std::min(kChunk, n - i0);
@@ -103,7 +103,7 @@ std::vector<Point> run_typed(Variant v, const Options& o, const measure::Progres
     if (progress)
       progress(fmt::format("cpu {} k={}: {:.3f} ms, {:.2f} GFLOP/s, {:.2f} GB/s ({} kernels, {} threads, denormals flushed)", vi.name,
                            k, p.timing.mean_s * 1e3, VariantInfo::flops_per_element(k) * double(n) / 1e9 / p.timing.mean_s,
-                           vi.bytes_per_element() * double(n) / 1e9 / p.timing.mean_s, kern.isa, cpu::threads()));
+                           vi.bytes_per_element() * double(n) / 1e9 / p.timing.mean_s, kern.isa, ceilings::cpu::threads()));
     out.push_back(std::move(p));
   }
   return out;
@@ -114,7 +114,7 @@ std::vector<Point> run_typed(Variant v, const Options& o, const measure::Progres
 void check_cpu_memory(Variant v, const Options& o) {
   const VariantInfo& vi = info(v);
   double need = static_cast<double>(o.n) * vi.bytes_per_element();
-  double avail = static_cast<double>(cpu::available_memory_bytes());
+  double avail = static_cast<double>(ceilings::cpu::available_memory_bytes());
   // Leave a quarter of what is available to everything else.
   if (avail > 0 && need > 0.75 * avail)
     throw_usage(fmt::format("n = {} needs {} of host memory for the {} CPU sweep (input and output), but only {} "

@@ -48,7 +48,7 @@ std::vector<fs::path> files_under(const std::vector<std::string>& dirs) {
   return out;
 }
 
-std::string relative(const fs::path& p) { return fs::relative(p, kRoot).generic_string(); }
+std::string from_root(const fs::path& p) { return fs::relative(p, kRoot).generic_string(); }
 
 // The one file that reads the environment for ROOFLINE_* names.
 const std::string kEnvTable = "src/core/env.cpp";
@@ -110,7 +110,7 @@ TEST(Layout, IncludesAreWrittenFromOneRoot) {
       const std::string path = m[1];
       const bool rooted = path.rfind("roofline/", 0) == 0 || path.rfind("src/", 0) == 0 ||
                           path.rfind("kernels/", 0) == 0 || path.rfind("tests/", 0) == 0;
-      if (!rooted) bad.push_back(relative(f) + ":" + std::to_string(n) + " \"" + path + "\"");
+      if (!rooted) bad.push_back(from_root(f) + ":" + std::to_string(n) + " \"" + path + "\"");
     }
   }
   EXPECT_TRUE(bad.empty()) << "includes not written from the root (use roofline/... for public headers, the path "
@@ -124,7 +124,7 @@ TEST(Layout, NoSourceFileIsLongerThanAbout800Lines) {
     std::ifstream in(f);
     int lines = 0;
     for (std::string line; std::getline(in, line);) ++lines;
-    if (lines > 800) long_files.push_back(relative(f) + " (" + std::to_string(lines) + " lines)");
+    if (lines > 800) long_files.push_back(from_root(f) + " (" + std::to_string(lines) + " lines)");
   }
   EXPECT_TRUE(long_files.empty()) << "split these by concept: " << ::testing::PrintToString(long_files);
 }
@@ -139,7 +139,7 @@ TEST(Layout, OnlyTheEnvTableReadsRooflineVariables) {
   const std::regex named(R"re("ROOFLINE_[A-Z0-9_]+[="])re");
   std::vector<std::string> bad;
   for (const auto& f : files_under({"src", "include", "tests", "kernels", "fuzz"})) {
-    const std::string rel = relative(f);
+    const std::string rel = from_root(f);
     if (env_rules_skip(rel)) continue;
     std::ifstream in(f);
     std::string line;
@@ -168,7 +168,7 @@ TEST(Layout, EveryRooflineVariableNamedInTheTreeIsDeclared) {
   const std::regex named(R"re("(ROOFLINE_[A-Z0-9_]+)[="])re");
   std::vector<std::string> undeclared;
   for (const auto& f : files_under({"src", "include", "tests", "kernels", "fuzz"})) {
-    const std::string rel = relative(f);
+    const std::string rel = from_root(f);
     if (env_rules_skip(rel)) continue;
     std::ifstream in(f);
     std::string line;

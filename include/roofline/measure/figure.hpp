@@ -23,7 +23,8 @@ namespace roofline::measure {
 //            tf32.tensor fp16.tensor bf16.tensor fp8.tensor int8.tensor fp64.tensor
 //            cpu: fp32.simd fp64.simd                                    (FLOP/s; int8: OP/s)
 //            library reference figures add a suffix: bf16.tensor.cublaslt
-//   latency  launch.latency launch.overhead launch.graph dram.latency l2.latency (s);
+//   latency  launch.latency launch.overhead launch.graph launch.cooperative sync.grid
+//            dram.latency l2.latency (s);
 //            dram.bytes_in_flight l2.bytes_in_flight (B, Little's law)
 struct Figure {
   std::string name;       // see above
