@@ -6,6 +6,7 @@
 
 #include "src/cli/command.hpp"
 #include "roofline/build_info.hpp"
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/store/results.hpp"
@@ -43,6 +44,9 @@ int main(int argc, char** argv) {
     c->configure(*sub);
     subs.emplace_back(sub, c.get());
   }
+  // The ROOFLINE_* variables a user or developer may set, under `roofline --help`
+  // only (set after the commands, which would otherwise inherit it).
+  app.footer(env::help_text());
 
   // The first word that is not an option (or --db's value) names the command:
   // say plainly when it is not one, instead of CLI11's generic message.

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline::store {
@@ -101,7 +102,7 @@ std::optional<std::string> Statement::opt_text(int col) const {
 
 std::string Db::resolve_path(const std::string& cli_value) {
   if (!cli_value.empty()) return cli_value;
-  if (const char* env = std::getenv("ROOFLINE_DB"); env && *env) return env;
+  if (auto path = env::get(env::Var::Db)) return *path;
   return "roofline.db";
 }
 

@@ -479,6 +479,12 @@ TEST(ProfileAggregator, LaunchApiNames) {
   EXPECT_FALSE(Aggregator::is_launch_api("cudaLaunchHostFunc"));
   EXPECT_FALSE(Aggregator::is_launch_api("cudaGraphLaunch"));
   EXPECT_FALSE(Aggregator::is_launch_api("cudaMemcpyAsync"));
+  // The legacy launches, which the diagnosis once left out: they launch kernels too.
+  for (const char* legacy : {"cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync", "cudaLaunch", "cudaLaunch_ptsz",
+                             "cuLaunchCooperativeKernelMultiDevice", "cuLaunchKernelEx_ptsz"})
+    EXPECT_TRUE(Aggregator::is_launch_api(legacy)) << legacy;
+  EXPECT_FALSE(Aggregator::is_launch_api("cuLaunchHostFunc"));
+  EXPECT_FALSE(Aggregator::is_launch_api("cudaLaunchHostFunc_ptsz"));
 }
 
 TEST(ProfileAggregator, UnmatchedLaunchesDoNotAccumulate) {
