@@ -8,6 +8,7 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
+#include "roofline/profiler/metrics.hpp"
 #include "roofline/profiler/short_names.hpp"
 
 namespace roofline::prof {
@@ -357,11 +358,14 @@ void add_counters(Report& r, const ProfileData& p, const SummaryOptions& opt) {
       .col("gbps", "DRAM", "GB/s", 1)
       .col("occupancy_pct", "Occupancy", "%", 1);
   size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
+  size_t with_moves = 0;
   for (size_t i = 0; i < n; ++i) {
     const KernelCounters& c = *rows[i];
     double cuda = 0, tensor = 0;
     for (const auto& [k, v] : c.flops) cuda += v;
     for (const auto& [k, v] : c.tensor_flops) tensor += v;
+    // Work FLOPs (docs/counters.md): compiler register moves counted as FP16 are left out.
+    if (const double moves = fp16_register_move_flops(c); moves > 0) cuda -= moves, ++with_moves;
     double bytes = c.dram_bytes(), secs = c.duration_ns * 1e-9;
     t.row({display_name(c.kernel, {}, opt), c.nvtx_path.empty() ? Cell() : Cell(c.nvtx_path),
            static_cast<I64>(c.instances), c.instances ? c.duration_ns / static_cast<double>(c.instances) : 0.0,
@@ -370,6 +374,10 @@ void add_counters(Report& r, const ProfileData& p, const SummaryOptions& opt) {
            100.0 * c.achieved_occupancy});
   }
   note_more(t, n, rows.size(), "kernels");
+  if (with_moves > 0)
+    t.note(fmt::format("CUDA-core GFLOP, intensity and rate are work FLOPs: the compiler register moves (HFMA2.MMA of "
+                       "zeros, counted as FP16 by the hardware and by ncu) of {} kernel{} are left out",
+                       with_moves, with_moves == 1 ? "" : "s"));
   t.note("kernel replay: each measured kernel ran once per counter pass, serialized; times are of the measured runs");
 }
 

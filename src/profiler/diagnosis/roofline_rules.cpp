@@ -5,6 +5,7 @@
 
 #include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/profiler/metrics.hpp"
 
 namespace roofline::prof::diag {
 
@@ -54,7 +55,7 @@ std::vector<Judged> judge(const Facts& c, model::Bound want) {
     model::Ceiling none;
     none.value = 1e30;  // no FLOPs: the kernel is placed against memory alone
     model::Placement pl =
-        model::place(k.total_flops(), k.dram_bytes(), k.duration_ns * 1e-9, comp ? *comp : none, *mem);
+        model::place(work_flops(k), k.dram_bytes(), k.duration_ns * 1e-9, comp ? *comp : none, *mem);
     if (pl.bound != want) continue;
     double eff = want == model::Bound::Memory ? pl.bandwidth / mem->value : pl.achieved / comp->value;
     if (eff >= c.o.low_efficiency) continue;
