@@ -319,7 +319,9 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
         if (k->name && std::strcmp(k->name, kL2EvictKernel) == 0) continue;
         if (k->end <= k->start) {
           untimed_kernels_.fetch_add(1, std::memory_order_relaxed);
-          continue;
+          a.type = Activity::Type::UntimedKernel;
+          a.name = k->name;
+          break;
         }
         a.type = Activity::Type::Kernel;
         a.start = k->start;
@@ -509,8 +511,9 @@ ProfileData CuptiCollector::snapshot() {
     p.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records (its buffers were full)");
   if (std::uint64_t u = untimed_kernels_.load())
     p.warnings.push_back(std::to_string(u) +
-                         " kernel launches came without timestamps (the launches --counters replayed): they are "
-                         "left out of the kernel tables; time kernels in a run without --counters");
+                         " kernel launches came without timestamps (the launches --counters replayed): the kernel "
+                         "tables give them the time of their measured runs; they have no place in the timeline, so "
+                         "the time-based diagnoses are off (profile without --counters for those)");
   if (std::uint64_t u = nvtx_.unmatched_pops())
     p.warnings.push_back(std::to_string(u) +
                          " NVTX range ends had no matching start (ranges opened before tracing began)");

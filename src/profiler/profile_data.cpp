@@ -252,6 +252,7 @@ nlohmann::json ProfileData::to_json() const {
                   {"raw", c.raw}});
   auto& js = j["sequences"] = nlohmann::json::array();
   for (const auto& s : sequences) js.push_back({{"kernels", s.kernels}, {"count", s.count}, {"total_ns", s.total_ns}});
+  j["untimed_launches"] = untimed_launches;
   auto& jd = j["diagnoses"] = nlohmann::json::array();
   for (const auto& d : diagnoses)
     jd.push_back({{"rule", d.rule},
@@ -367,6 +368,7 @@ ProfileData read_profile(const nlohmann::json& j) {
   for (const auto& js : j.value("sequences", nlohmann::json::array()))
     p.sequences.push_back({js.value("kernels", std::vector<std::string>{}), integer_or<std::uint64_t>(js, "count", 0),
                            js.value("total_ns", 0.0)});
+  if (j.contains("untimed_launches")) p.untimed_launches = integer_map(j["untimed_launches"]);
   for (const auto& jd : j.value("diagnoses", nlohmann::json::array()))
     p.diagnoses.push_back({jd.value("rule", ""), jd.value("severity", ""), jd.value("title", ""),
                            jd.value("evidence", ""), jd.value("suggestion", ""), jd.value("impact_ns", 0.0)});
@@ -389,6 +391,37 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     throw Error(ErrorKind::Input, fmt::format("the profile file is malformed: {}", e.what()),
                 "give a file written by `roofline profile --json` or `--output-dir`, unchanged");
   }
+}
+
+std::uint64_t ProfileData::untimed_launch_count() const {
+  std::uint64_t n = 0;
+  for (const auto& [name, count] : untimed_launches) n += count;
+  return n;
+}
+
+std::uint64_t ProfileData::time_replayed_launches() {
+  std::uint64_t added = 0;
+  for (const auto& [name, count] : untimed_launches) {
+    // The kernel's measured runs, over every NVTX path it was measured in.
+    double ns = 0;
+    std::uint64_t runs = 0;
+    const KernelCounters* first = nullptr;
+    for (const auto& c : counters)
+      if (c.kernel == name && c.instances > 0 && c.duration_ns > 0) {
+        ns += c.duration_ns;
+        runs += c.instances;
+        if (!first) first = &c;
+      }
+    if (!first) continue;
+    KernelSummary& k = kernels[name + '\x1f' + first->nvtx_path];
+    if (k.name.empty()) {
+      k.name = name;
+      k.nvtx_path = first->nvtx_path;
+    }
+    for (std::uint64_t i = 0; i < count; ++i) k.duration.add(ns / static_cast<double>(runs));
+    added += count;
+  }
+  return added;
 }
 
 void ProfileData::merge(const ProfileData& o) {
@@ -449,6 +482,7 @@ void ProfileData::merge(const ProfileData& o) {
   for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;
   for (const auto& [k, v] : u.gap_ns_histogram) t.gap_ns_histogram[k] += v;
   t.late_records += u.late_records;
+  for (const auto& [name, n] : o.untimed_launches) untimed_launches[name] += n;
   // Gaps are per process (another process may have kept the GPU busy in one
   // process's gap); the longest of either side are kept.
   t.largest_gaps.insert(t.largest_gaps.end(), u.largest_gaps.begin(), u.largest_gaps.end());

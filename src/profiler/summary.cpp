@@ -119,6 +119,10 @@ void add_kernels(Report& r, const ProfileData& p, const SummaryOptions& opt) {
     t.row(std::move(c));
   }
   note_more(t, n, rows.size(), "kernels");
+  if (const std::uint64_t untimed = p.untimed_launch_count(); untimed > 0)
+    t.note(fmt::format("{} launches replayed by --counters came without timestamps: they count here with the mean "
+                       "time of their kernel's measured (replayed) runs",
+                       untimed));
 }
 
 void add_apis(Report& r, const ProfileData& p, const SummaryOptions& opt) {
@@ -250,6 +254,10 @@ void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt)
       .col("end_s", "End time", "s", 3)
       .col("source", "Source");
   std::string config = opt.label.empty() ? "-" : opt.label;
+  if (const std::uint64_t untimed = p.untimed_launch_count(); untimed > 0 && u.window_s > 0)
+    t.note(fmt::format("the timeline leaves out {} launches replayed by --counters (no timestamps): the busy "
+                       "fractions are of the other GPU work",
+                       untimed));
   if (u.window_s > 0) {
     t.row({std::string("GPU (kernels)"), config, 100.0 * u.kernel_busy, std::string("%"), Cell(), u.start_s, u.end_s,
            std::string("activity: union of kernel intervals / window")});

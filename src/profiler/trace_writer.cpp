@@ -74,6 +74,7 @@ void TraceWriter::line(const std::string& text) {
 }
 
 void TraceWriter::activity(const Activity& a, const std::string& nvtx_path) {
+  if (a.type == Activity::Type::UntimedKernel) return;  // no time: nothing to draw
   nlohmann::json j;
   j["k"] = type_name(a);
   j["s"] = a.start;

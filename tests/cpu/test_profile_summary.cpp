@@ -17,6 +17,7 @@
 #include "roofline/profiler/profile_data.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/short_names.hpp"
+#include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/metrics.hpp"
 #include "roofline/profiler/summary.hpp"
 #include "roofline/store/db.hpp"
@@ -422,5 +423,52 @@ TEST(ProfileSummary, CounterTableLeavesRegisterMovesOutOfWorkFlops) {
   EXPECT_NEAR(num(ct.rows()[0][col(ct, "intensity")]), 2 * n * 100 / c.dram_bytes(), 1e-9);
   bool said = false;
   for (const auto& note : ct.notes()) said |= note.find("register moves") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// A --counters run whose launches were all replayed (no timestamps): the kernel
+// table still lists them with their measured time, and the rules that read the
+// timeline stay off with the reason, instead of "GPU idle 100%".
+TEST(ProfileSummary, CountersRunTimesReplayedLaunchesAndKeepsTimelineRulesOff) {
+  ProfileData p;
+  p.timeline.process_start_ns = 1'000'000'000;
+  p.timeline.process_end_ns = 2'410'000'000;  // 1.41 s
+  p.timeline.first_gpu_ns = 1'000'000'000;
+  p.timeline.last_gpu_ns = 2'410'000'000;
+  p.timeline.largest_gaps.push_back({1'000'000'000, 2'410'000'000});
+  p.timeline.gap_histogram[">10ms"] = 1;
+  p.timeline.gap_ns_histogram[">10ms"] = 1'410'000'000;
+  p.wall_ns = 1.41e9;
+  ProfileData::from_json(p.to_json());  // the new field round-trips (below)
+  for (int i = 0; i < 14; ++i) {
+    const std::string name = "kernel_" + std::to_string(i);
+    p.untimed_launches[name] = 1;
+    KernelCounters c;
+    c.kernel = name;
+    c.instances = 1;
+    c.duration_ns = 1000.0 * (i + 1);
+    c.flops["fp32"] = 1e6;
+    c.dram_read_bytes = 1e5;
+    p.counters.push_back(c);
+  }
+  EXPECT_EQ(p.time_replayed_launches(), 14u);
+  EXPECT_EQ(p.kernels.size(), 14u);
+  EXPECT_DOUBLE_EQ(p.kernels.at(std::string("kernel_3") + '\x1f').duration.total(), 4000.0);
+  const ProfileData q = ProfileData::from_json(p.to_json());
+  EXPECT_EQ(q.untimed_launch_count(), 14u);
+  p.diagnoses = diagnose(p);
+  bool off = false;
+  for (const auto& d : p.diagnoses) {
+    EXPECT_NE(d.rule, "host-starvation") << d.evidence;
+    EXPECT_NE(d.rule, "launch-bound") << d.evidence;
+    off |= d.rule == "timeline-rules-off";
+  }
+  EXPECT_TRUE(off);
+  Report r;
+  add_profile_tables(r, p, {});
+  const Table& kt = table(r, "kernels");
+  EXPECT_EQ(kt.rows().size(), 14u);
+  bool said = false;
+  for (const auto& note : kt.notes()) said |= note.find("replayed by --counters") != std::string::npos;
   EXPECT_TRUE(said);
 }

@@ -1,7 +1,10 @@
 // diagnose(): runs every rule over a profile and orders the findings by the
 // time at stake.
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
 #include "src/profiler/diagnosis/facts.hpp"
 
@@ -43,9 +46,27 @@ std::vector<Diagnosis> diagnose(const ProfileData& profile, const DiagnosisOptio
   // A profile without GPU work gets the finding that says so; the other rules
   // read GPU work (an API-only profile would make them speak of nothing).
   const bool empty = profile.kernels.empty() && profile.memcpys.empty();
-  for (const Rule& r : rules())
-    if (r.empty_profile == empty)
-      if (auto d = r.check(c, r)) out.push_back(std::move(*d));
+  // Launches missing from the timeline (--counters replays kernels without
+  // timestamps, serialized and several times over) would read as idle GPU
+  // time: the rules that read the timeline stay off, and say why.
+  const std::uint64_t untimed = profile.untimed_launch_count();
+  std::vector<std::string> off;
+  for (const Rule& r : rules()) {
+    if (r.empty_profile != empty) continue;
+    if (untimed > 0 && r.reads_timeline) {
+      off.push_back(r.id);
+      continue;
+    }
+    if (auto d = r.check(c, r)) out.push_back(std::move(*d));
+  }
+  if (!off.empty())
+    out.push_back({"timeline-rules-off", "info", "The rules that read the timeline did not run",
+                   fmt::format("{} kernel launches were replayed by --counters without timestamps, so the timeline "
+                               "misses them and its gaps are not the program's: {} off",
+                               untimed, join(off, ", ")),
+                   "profile once without --counters for the timeline and its diagnoses, once with it for the "
+                   "counters",
+                   0.0});
   std::stable_sort(out.begin(), out.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.impact_ns > b.impact_ns; });
   return out;

@@ -33,6 +33,9 @@ struct Rule {
   const char* when;   // the condition, in words, with the option names
   std::optional<Diagnosis> (*check)(const Facts& facts, const Rule& rule);
   bool empty_profile = false;  // runs on a profile without GPU work, alone, instead of the others
+  // Reads the timeline (gaps, busy fraction): off when launches are missing
+  // from it (--counters replayed them without timestamps).
+  bool reads_timeline = false;
 };
 // Every rule, in the order diagnose() runs them.
 std::span<const Rule> rules();

@@ -12,18 +12,18 @@ constexpr Rule kRules[] = {
   {"waiting-on-data", "GPU waits for input data between steps",
    "at least min_steps host-to-device copies and as many gaps of 1 ms or more (0.5 to 8 copies per gap), the "
    "gaps holding at least low_share of the run",
-   waiting_on_data},
+   waiting_on_data, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"host-starvation", "GPU idle in long gaps: the host is not submitting work",
    "idle time in gaps >= 1 ms is at least starvation_share of the GPU-active window",
-   host_starvation},
+   host_starvation, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"launch-bound", "Kernels are shorter than their launch: launch overhead dominates",
    "busy fraction < busy_low, idle in gaps < 1 ms at least low_share of the run, and >= short_launch_share of "
    "launches shorter than their launch call or mean kernel < small_kernel_ns",
-   launch_bound},
+   launch_bound, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"blocking-sync", "Blocking synchronisation stalls the pipeline",
    "at least min_steps synchronise calls, taking >= sync_share of wall time or numbering >= sync_per_launch per "
    "launch, and the GPU is idle for at least low_share of the run",
-   blocking_sync},
+   blocking_sync, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"sync-memcpy", "Synchronous copies or memsets block the host",
    "any copy or memset issued by a synchronous API",
    sync_memcpy},
@@ -37,7 +37,7 @@ constexpr Rule kRules[] = {
   {"low-utilization-small-batch", "Kernels too small to fill the GPU",
    "busy fraction < busy_low and kernels with fewer blocks than SMs hold >= small_grid_share of kernel time "
    "(needs grid sizes and the SM count: sm_count, or a device name the hardware database knows)",
-   small_batch},
+   small_batch, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"fusion-candidates", "Chains of memory-bound elementwise kernels (fusion candidates)",
    "a recorded sequence of >= 2 elementwise kernels seen >= min_sequence_count times holding >= fusion_share of "
    "kernel time",

@@ -88,6 +88,7 @@ void write_profile(bool complete) {
   if (g->child && !c.has_records()) return;
   roofline::prof::ProfileData p = c.snapshot();
   roofline::inject::counters_fill(p);
+  p.time_replayed_launches();  // --counters: replayed launches take their measured time
   p.complete = complete;
   p.command = g->command;
   std::string path = g->config.out_dir + "/profile-" + std::to_string(getpid()) + ".json";
