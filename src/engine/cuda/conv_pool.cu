@@ -12,6 +12,7 @@
 #include "kernels/conv2d_direct.cuh"
 #include "kernels/conv2d_regtile.cuh"
 #include "kernels/conv2d_tiled.cuh"
+#include "kernels/pool_window.cuh"
 #include "src/engine/cuda/conv_choice.hpp"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/ops_cuda.hpp"
@@ -39,7 +40,7 @@ kernels::ConvDims dims(const ops::Conv2dShape& s) {
   return d;
 }
 
-// out, argmax (n·c, oh, ow): first maximum in row-major window order; NaN wins (as PyTorch).
+// out, argmax (n·c, oh, ow): each window's max and its index (kernels/pool_window.cuh).
 __global__ void maxpool_forward_kernel(std::int64_t planes, int h, int w, int kernel, int stride, int oh, int ow,
                                        float* __restrict__ out, std::int32_t* __restrict__ argmax,
                                        const float* __restrict__ in) {
@@ -48,20 +49,9 @@ __global__ void maxpool_forward_kernel(std::int64_t planes, int h, int w, int ke
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const int x = int(i % ow), y = int((i / ow) % oh);
     const std::int64_t p = i / (std::int64_t(ow) * oh);
-    const float* ip = in + p * h * w;
-    int best = (y * stride) * w + x * stride;
-    float m = ip[best];
-    for (int r = 0; r < kernel; ++r)
-      for (int q = 0; q < kernel; ++q) {
-        const int idx = (y * stride + r) * w + x * stride + q;
-        const float v = ip[idx];
-        if (v > m || isnan(v)) {
-          m = v;
-          best = idx;
-        }
-      }
-    out[i] = m;
-    argmax[i] = best;
+    const kernels::MaxAt best = kernels::window_max(in + p * h * w, w, y * stride, x * stride, kernel);
+    out[i] = best.m;
+    argmax[i] = best.arg;
   }
 }
 
