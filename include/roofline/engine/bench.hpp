@@ -46,6 +46,8 @@ struct BenchRecord {
   std::string busy_note;
   std::vector<float> first_losses;
   std::string gpu_path;  // roofline on the GPU: "fused-mlp", "fused-cnn" or "layers"
+  // What bench_results has no column for: the options, the paths taken and
+  // their notes, the CPU check (roofline's records), or what the peer printed.
   nlohmann::json params = nlohmann::json::object();
   // Set when the training loss became NaN or Inf (with --keep-going): where,
   // e.g. "step 41 of epoch 1"; nothing after that point was measured.
@@ -58,7 +60,7 @@ struct BenchRecord {
 // a register-only FMA loop on one thread, then on `threads` threads at once
 // (the fast path's own pool), best of three each. Free cores read near the
 // thread count; hyperthreads on half as many cores near half of it (the H100
-// hosts' 16 vCPUs: 7.6–13.2× from call to call, 2026-11-25); a host whose
+// hosts' 16 vCPUs: 7.6–13.2× from call to call); a host whose
 // vCPUs are contended reads lower still, and every CPU time measured there,
 // ours and the peer's, moves with it (docs/engine.md).
 struct CpuScaling {
