@@ -154,6 +154,57 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
   return out;
 }
 
+BenchResults run_benchmark(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress,
+                           const BenchStatus& status) {
+  auto say = [&](const std::string& line) {
+    if (status) status(line);
+  };
+  int round = 1;
+  // Each record as it comes, with its round when there are several.
+  auto give = [&](const BenchRecord& r) {
+    if (!sink) return;
+    if (cfg.repeat <= 1) return sink(r);
+    BenchRecord numbered = r;
+    numbered.params["round"] = round;
+    sink(numbered);
+  };
+  std::vector<BenchConfig> phases;  // the CPU's cells, then the GPU's
+  for (bool gpu : {false, true})
+    if (gpu ? cfg.gpu : cfg.cpu) {
+      BenchConfig c = cfg;
+      c.cpu = !gpu;
+      c.gpu = gpu;
+      phases.push_back(c);
+    }
+  BenchResults res;
+  for (const BenchConfig& phase : phases)
+    for (round = 1; round <= cfg.repeat; ++round) {
+      if (cfg.repeat > 1) say(fmt::format("{} round {} of {}", phase.gpu ? "gpu" : "cpu", round, cfg.repeat));
+      std::vector<BenchRecord> o = run_bench(phase, give, progress);
+      res.ours.insert(res.ours.end(), o.begin(), o.end());
+      if (phase.peer.empty() || res.peer_error) continue;
+      try {
+        say("running the PyTorch peer (peers/pytorch_bench.py)...");
+        std::vector<BenchRecord> p = run_peer(phase, resolve_data_dir(phase.data_dir));
+        for (const auto& r : p) give(r);
+        res.peer.insert(res.peer.end(), p.begin(), p.end());
+      } catch (const Error& e) {
+        res.peer_error = e;
+      }
+    }
+  return res;
+}
+
+std::optional<Error> bench_failure(const BenchResults& results) {
+  if (results.peer_error) return results.peer_error;
+  std::vector<BenchRecord> all = results.ours;
+  all.insert(all.end(), results.peer.begin(), results.peer.end());
+  if (const std::string d = describe_diverged(all); !d.empty())
+    return Error(ErrorKind::Numeric, "the training loss became NaN or Inf (diverged) in: " + d,
+                 "lower --lr or --momentum for these runs; the other runs' results are above and stored");
+  return std::nullopt;
+}
+
 std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& records) {
   std::vector<std::string> out;
   for (const auto& r : records) {

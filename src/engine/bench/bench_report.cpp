@@ -198,6 +198,29 @@ Table cost_table(const std::string& model_name, std::int64_t batch) {
   return t;
 }
 
+void add_bench_tables(Report& report, const BenchConfig& cfg, const BenchResults& results, bool costs) {
+  const std::vector<BenchRecord>& ours = results.ours;
+  const std::vector<BenchRecord>& peer = results.peer;
+  if (results.peer_error) report.warn(std::string("the PyTorch peer did not run: ") + results.peer_error->what());
+  // Table 4 from each cell's median round (with one round, the run itself).
+  report.add(table4(median_records(ours), "roofline"));
+  if (!peer.empty()) report.add(table4(median_records(peer), "pytorch"));
+  if (cfg.repeat == 1 && !peer.empty()) report.add(peer_table(ours, peer));
+  if (cfg.repeat > 1 && cfg.train) report.add(repeat_table(ours, peer, true));
+  if (cfg.repeat > 1 && cfg.infer) report.add(repeat_table(ours, peer, false));
+  std::vector<BenchRecord> all = ours;
+  all.insert(all.end(), peer.begin(), peer.end());
+  report.add(details_table(all));
+  for (const auto& w : dead_class_warnings(all)) report.warn(w);
+  for (const auto& r : all)
+    if (const CpuScaling c = cpu_scaling_of(r); r.source == "roofline" && c.contended()) {
+      report.warn(cpu_scaling_note(c));
+      break;
+    }
+  if (costs)
+    for (const auto& m : cfg.models) report.add(cost_table(m, cfg.batches.back()));
+}
+
 namespace {
 // A record's params as stored: its own, then the figures of the record that
 // bench_results has no column for. The peer's records keep what the peer
@@ -290,6 +313,12 @@ void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& mo
   row(static_cast<std::int64_t>(layers.size()), "sgd", "sgd", Pass::Optimizer, sgd.cost(),
       {{"params", model->param_count()}});
   tx.commit();
+}
+
+void store_layer_costs(store::Db& db, std::int64_t run_id, const BenchConfig& cfg) {
+  for (const auto& m : cfg.models)
+    for (auto b : cfg.batches)
+      if (b > 0) store_layer_costs(db, run_id, m, b);
 }
 
 }  // namespace roofline::engine
