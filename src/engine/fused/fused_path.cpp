@@ -253,6 +253,21 @@ void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixel
 // op advances it on the layer path; a fused launch is that op too.
 std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
 
+// A training launch's arguments: the path's own (layers, buffers) with this
+// call's batch, optimiser, statistics and step count, once checked.
+template <class Args>
+Args train_args(Args a, const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
+                const ops::SgdConfig& sgd, const ops::LossStats& stats) {
+  check_batch(b, max_batch, pixels, steps, stats);
+  a.src = source(b);
+  a.sgd = sgd;
+  a.stats = stats;
+  a.step = step_counter(stats);
+  a.rows = static_cast<int>(b.shape.batch);
+  a.steps = static_cast<int>(steps);
+  return a;
+}
+
 class FusedMlp final : public FusedPath {
  public:
   FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
@@ -318,14 +333,7 @@ class FusedMlp final : public FusedPath {
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
-    check_batch(b, net_.max_batch(), a_.layer[0].in, steps, stats);
-    fused::MlpArgs a = a_;
-    a.src = source(b);
-    a.sgd = sgd;
-    a.stats = stats;
-    a.step = step_counter(stats);
-    a.rows = static_cast<int>(b.shape.batch);
-    a.steps = static_cast<int>(steps);
+    fused::MlpArgs a = train_args(a_, b, net_.max_batch(), a_.layer[0].in, steps, sgd, stats);
     // Diagnostics: only launches of at least 4 steps are recorded, each
     // replacing the last (rows of different launches may come from different
     // SMs' clocks, and an epoch's short last chunk would overwrite a few).
@@ -409,14 +417,7 @@ class FusedCnn final : public FusedPath {
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
-    check_batch(b, net_.max_batch(), 28 * 28, steps, stats);
-    fused::CnnArgs a = a_;
-    a.src = source(b);
-    a.sgd = sgd;
-    a.stats = stats;
-    a.step = step_counter(stats);
-    a.rows = static_cast<int>(b.shape.batch);
-    a.steps = static_cast<int>(steps);
+    const fused::CnnArgs a = train_args(a_, b, net_.max_batch(), 28 * 28, steps, sgd, stats);
     NvtxRange range(model_.name() + "/fused/train");
     fused::cnn_train(net_.context().cuda(), a, launch_);
   }
