@@ -125,12 +125,12 @@ int tiled_bytes(const kernels::TiledConvDims& d, int kb, int px, int cs) {
 // have fewer than 1.5 blocks per SM (320 blocks of 16 channels ran at 28%
 // occupancy; 640 of 8 took the same time). 4-channel blocks take 4 pixels per
 // thread when the grid stays that large: one LDS.128 of weights then serves
-// 16 FMAs, not 4 (ncu, ece408 at batch 64 on the H100, 2026-11-24: conv 1→4
+// 16 FMAs, not 4 (ncu, ece408 at batch 64 on the H100: conv 1→4
 // 7×7 22.4 → 15.7 µs; conv2's input gradient at batch 128 122 → 85 µs). Wider
 // blocks gained nothing from 4 pixels (8 channels at batch 64: 35 → 37 µs, 16
 // at batch 128: 51 → 59 µs). A grid still smaller than the GPU splits the
 // input channels over 2 or 4 thread groups (ece408's conv2 at batch 1: 20
-// blocks, each thread a chain of 196 taps; ncu, 2026-11-25: 11.3 µs, issue
+// blocks, each thread a chain of 196 taps; ncu: 11.3 µs, issue
 // stalls on each FMA's operands, 8 warps on 20 of 132 SMs).
 struct TiledShape {
   int kb = 4, px = 1, cs = 1;
