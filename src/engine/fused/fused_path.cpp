@@ -268,6 +268,17 @@ Args train_args(Args a, const FusedBatch& b, std::int64_t max_batch, std::int64_
   return a;
 }
 
+// An inference launch's arguments: the path's own with this call's rows (of
+// the network's input) and the probabilities' buffer.
+template <class Args>
+Args infer_args(Args a, std::int64_t rows, std::int64_t max_batch, const float* x, float* probs) {
+  ROOFLINE_ASSERT(rows > 0 && rows <= max_batch, "fused inference: rows");
+  a.x = x;
+  a.probs = probs;
+  a.rows = static_cast<int>(rows);
+  return a;
+}
+
 class FusedMlp final : public FusedPath {
  public:
   FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
@@ -353,11 +364,7 @@ class FusedMlp final : public FusedPath {
   }
 
   void infer(std::int64_t rows, float* probs) override {
-    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
-    fused::MlpArgs a = a_;
-    a.x = net_.input();
-    a.probs = probs;
-    a.rows = static_cast<int>(rows);
+    const fused::MlpArgs a = infer_args(a_, rows, net_.max_batch(), net_.input(), probs);
     NvtxRange range(model_.name() + "/fused/forward");
     fused::mlp_infer(net_.context().cuda(), a, launch_);
   }
@@ -423,11 +430,7 @@ class FusedCnn final : public FusedPath {
   }
 
   void infer(std::int64_t rows, float* probs) override {
-    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
-    fused::CnnArgs a = a_;
-    a.x = net_.input();
-    a.probs = probs;
-    a.rows = static_cast<int>(rows);
+    const fused::CnnArgs a = infer_args(a_, rows, net_.max_batch(), net_.input(), probs);
     NvtxRange range(model_.name() + "/fused/forward");
     fused::cnn_infer(net_.context().cuda(), a);
   }
