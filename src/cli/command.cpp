@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "roofline/core/json_text.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -61,7 +62,12 @@ Invocation::Invocation(GlobalOptions& opts, std::string command, bool stores)
 Invocation::~Invocation() = default;
 
 store::Db& Invocation::db() {
-  if (!db_) db_ = std::make_unique<store::Db>(store::Db::resolve_path(opts_.db));
+  // Commands that store open it for writing (creating and migrating it);
+  // readers open it read-only, so listing or charting a store never changes
+  // it, and a mistyped path is said rather than created.
+  if (!db_)
+    db_ = std::make_unique<store::Db>(store::Db::resolve_path(opts_.db),
+                                      stores_ ? store::Db::Mode::ReadWrite : store::Db::Mode::ReadOnly);
   return *db_;
 }
 
@@ -73,7 +79,7 @@ std::int64_t Invocation::run_id() {
 std::int64_t Invocation::cpu_device_id() {
   if (!cpu_id_) {
     hw::CpuInfo c = hw::query_cpu();
-    cpu_id_ = store::record_device(db(), run_id(), {"cpu", 0, c.model_name, "", c.to_json().dump()});
+    cpu_id_ = store::record_device(db(), run_id(), {"cpu", 0, c.model_name, "", json_text(c.to_json())});
   }
   return *cpu_id_;
 }
@@ -82,7 +88,7 @@ std::int64_t Invocation::gpu_device_id(int ordinal) {
   for (auto& [o, id] : gpu_ids_)
     if (o == ordinal) return id;
   hw::GpuInfo g = hw::query_gpu(ordinal);
-  std::int64_t id = store::record_device(db(), run_id(), {"gpu", ordinal, g.name, g.uuid, g.to_json().dump()});
+  std::int64_t id = store::record_device(db(), run_id(), {"gpu", ordinal, g.name, g.uuid, json_text(g.to_json())});
   gpu_ids_.emplace_back(ordinal, id);
   return id;
 }
@@ -91,7 +97,7 @@ bool Invocation::interactive() const { return !opts_.quiet && !opts_.json && !op
 
 void Invocation::status(const std::string& line) const {
   if (!interactive()) return;
-  std::cerr << line << std::endl;
+  std::cerr << printable(line, true) << std::endl;
 }
 
 DeviceChoice parse_devices(const std::string& spec) {

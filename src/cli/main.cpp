@@ -6,7 +6,9 @@
 
 #include "src/cli/command.hpp"
 #include "roofline/build_info.hpp"
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/core/strings.hpp"
 #include "roofline/store/results.hpp"
 
 using namespace roofline;
@@ -14,8 +16,8 @@ using namespace roofline;
 namespace {
 
 void print_error(const Error& e) {
-  std::cerr << "roofline: error: " << e.what() << '\n';
-  if (!e.hint().empty()) std::cerr << "  what to do: " << e.hint() << '\n';
+  std::cerr << "roofline: error: " << printable(e.what(), true) << '\n';
+  if (!e.hint().empty()) std::cerr << "  what to do: " << printable(e.hint(), true) << '\n';
 }
 
 }  // namespace
@@ -42,6 +44,9 @@ int main(int argc, char** argv) {
     c->configure(*sub);
     subs.emplace_back(sub, c.get());
   }
+  // The ROOFLINE_* variables a user or developer may set, under `roofline --help`
+  // only (set after the commands, which would otherwise inherit it).
+  app.footer(env::help_text());
 
   // The first word that is not an option (or --db's value) names the command:
   // say plainly when it is not one, instead of CLI11's generic message.
@@ -102,7 +107,7 @@ int main(int argc, char** argv) {
     }
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "roofline: internal error: " << e.what() << '\n';
+    std::cerr << "roofline: internal error: " << printable(e.what(), true) << '\n';
     if (ctx.has_run()) {
       try {
         store::finish_run(ctx.db(), ctx.run_id(), 1, e.what());

@@ -1,14 +1,17 @@
 #include "roofline/profiler/chrome_trace.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "roofline/core/error.hpp"
+#include "roofline/core/json_text.hpp"
 #include "roofline/profiler/short_names.hpp"
 
 namespace roofline::prof {
@@ -24,6 +27,22 @@ std::string us(std::uint64_t t_ns, std::uint64_t base_ns) {
 }
 
 }  // namespace
+
+namespace {
+[[noreturn]] void cannot_write(const std::string& out_path) {
+  throw Error(ErrorKind::Input, fmt::format("cannot write the trace file '{}'", out_path),
+              "check that its folder exists and is writable");
+}
+}  // namespace
+
+void check_trace_path(const std::string& out_path) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::absolute(out_path);
+  std::error_code ec;
+  if (out_path.empty() || fs::is_directory(p, ec) || !fs::is_directory(p.parent_path(), ec) ||
+      ::access(p.parent_path().c_str(), W_OK) != 0 || (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0))
+    cannot_write(out_path);
+}
 
 ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files, const std::string& out_path,
                                      std::uint64_t limit, const std::vector<std::string>& device_names) {
@@ -44,15 +63,13 @@ ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files,
     }
   }
   std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw Error(ErrorKind::Input, fmt::format("cannot write the trace file '{}'", out_path),
-                "check that its folder exists and is writable");
+  if (!out) cannot_write(out_path);
   out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first_event = true;
   auto emit = [&](const nlohmann::json& e) {
     if (!first_event) out << ",\n";
     first_event = false;
-    out << e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out << json_text(e);
   };
   std::set<std::pair<std::int64_t, std::uint64_t>> tracks;  // (pid, tid) seen
   std::set<std::uint32_t> gpus;

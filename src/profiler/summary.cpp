@@ -46,6 +46,21 @@ std::vector<Cell> stats_cells(const DurationStats& d, double total_all) {
           d.stddev()};
 }
 
+// The summaries of `by_key` (API functions, memory operations), longest total
+// time first, and the time of all of them.
+template <class Summary>
+std::pair<std::vector<const Summary*>, double> by_total_time(const std::map<std::string, Summary>& by_key) {
+  std::vector<const Summary*> rows;
+  double total = 0;
+  for (const auto& [key, s] : by_key) {
+    rows.push_back(&s);
+    total += s.duration.total();
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const Summary* a, const Summary* b) { return a->duration.total() > b->duration.total(); });
+  return {std::move(rows), total};
+}
+
 void note_more(Table& t, size_t shown, size_t all, const char* what) {
   if (all > shown) t.note(fmt::format("{} more {} not shown (--top 0 shows all)", all - shown, what));
 }
@@ -106,14 +121,7 @@ void add_kernels(Report& r, const ProfileData& p, const SummaryOptions& opt) {
 }
 
 void add_apis(Report& r, const ProfileData& p, const SummaryOptions& opt) {
-  std::vector<const ApiSummary*> rows;
-  double total = 0;
-  for (const auto& [name, a] : p.apis) {
-    rows.push_back(&a);
-    total += a.duration.total();
-  }
-  std::sort(rows.begin(), rows.end(),
-            [](const ApiSummary* a, const ApiSummary* b) { return a->duration.total() > b->duration.total(); });
+  auto [rows, total] = by_total_time(p.apis);
   Table& t = r.add(Table("cuda_api", "CUDA API summary (cuda_api_sum)"));
   stats_columns(t, "calls", "Num Calls").col("errors", "Errors").col("name", "Name");
   size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
@@ -136,14 +144,7 @@ std::string operation_name(const std::string& kind) {
 }
 
 void add_memory(Report& r, const ProfileData& p) {
-  std::vector<const MemcpySummary*> rows;
-  double total = 0;
-  for (const auto& [kind, m] : p.memcpys) {
-    rows.push_back(&m);
-    total += m.duration.total();
-  }
-  std::sort(rows.begin(), rows.end(),
-            [](const MemcpySummary* a, const MemcpySummary* b) { return a->duration.total() > b->duration.total(); });
+  auto [rows, total] = by_total_time(p.memcpys);
   Table& t = r.add(Table("gpu_mem_time", "GPU memory operations by time (cuda_gpu_mem_time_sum)"));
   stats_columns(t, "count", "Count").col("operation", "Operation");
   for (const auto* m : rows) {

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "tests/cpu/test_engine_fixtures.hpp"
+#include "roofline/core/env.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
@@ -132,7 +133,8 @@ TEST(DeadClass, DISABLED_RealDataBatch128FastAndReferenceBackends) {
   auto model = make_model("simple-mlp");
   TrainOptions o;
   o.batch = 128;
-  o.epochs = std::getenv("ROOFLINE_STUDY_EPOCHS") ? std::atoi(std::getenv("ROOFLINE_STUDY_EPOCHS")) : 5;
+  const auto epochs = env::get(env::Var::StudyEpochs);
+  o.epochs = epochs ? std::atoi(epochs->c_str()) : 5;
   o.infer_reps = 2;
   for (Backend b : {Backend::Cpu, Backend::CpuRef}) {
     Context ctx(b);

@@ -51,7 +51,7 @@ struct Activity {
 class Aggregator {
  public:
   struct Options {
-    size_t max_open_intervals = 4096;
+    size_t max_open_intervals = BusyTracker::kDefaultMaxOpen;
     size_t sequence_capacity = 20000;
     size_t max_pending_launches = size_t{1} << 16;
     size_t top_sequences = 30;

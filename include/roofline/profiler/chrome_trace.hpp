@@ -17,6 +17,10 @@ struct ChromeTraceResult {
   std::uint64_t events = 0, bad_lines = 0;
   bool truncated = false;
 };
+// Throws Error(Input) when `out_path` could not be written (its folder is
+// missing or not writable, or it is a folder): called before the program is
+// started, so a bad path costs nothing.
+void check_trace_path(const std::string& out_path);
 ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files, const std::string& out_path,
                                      std::uint64_t limit, const std::vector<std::string>& device_names);
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "src/cli/command.hpp"
+#include "roofline/core/json_text.hpp"
 #include "roofline/measure/figure.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -201,9 +202,9 @@ class OpsCommand : public Command {
           m.precision = "fp32";
           m.unit = "s";
           m.value = p.seconds;
-          m.params_json = nlohmann::json{{"shape", p.shape},      {"backend", p.backend}, {"flops", p.cost.flops},
-                                         {"bytes", p.cost.bytes}, {"rel_iqr", p.rel_iqr}, {"batch", batch_}}
-                              .dump();
+          m.params_json = json_text(nlohmann::json{{"shape", p.shape},      {"backend", p.backend},
+                                                   {"flops", p.cost.flops}, {"bytes", p.cost.bytes},
+                                                   {"rel_iqr", p.rel_iqr},  {"batch", batch_}});
           store::add_measurement(ctx.db(), m);
         }
       }

@@ -7,34 +7,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
-#include <type_traits>
 
 #include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/chrome_trace.hpp"
+#include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/launcher.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
-
-// Hardware counters (the counters area) when they are part of the tree: the
-// injection library then reads them; `roofline profile` passes the request on.
-#if __has_include("roofline/profiler/pm_sampler.hpp") && __has_include("roofline/profiler/range_profiler.hpp")
-#define ROOFLINE_PROFILE_COUNTERS 1
-#else
-#define ROOFLINE_PROFILE_COUNTERS 0
-#endif
-
-#if __has_include("roofline/profiler/diagnosis.hpp")
-#include "roofline/profiler/diagnosis.hpp"
-#define ROOFLINE_HAVE_DIAGNOSIS 1
-#else
-#define ROOFLINE_HAVE_DIAGNOSIS 0
-#endif
 
 namespace roofline::cli {
 
@@ -80,23 +67,6 @@ class OutputDir {
   std::string path_;
   bool remove_ = false;
 };
-
-void run_diagnosis(prof::ProfileData& p, Report& r) {
-#if ROOFLINE_HAVE_DIAGNOSIS
-  using Result = decltype(prof::diagnose(p));
-  if constexpr (std::is_void_v<Result>) {
-    prof::diagnose(p);
-  } else {
-    auto found = prof::diagnose(p);
-    if constexpr (std::is_convertible_v<decltype(found), std::vector<prof::Diagnosis>>)
-      if (p.diagnoses.empty()) p.diagnoses = found;
-  }
-  (void)r;
-#else
-  (void)p;
-  r.info("diagnosis rules are not part of this build yet: the profile is shown and stored without diagnoses");
-#endif
-}
 
 }  // namespace
 
@@ -173,17 +143,7 @@ class ProfileCommand : public Command {
     if (pm_sampling_ && counters_)
       throw_usage("--counters and --pm-sampling read the same counter hardware and cannot run together",
                   "profile once with --pm-sampling and once with --counters");
-#if !ROOFLINE_PROFILE_COUNTERS
-    if (pm_sampling_)
-      throw_unsupported(
-          "--pm-sampling is not available yet: CUPTI PM sampling is being integrated (prof::PmSampler)",
-          "profile without --pm-sampling for now; GPU utilization is still measured from kernel activity");
-    if (counters_)
-      throw_unsupported(
-          "--counters is not available yet: per-kernel hardware counters are being integrated "
-          "(prof::RangeProfiler)",
-          "profile without --counters for now; `ncu --clock-control none` reads the same counters");
-#endif
+    if (!trace_.empty()) prof::check_trace_path(trace_);  // before the program runs, not after it
     std::string lib = prof::find_inject_library();
     prof::find_program(command_[0]);  // a clear error before anything starts
     OutputDir dir(output_dir_);
@@ -191,22 +151,19 @@ class ProfileCommand : public Command {
     prof::LaunchOptions lo;
     lo.argv = command_;
     lo.inject_library = lib;
-    lo.out_dir = dir.path();
-    lo.trace = !trace_.empty();
-    lo.trace_limit = trace_limit_;
     lo.stdout_to_stderr = !ctx.interactive() && (ctx.options().json || ctx.options().csv);
-    lo.extra_env.push_back(fmt::format("ROOFLINE_DEVICE={}", device_));
-    if (pm_sampling_) {
-      lo.extra_env.push_back("ROOFLINE_PM=1");
-      lo.extra_env.push_back(
-          fmt::format("ROOFLINE_PM_INTERVAL_NS={}",
-                      static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
-    }
-    if (counters_) {
-      lo.extra_env.push_back("ROOFLINE_COUNTERS=1");
-      lo.extra_env.push_back(fmt::format("ROOFLINE_COUNTERS_LIMIT={}", counters_limit_ >= 0 ? counters_limit_ : 1));
-      lo.extra_env.push_back("ROOFLINE_METRICS=" + join(metrics_, ","));
-    }
+    prof::InjectionConfig& cfg = lo.config;
+    cfg.out_dir = dir.path();
+    cfg.trace = !trace_.empty();
+    cfg.trace_limit = trace_limit_;
+    cfg.device = device_;
+    cfg.pm_sampling = pm_sampling_;
+    if (pm_interval_us_ > 0) cfg.pm_interval_ns = static_cast<std::uint64_t>(pm_interval_us_ * 1e3);
+    cfg.counters = counters_;
+    if (counters_limit_ >= 0)
+      cfg.counters_limit = static_cast<std::uint32_t>(
+          std::min<std::int64_t>(counters_limit_, std::numeric_limits<std::uint32_t>::max()));
+    cfg.metrics = metrics_;
     ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
     prof::LaunchResult lr = prof::run_profiled(lo);
     exit_code_ = lr.exit_code;
@@ -223,7 +180,7 @@ class ProfileCommand : public Command {
     p.pid = lr.pid;
     if (c.files == 0) p.complete = true;  // nothing was lost: nothing was there
     prof::fill_demangled(p);
-    if (p.has_gpu_activity()) run_diagnosis(p, r);
+    if (p.has_gpu_activity() && p.diagnoses.empty()) p.diagnoses = prof::diagnose(p);
     // The tables first: the profile's own warnings (from CUPTI) lead the list.
     prof::add_profile_tables(r, p, opt_);
 

@@ -163,8 +163,9 @@ class SweepCommand : public Command {
       co.quick = true;
       co.measure = measure::MeasureOptions::quick();
       co.only = missing;
-      auto figs = ceilings::measure_cpu_ceilings(co, [&](const std::string& s) { ctx.status(s); });
-      for (const auto& f : figs) measure::store_figure(db, ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
+      (void)ceilings::measure_cpu_ceilings(
+          co, [&](const std::string& s) { ctx.status(s); },
+          [&](const measure::Figure& f) { measure::store_figure(db, ctx.run_id(), ctx.cpu_device_id(), "ceiling", f); });
       measured = measure::load_measured_roofline(db, cpu.model_name);
     }
     for (sw::Variant v : vs) {

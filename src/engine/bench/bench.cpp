@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/engine/context.hpp"
@@ -13,7 +14,7 @@ namespace roofline::engine {
 
 std::string resolve_data_dir(const std::string& cli) {
   if (!cli.empty()) return cli;
-  if (const char* env = std::getenv("ROOFLINE_DATA"); env && *env) return env;
+  if (auto dir = env::get(env::Var::Data)) return *dir;
   return default_data_dir();
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "roofline/core/json_text.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/store/results.hpp"
@@ -259,7 +260,7 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
     if (!r.diverged.empty()) {  // nothing was measured: every figure NULL, params.diverged says where
       for (int i = 9; i <= 14; ++i) st.bind(i, std::nullopt);
     } else if (train) {
-      st.bind(9, r.train_seconds).bind(10, epochs.dump()).bind(11, r.test_loss).bind(12, r.test_accuracy);
+      st.bind(9, r.train_seconds).bind(10, json_text(epochs)).bind(11, r.test_loss).bind(12, r.test_accuracy);
       st.bind(13, std::nullopt).bind(14, std::nullopt);
     } else {
       st.bind(9, std::nullopt).bind(10, std::nullopt).bind(11, std::nullopt).bind(12, std::nullopt);
@@ -270,7 +271,7 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
       st.bind(16, std::nullopt);
     else
       st.bind(16, r.source);
-    st.bind(17, params.dump()).bind(18, store::utc_now());
+    st.bind(17, json_text(params)).bind(18, store::utc_now());
     st.run();
   };
   store::Transaction tx(db);
@@ -297,7 +298,7 @@ void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& mo
         .bind(7, batch)
         .bind(8, c.flops)
         .bind(9, c.bytes)
-        .bind(10, params.dump());
+        .bind(10, json_text(params));
     st.run();
   };
   auto layers = model->describe(batch);

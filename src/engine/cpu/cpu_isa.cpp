@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "src/engine/cpu/tiles.hpp"
 
@@ -48,9 +50,9 @@ std::string isa_description(Isa isa) {
 namespace {
 Isa choose() {
   const Isa best = detected_isa();
-  const char* env = std::getenv("ROOFLINE_CPU_ISA");
-  if (!env || !*env) return best;
-  const std::string v = env;
+  const std::optional<std::string> chosen = env::get(env::Var::CpuIsa);
+  if (!chosen) return best;
+  const std::string v = *chosen;
   Isa want;
   if (v == "avx512")
     want = Isa::Avx512;

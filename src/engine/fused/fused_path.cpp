@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/fused.hpp"
@@ -316,7 +317,7 @@ class FusedMlp final : public FusedPath {
     partial_ = ctx.empty({fused::mlp_partial_floats(layers[0], B, launch_.blocks)}, DType::F32,
                          "fused first-layer partial sums");
     a_.partial = partial_.f32();
-    if (const char* e = std::getenv("ROOFLINE_FUSED_PHASES"); e && *e && std::string(e) != "0") {
+    if (auto on = env::get(env::Var::FusedPhases); on && *on != "0") {
       phases_ = ctx.empty({(fused::kPhaseSteps + 1) * fused::kMaxPhases * 2}, DType::F64, "fused phase clocks");
       ctx.memset_async(phases_.raw(), 0, phases_.nbytes());
       a_.phase_clock = reinterpret_cast<std::int64_t*>(phases_.raw());

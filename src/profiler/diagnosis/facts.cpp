@@ -118,11 +118,10 @@ const KernelAgg* Facts::kernel(const std::string& name) const {
   return nullptr;
 }
 
-Diagnosis Facts::make(const std::string& rule, const std::string& title, std::string evidence, std::string suggestion,
-                        double impact_ns) const {
+Diagnosis Facts::make(const Rule& rule, std::string evidence, std::string suggestion, double impact_ns) const {
   Diagnosis d;
-  d.rule = rule;
-  d.title = title;
+  d.rule = rule.id;
+  d.title = rule.title;
   d.evidence = std::move(evidence);
   d.suggestion = std::move(suggestion);
   d.impact_ns = std::max(0.0, impact_ns);

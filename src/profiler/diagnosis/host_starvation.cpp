@@ -7,7 +7,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> host_starvation(const Facts& c) {
+std::optional<Diagnosis> host_starvation(const Facts& c, const Rule& rule) {
   if (c.window_ns <= 0 || c.long_idle_ns < c.o.starvation_share * c.window_ns) return std::nullopt;
   std::vector<double> largest;
   for (const auto& g : c.p.timeline.largest_gaps) largest.push_back(static_cast<double>(g.end_ns - g.start_ns));
@@ -23,7 +23,7 @@ std::optional<Diagnosis> host_starvation(const Facts& c) {
   }
   ev += "; idle in gaps under 1 ms (launch-sized): " + std::string(c.idle_split_exact ? "" : "up to ") +
         t(c.short_idle_ns);
-  return c.make("host-starvation", "GPU idle in long gaps: the host is not submitting work", ev,
+  return c.make(rule, ev,
                 "find what the CPU does in the gaps (data loading, Python, logging, .item()/.cpu() syncs, "
                 "checkpointing): mark phases with NVTX ranges; overlap input loading with compute (DataLoader "
                 "workers, prefetching); keep the GPU fed by queueing work ahead (avoid host syncs inside the loop)",
