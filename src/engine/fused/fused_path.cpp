@@ -254,6 +254,32 @@ void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixel
 // op advances it on the layer path; a fused launch is that op too.
 std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
 
+// A training launch's arguments: the path's own (layers, buffers) with this
+// call's batch, optimiser, statistics and step count, once checked.
+template <class Args>
+Args train_args(Args a, const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
+                const ops::SgdConfig& sgd, const ops::LossStats& stats) {
+  check_batch(b, max_batch, pixels, steps, stats);
+  a.src = source(b);
+  a.sgd = sgd;
+  a.stats = stats;
+  a.step = step_counter(stats);
+  a.rows = static_cast<int>(b.shape.batch);
+  a.steps = static_cast<int>(steps);
+  return a;
+}
+
+// An inference launch's arguments: the path's own with this call's rows (of
+// the network's input) and the probabilities' buffer.
+template <class Args>
+Args infer_args(Args a, std::int64_t rows, std::int64_t max_batch, const float* x, float* probs) {
+  ROOFLINE_ASSERT(rows > 0 && rows <= max_batch, "fused inference: rows");
+  a.x = x;
+  a.probs = probs;
+  a.rows = static_cast<int>(rows);
+  return a;
+}
+
 class FusedMlp final : public FusedPath {
  public:
   FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
@@ -319,14 +345,7 @@ class FusedMlp final : public FusedPath {
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
-    check_batch(b, net_.max_batch(), a_.layer[0].in, steps, stats);
-    fused::MlpArgs a = a_;
-    a.src = source(b);
-    a.sgd = sgd;
-    a.stats = stats;
-    a.step = step_counter(stats);
-    a.rows = static_cast<int>(b.shape.batch);
-    a.steps = static_cast<int>(steps);
+    fused::MlpArgs a = train_args(a_, b, net_.max_batch(), a_.layer[0].in, steps, sgd, stats);
     // Diagnostics: only launches of at least 4 steps are recorded, each
     // replacing the last (rows of different launches may come from different
     // SMs' clocks, and an epoch's short last chunk would overwrite a few).
@@ -346,11 +365,7 @@ class FusedMlp final : public FusedPath {
   }
 
   void infer(std::int64_t rows, float* probs) override {
-    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
-    fused::MlpArgs a = a_;
-    a.x = net_.input();
-    a.probs = probs;
-    a.rows = static_cast<int>(rows);
+    const fused::MlpArgs a = infer_args(a_, rows, net_.max_batch(), net_.input(), probs);
     NvtxRange range(model_.name() + "/fused/forward");
     fused::mlp_infer(net_.context().cuda(), a, launch_);
   }
@@ -410,24 +425,13 @@ class FusedCnn final : public FusedPath {
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
-    check_batch(b, net_.max_batch(), 28 * 28, steps, stats);
-    fused::CnnArgs a = a_;
-    a.src = source(b);
-    a.sgd = sgd;
-    a.stats = stats;
-    a.step = step_counter(stats);
-    a.rows = static_cast<int>(b.shape.batch);
-    a.steps = static_cast<int>(steps);
+    const fused::CnnArgs a = train_args(a_, b, net_.max_batch(), 28 * 28, steps, sgd, stats);
     NvtxRange range(model_.name() + "/fused/train");
     fused::cnn_train(net_.context().cuda(), a, launch_);
   }
 
   void infer(std::int64_t rows, float* probs) override {
-    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
-    fused::CnnArgs a = a_;
-    a.x = net_.input();
-    a.probs = probs;
-    a.rows = static_cast<int>(rows);
+    const fused::CnnArgs a = infer_args(a_, rows, net_.max_batch(), net_.input(), probs);
     NvtxRange range(model_.name() + "/fused/forward");
     fused::cnn_infer(net_.context().cuda(), a);
   }
