@@ -4,6 +4,9 @@
 
 #include <iostream>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "roofline/core/json_text.hpp"
@@ -40,6 +43,36 @@ std::unique_ptr<Command> Registry::create(const std::string& name) {
     if (name == c->name()) return c;
   }
   return nullptr;
+}
+
+CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        auto [p, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == end && (v < min || v > max)))
+          return max == std::numeric_limits<std::int64_t>::max()
+                     ? fmt::format("{} is not allowed: give a whole number of {} or more", text, min)
+                     : fmt::format("{} is not allowed: give a whole number from {} to {}", text, min, max);
+        if (ec != std::errc() || p != end || text.empty())
+          return fmt::format("'{}' is not a whole number", text);
+        return {};
+      },
+      max == std::numeric_limits<std::int64_t>::max() ? fmt::format("INT>={}", min)
+                                                       : fmt::format("INT in [{}, {}]", min, max));
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("'{}' is not a number", text);
+        if (!(v > 0) || !std::isfinite(v)) return fmt::format("{} is not allowed: give a number greater than 0", text);
+        return {};
+      },
+      "NUMBER>0");
 }
 
 Report run_subcommand(Invocation& ctx, const std::string& name, const std::vector<std::string>& args) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,6 +89,14 @@ Report run_subcommand(Invocation& ctx, const std::string& name, const std::vecto
   const bool registered_##Class = ::roofline::cli::Registry::add(              \
       []() -> std::unique_ptr<::roofline::cli::Command> { return std::make_unique<Class>(); }); \
   }
+
+// Validators for numeric options, with plain messages (CLI11's own range
+// checks print the double's whole range, 309 digits). whole_number refuses
+// what is not an integer from `min` up to `max`, a sign included: "-1" given to
+// an unsigned option would otherwise wrap to 18446744073709551615.
+CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
+// A finite number greater than zero.
+CLI::Validator positive_number();
 
 // Devices named by --device: "cpu", "gpu" (every GPU), "gpu:N", "all", or a
 // comma-separated list of those. Throws a usage Error for anything else.

@@ -94,3 +94,38 @@ TEST(Cli, ReadersNeverChangeTheStoreAndSayWhatTheFileIs) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(roofline::test::read_file(dir.file("r.db")), store_before);
 }
+
+// Numbers on the command line: a sign where none is allowed, a value out of
+// range and an empty model list are usage errors that say so plainly (no
+// 18446744073709551615, no 309-digit bound, nothing stored).
+TEST(Cli, NumbersOutOfRangeAreRefusedPlainly) {
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"bench", "simple-mlp", "--device", "cpu", "--seed", "-1"}, "-1 is not allowed"},
+      {{"bench", "simple-mlp", "--device", "cpu", "--infer-reps", "0"}, "0 is not allowed"},
+      {{"bench", "simple-mlp", "--device", "cpu", "--max-steps", "1.5"}, "not a whole number"},
+      {{"bench", "simple-mlp", "--device", "cpu", "--seed", "99999999999999999999999"}, "is not allowed"},
+      {{"runs", "-n", "0"}, "0 is not allowed: give a whole number of 1 or more"},
+      {{"runs", "-n", "-1"}, "-1 is not allowed"},
+      {{"profile", "--pm-sampling", "--pm-interval", "-5", "--", "/bin/true"}, "give a number greater than 0"},
+      {{"bench", "", "--device", "cpu"}, "no model named"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"--db", db};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("17976931348623157"), std::string::npos) << r.err;
+  }
+  // Nothing ran: no run ended "ok" (a usage error found after the run was
+  // recorded leaves it "failed", with the message).
+  auto runs = run_cli({"--db", db, "--json", "runs"});
+  if (runs.exit_code == 0)
+    for (const auto& row : nlohmann::json::parse(runs.out)["tables"][0]["rows"]) EXPECT_NE(row["status"], "ok") << row;
+}

@@ -70,8 +70,11 @@ class BenchCommand : public Command {
     sub.add_option("--batch", batch_, "batch sizes, comma-separated")->capture_default_str();
     sub.add_option("--epochs", o_.epochs, "training epochs")->capture_default_str();
     sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)")
+        ->check(whole_number(0))
         ->capture_default_str();
-    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling")->capture_default_str();
+    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling")
+        ->check(whole_number(0))
+        ->capture_default_str();
     sub.add_option("--data", data_,
                    "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
     sub.add_option("--lr", o_.sgd.lr, "SGD learning rate")->capture_default_str();
@@ -83,12 +86,14 @@ class BenchCommand : public Command {
                  "GPU: launch every kernel instead of replaying captured CUDA graphs "
                  "(NVTX ranges then appear per step, for profilers)");
     sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph")
+        ->check(whole_number(1, 1 << 20))
         ->capture_default_str();
     sub.add_option("--gpu-path", gpu_path_,
                    "GPU: auto (the fused kernels where a model has one, unless --no-graphs), fused (required) or "
                    "layers (one kernel per op)")
         ->capture_default_str();
     sub.add_option("--fused-steps", o_.fused_steps_per_launch, "GPU, fused path: training steps per kernel launch")
+        ->check(whole_number(1))
         ->capture_default_str();
     sub.add_flag("--check-every-step", o_.check_every_step,
                  "stop at the first non-finite loss (synchronises every step)");
@@ -96,6 +101,7 @@ class BenchCommand : public Command {
                  "record a run whose loss becomes NaN/Inf as diverged and run the others (exit status 7 at the end, "
                  "naming every diverged run); without it the first non-finite loss stops the benchmark");
     sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
+        ->check(whole_number(1, 1 << 24))
         ->capture_default_str();
     sub.add_option("--repeat", repeat_,
                    "rounds: run every cell this many times, each round roofline then the peer; Table 4 shows "
@@ -117,6 +123,8 @@ class BenchCommand : public Command {
       } else {
         cfg.models.push_back(engine::make_model(m)->name());  // unknown names fail here
       }
+    if (cfg.models.empty())
+      throw_usage("no model named", fmt::format("name one or more of {}, or all", join(engine::model_names(), ", ")));
     cfg.batches = parse_int_list(batch_, "--batch");
     DeviceChoice dc = parse_devices(device_);
     const bool explicit_device = device_opt_->count() > 0;

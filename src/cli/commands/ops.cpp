@@ -35,12 +35,12 @@ class OpsCommand : public Command {
         ->capture_default_str();
     sub.add_option("--op", op_, "only this op (see --list)");
     sub.add_option("--cases", cases_, "random shapes per op in --check and --grad")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1))
         ->capture_default_str();
     sub.add_option("--batch", batch_, "--perf: the batch size of the model shapes")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1))
         ->capture_default_str();
-    sub.add_option("--seed", seed_, "seed of the random shapes and values")->capture_default_str();
+    sub.add_option("--seed", seed_, "seed of the random shapes and values")->check(whole_number(0))->capture_default_str();
   }
 
   Report run(Invocation& ctx) override {

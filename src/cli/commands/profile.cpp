@@ -84,29 +84,30 @@ class ProfileCommand : public Command {
   void configure(CLI::App& sub) override {
     sub.add_option("--trace", trace_, "also write every event as a Chrome-trace/Perfetto JSON to FILE");
     sub.add_option("--trace-limit", trace_limit_, "most events per process in the --trace file (default 1000000)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     sub.add_flag("--full-names", opt_.full_names,
                  "show whole demangled kernel names (default: short names, 80 columns)");
-    sub.add_option("--top", opt_.top, "rows of the kernel, API, launch and sequence tables (0: all; default 30)");
+    sub.add_option("--top", opt_.top, "rows of the kernel, API, launch and sequence tables (0: all; default 30)")
+        ->check(whole_number(0));
     sub.add_option("--label", opt_.label, "the config column of the utilization table, e.g. \"1/train\"");
     sub.add_option("--output-dir", output_dir_,
                    "keep the per-process profile files in DIR (default: a temporary folder, removed)");
     sub.add_flag("--pm-sampling", pm_sampling_, "sample GPU utilization and DRAM bandwidth with CUPTI PM sampling");
     sub.add_option("--pm-interval", pm_interval_us_, "PM sampling interval in microseconds (default 100)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     sub.add_flag("--counters", counters_,
                  "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
     sub.add_option("--counters-limit", counters_limit_,
                    "launches measured per kernel name with --counters (default 1; 0: every launch); "
                    "each takes the launch after it too, to read its DRAM bytes in one pass")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
     sub.add_option("--metrics", metrics_, "counter metrics for --counters instead of the default set (comma-separated; e.g. "
                     "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum: one pass, exact DRAM bytes)")->delimiter(',');
     sub.add_option("--device", device_,
                    "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, 1023));
     auto* show = sub.add_option("--show", show_, "print a stored profile (its id) instead of running a program")
-                     ->check(CLI::PositiveNumber);
+                     ->check(whole_number(1));
     sub.add_option("--load", load_, "print a profile file (a profile-<pid>.json that --output-dir kept) instead")
         ->check(CLI::ExistingFile)
         ->excludes(show);

@@ -107,8 +107,8 @@ class SweepCommand : public Command {
                    "arithmetic at once), ws (warp-specialized: a producer warp bulk-copies, the others compute; "
                    "sm_90 and newer)")
         ->default_val(kernels_);
-    sub.add_option("--runs", runs_, "timed runs per k")->default_val(runs_);
-    sub.add_option("--warmup", warmup_, "untimed runs per k")->default_val(warmup_);
+    sub.add_option("--runs", runs_, "timed runs per k")->check(whole_number(1, 1 << 20))->default_val(runs_);
+    sub.add_option("--warmup", warmup_, "untimed runs per k")->check(whole_number(0, 1 << 20))->default_val(warmup_);
     sub.add_option("--csv-out", csv_out_,
                    "write the seed's CSV (k,ai,gflops,bandwidth,percent_peak); with several devices, variants or "
                    "kernels, one file each, named FILE-<device>-<variant>-<kernel>.csv");
