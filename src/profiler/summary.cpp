@@ -244,7 +244,7 @@ double dram_peak(const ProfileData& p, size_t device) {
 void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   Utilization u = activity_utilization(p);
   if (u.window_s <= 0 && p.pm_samples.empty()) return;
-  Table& t = r.add(Table("utilization", "Utilization over the GPU-active window (seed 000's table)"));
+  Table& t = r.add(Table("utilization", "Utilization over the GPU-active window"));
   t.col("metric", "Metric")
       .col("config", "Config")
       .col("value", "Utilization", "", 2)

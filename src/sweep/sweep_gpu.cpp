@@ -78,8 +78,8 @@ void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o) {
                                   gpu.name, gpu.cc_major, gpu.cc_minor),
                       "use --kernel seed,overlap on this GPU");
   if (kernel == Kernel::Seed && o.n > kMaxGpuElements)
-    throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
-                "use a smaller --n, e.g. --n 64M (the seed's 2^26), or --kernel overlap");
+    throw_usage(fmt::format("n = {} is beyond what the lecture's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
+                "use a smaller --n, e.g. --n 64M (the lecture's 2^26), or --kernel overlap");
 }
 
 std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const measure::Progress& progress) {

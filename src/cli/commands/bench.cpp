@@ -60,7 +60,7 @@ class BenchCommand : public Command {
  public:
   const char* name() const override { return "bench"; }
   const char* summary() const override {
-    return "train and time the seed models (simple-mlp, simple-cnn, ece408) on CPU and GPU, beside PyTorch";
+    return "train and time the small models (simple-mlp, simple-cnn, ece408) on CPU and GPU, beside PyTorch";
   }
   void configure(CLI::App& sub) override {
     sub.add_option("models", models_, "models: simple-mlp, simple-cnn, ece408 or all (comma-separated)")->required();

@@ -225,7 +225,7 @@ std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& rec
         "points of accuracy per class; whether training revives it depends on rounding, so runs that differ only in "
         "summation order (CPU vs GPU, another thread count on the peer) can land on either side{}",
         r.source, r.model, r.device, r.batch, list,
-        mlp ? "is held at 0 by the seed's ReLU after fc3 while the others win" : "never wins the argmax",
+        mlp ? "is held at 0 by the ReLU after fc3 (kept from the course lab's model) while the others win" : "never wins the argmax",
         mlp ? "; see docs/engine.md, \"simple-mlp at 78%\"" : ""));
   }
   return out;

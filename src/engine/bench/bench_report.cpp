@@ -33,7 +33,7 @@ Cell measured(const BenchRecord* r, bool ok, double v) {
 }  // namespace
 
 Table table4(const std::vector<BenchRecord>& records, const std::string& source) {
-  Table t("table4." + source, fmt::format("CPU vs GPU training and inference time ({}; seed 000 Table 4)", source));
+  Table t("table4." + source, fmt::format("CPU vs GPU training and inference time ({})", source));
   t.col("batch", "Batch")
       .col("cpu_train_s", "CPU Train", "s")
       .col("cpu_infer_us", "CPU Infer", "µs")
@@ -63,7 +63,7 @@ Table table4(const std::vector<BenchRecord>& records, const std::string& source)
   }
   t.note(
       "Train: wall time of all epochs (data on the device, shuffled every epoch); Infer: median of synchronised "
-      "single-batch forward passes to probabilities. The seed's 'Infer' column timed an unsynchronised call.");
+      "single-batch forward passes to probabilities. The course lab's 'Infer' column timed an unsynchronised call.");
   return t;
 }
 
@@ -131,7 +131,7 @@ Table details_table(const std::vector<BenchRecord>& records) {
       break;
     }
   t.note(
-      "Test loss: mean log-softmax + NLL over the 10,000 test images (the seed's negative 'losses' came from "
+      "Test loss: mean log-softmax + NLL over the 10,000 test images (the course lab's negative 'losses' came from "
       "applying NLL to softmax probabilities).");
   return t;
 }
