@@ -209,8 +209,12 @@ class ProfileCommand : public Command {
     if (!trace_.empty()) {
       prof::ChromeTraceResult t = prof::write_chrome_trace(
           c.trace_files, trace_, trace_limit_ * std::max<size_t>(1, c.trace_files.size()), p.devices);
-      r.info(fmt::format("trace: {} events in {} (open it in https://ui.perfetto.dev or chrome://tracing)", t.events,
-                         trace_));
+      r.info(fmt::format("trace: {} events in {} ({}{}; open it in https://ui.perfetto.dev or chrome://tracing)",
+                         t.events, trace_, format_bytes(double(t.bytes)), t.compressed ? ", gzip" : ""));
+      if (!t.compressed && t.bytes > (std::uint64_t{64} << 20))
+        r.warn(fmt::format("the trace is {} of JSON: name it {}.gz to write it gzip-compressed (about a tenth of "
+                           "the size; Perfetto opens it as it is)",
+                           format_bytes(double(t.bytes)), trace_));
       if (t.truncated) r.warn(fmt::format("the trace stopped at {} events (--trace-limit)", t.events));
       if (t.bad_lines)
         r.warn(fmt::format("{} trace lines were cut short (a killed process) and left out", t.bad_lines));
