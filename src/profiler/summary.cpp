@@ -241,6 +241,25 @@ double dram_peak(const ProfileData& p, size_t device) {
   return 0;
 }
 
+// What part of the GPU-active window the PM samples leave out, said in words
+// ("" when they cover it): a series that stops early (a sampler that fell
+// behind, a hardware buffer that overflowed) must not pass for the whole run.
+std::string pm_coverage_gap(const ProfileData& p) {
+  const auto& t = p.timeline;
+  if (p.pm_samples.size() < 2 || t.last_gpu_ns <= t.first_gpu_ns) return {};
+  const std::uint64_t first = p.pm_samples.front().t_ns, last = p.pm_samples.back().t_ns;
+  const double spacing = static_cast<double>(last - first) / static_cast<double>(p.pm_samples.size() - 1);
+  const double slack = std::max({2.0 * spacing, 2.0 * p.pm_interval_ns, 1e6});  // ns
+  const double late_start = static_cast<double>(first) - static_cast<double>(t.first_gpu_ns);
+  const double early_end = static_cast<double>(t.last_gpu_ns) - static_cast<double>(last);
+  if (late_start <= slack && early_end <= slack) return {};
+  const std::uint64_t origin = t.process_start_ns ? t.process_start_ns : t.first_gpu_ns;
+  return fmt::format("the PM samples cover {:.3f}-{:.3f} s, but GPU work ran {:.3f}-{:.3f} s: the PM rows describe "
+                     "only part of the run (sampling stopped or started late; a longer --pm-interval keeps up)",
+                     seconds_from(first, origin), seconds_from(last, origin), seconds_from(t.first_gpu_ns, origin),
+                     seconds_from(t.last_gpu_ns, origin));
+}
+
 void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   Utilization u = activity_utilization(p);
   if (u.window_s <= 0 && p.pm_samples.empty()) return;
@@ -286,6 +305,10 @@ void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt)
     t.row({std::string("DRAM bandwidth - w"), config, wr * 1e-9, std::string("GB/s"),
            peak > 0 ? Cell(100.0 * wr / peak) : Cell(), s0, s1, std::string("PM sampling")});
     t.note(fmt::format("PM sampling: {} samples every {} us", p.pm_samples.size(), p.pm_interval_ns * 1e-3));
+    if (const std::string gap = pm_coverage_gap(p); !gap.empty()) {
+      t.note(gap);
+      r.warn(gap);
+    }
   } else {
     t.note("DRAM read/write bandwidth comes from PM sampling (--pm-sampling)");
   }

@@ -472,3 +472,29 @@ TEST(ProfileSummary, CountersRunTimesReplayedLaunchesAndKeepsTimelineRulesOff) {
   for (const auto& note : kt.notes()) said |= note.find("replayed by --counters") != std::string::npos;
   EXPECT_TRUE(said);
 }
+
+// PM sampling that stopped early (1,022 samples every 20 us from 0.711 s while
+// kernels ran to 0.887 s): the utilization rows say they cover part of the run.
+TEST(ProfileSummary, PmSamplesThatStopEarlySaySo) {
+  ProfileData p;
+  p.timeline.process_start_ns = 1'000'000'000;
+  p.timeline.first_gpu_ns = p.timeline.process_start_ns + 700'000'000;
+  p.timeline.last_gpu_ns = p.timeline.process_start_ns + 887'000'000;
+  p.timeline.kernel_busy_ns = p.timeline.gpu_busy_ns = 100'000'000;
+  p.pm_interval_ns = 20'000;
+  for (int i = 0; i < 1022; ++i)
+    p.pm_samples.push_back({p.timeline.process_start_ns + 711'000'000 + std::uint64_t(i) * 20'000, 0.5, 0.4, 0.1, 1e12,
+                            1e11});
+  Report r;
+  add_profile_tables(r, p, {});
+  bool warned = false;
+  for (const auto& w : r.warnings()) warned |= w.find("cover 0.711-0.731 s, but GPU work ran 0.700-0.887 s") != std::string::npos;
+  EXPECT_TRUE(warned) << ::testing::PrintToString(r.warnings());
+  // Samples over the whole window: no warning.
+  p.pm_samples.clear();
+  for (int i = 0; i <= 9350; ++i)
+    p.pm_samples.push_back({p.timeline.first_gpu_ns + std::uint64_t(i) * 20'000, 0.5, 0.4, 0.1, 1e12, 1e11});
+  Report ok;
+  add_profile_tables(ok, p, {});
+  for (const auto& w : ok.warnings()) EXPECT_EQ(w.find("PM samples cover"), std::string::npos) << w;
+}

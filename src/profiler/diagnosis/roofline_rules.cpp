@@ -21,16 +21,13 @@ struct Judged {
 };
 
 // The compute ceiling matching the kernel's dominant kind of FLOPs.
+// The roof of the kernel's dominant work (never its register moves, which
+// dominant_work leaves out).
 const model::Ceiling* ceiling_for(const model::Roofline& r, const KernelCounters& k) {
-  std::string prec, unit;
-  double best = 0;
-  for (const auto& [p, v] : k.tensor_flops)
-    if (v > best) best = v, prec = p, unit = "tensor";
-  for (const auto& [p, v] : k.flops)
-    if (v > best) best = v, prec = p, unit = "cuda";
-  if (prec.empty()) return nullptr;
-  const model::Ceiling* c = r.compute(prec, unit);
-  return c ? c : r.compute(prec);
+  const DominantWork d = dominant_work(k);
+  if (d.precision.empty()) return nullptr;
+  const model::Ceiling* c = r.compute(d.precision, d.unit);
+  return c ? c : r.compute(d.precision);
 }
 
 // Time above the roofline floor, scaled from the counted instances to every
