@@ -16,7 +16,7 @@ constexpr Declaration kTable[] = {
   {Var::Data, "ROOFLINE_DATA", User, "DIR",
    "where `bench` looks for the Fashion-MNIST files when --data is not given (default /usr/share/datasets/fashion-mnist)"},
   {Var::PeerScript, "ROOFLINE_PEER_SCRIPT", User, "PATH",
-   "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py beside the binary or source tree)"},
+   "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py in the working directory or the tree above the binary)"},
   {Var::CpuIsa, "ROOFLINE_CPU_ISA", User, "avx512|avx2|sse2",
    "the vector instruction set of the CPU paths, at most what this CPU has (default: the widest it has)"},
   {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|regtile:KB:R[:THREADS]",

@@ -104,8 +104,8 @@ class BenchCommand : public Command {
         ->check(whole_number(1, 1 << 24))
         ->capture_default_str();
     sub.add_option("--repeat", repeat_,
-                   "rounds: run every cell this many times, each round roofline then the peer; Table 4 shows "
-                   "each cell's median round, and the spread and the speedup of the medians are printed")
+                   "rounds: run every cell this many times, each round roofline then the peer; the CPU-vs-GPU "
+                   "table shows each cell's median round, and the spread and the speedup of the medians are printed")
         ->capture_default_str();
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
     sub.add_flag("--profile", profile_,
