@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
+#include "roofline/build_info.hpp"
+#include "roofline/core/env.hpp"
 #include "roofline/core/json_text.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -42,6 +44,57 @@ std::unique_ptr<Command> Registry::create(const std::string& name) {
     auto c = f();
     if (name == c->name()) return c;
   }
+  return nullptr;
+}
+
+std::unique_ptr<CommandLine> make_command_line(GlobalOptions& opts) {
+  auto line = std::make_unique<CommandLine>();
+  CLI::App& app = line->app;
+  app.description(
+      "roofline: how fast your neural network runs on this GPU or CPU, why, and how far that is from what the "
+      "hardware allows");
+  app.set_version_flag("--version", std::string(build::kVersion) + " (" + build::kGitSha + ", CUDA " +
+                                        (build::kHaveCuda ? "enabled" : "disabled") + ")");
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--db", opts.db, "results database (default: $ROOFLINE_DB or ./roofline.db)");
+  auto* json = app.add_flag("--json", opts.json, "print results as JSON");
+  app.add_flag("--csv", opts.csv, "print results as CSV")->excludes(json);
+  app.add_flag("-q,--quiet", opts.quiet, "no progress messages");
+  line->commands = Registry::create_all();
+  for (auto& c : line->commands) {
+    CLI::App* sub = app.add_subcommand(c->name(), c->summary());
+    c->configure(*sub);
+    line->subs.emplace_back(sub, c.get());
+  }
+  // The ROOFLINE_* variables a user or developer may set, under `roofline --help`
+  // only (set after the commands, which would otherwise inherit it).
+  app.footer(env::help_text());
+  return line;
+}
+
+void CommandLine::check_command_word(const std::vector<std::string>& args) const {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return;
+    if (a == "--db") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    std::string names;
+    for (const auto& [sub, cmd] : subs) {
+      if (a == cmd->name()) return;
+      names += names.empty() ? cmd->name() : std::string(", ") + cmd->name();
+    }
+    throw Error(ErrorKind::Usage, "unknown command '" + a + "'",
+                "the commands are: " + names + " (roofline --help describes them)");
+  }
+}
+
+Command* CommandLine::chosen() const {
+  for (const auto& [sub, cmd] : subs)
+    if (sub->parsed()) return cmd;
   return nullptr;
 }
 

@@ -79,6 +79,21 @@ struct Registry {
   static std::unique_ptr<Command> create(const std::string& name);
 };
 
+// The whole command line as main() parses it: the global options and one
+// subcommand per registered command. The fuzz target of the option parsing
+// (fuzz/cli_fuzzer.cpp) parses with the same object.
+struct CommandLine {
+  CLI::App app;
+  std::vector<std::unique_ptr<Command>> commands;
+  std::vector<std::pair<CLI::App*, Command*>> subs;
+  // The first word that is not an option (or --db's value) must name a
+  // command: Error(Usage) naming the commands otherwise (plainer than CLI11's).
+  void check_command_word(const std::vector<std::string>& args) const;
+  // After parsing: the command the line chose, or nullptr.
+  Command* chosen() const;
+};
+std::unique_ptr<CommandLine> make_command_line(GlobalOptions& opts);
+
 // Runs another command inside this invocation (same run in the store, same
 // device rows), as if `roofline NAME ARGS...` had been typed: `analyze` is
 // such a composition. Throws a usage Error when ARGS do not parse.
