@@ -13,7 +13,8 @@
 #             timeline rules are off with the reason, not "GPU idle 100%".
 #   intervals `profile --pm-sampling --pm-interval US` of torch_cnn_train.py at 10, 20,
 #             50 and 100 us: whether the samples cover the GPU-active window.
-# Usage: long_run.sh STEP[,STEP...] [SECONDS]   (default: union 60)
+# Usage: long_run.sh [STEP...] [SECONDS]   (steps as separate arguments or comma-separated;
+#        a number is the run length, default 60; default step: union)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-./out}
@@ -23,8 +24,11 @@ P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 R=./build/bin/roofline
 PROG=tests/programs/torch_resnet_train.py
-steps=${1:-union}
-secs=${2:-60}
+steps="" secs=60
+for a in "$@"; do
+  if [[ $a =~ ^[0-9]+$ ]]; then secs=$a; else steps+=" ${a//,/ }"; fi
+done
+[[ -n $steps ]] || steps=union
 status=0
 plain() { python3 "$PROG" --seconds "$secs" | tail -1; }
 profiled() { $R --db "$D/r.db" --json profile "$@" -- python3 "$PROG" --seconds "$secs" > "$D/profile.json" 2> "$D/profile.err"
@@ -41,7 +45,7 @@ print(f"{label}: plain {p[0]:.1f} {p[1]:.1f} img/s, {label} {o[0]:.1f} {o[1]:.1f
       + ("PASS" if statistics.mean(over) <= limit else "MISS"))
 PY
 }
-for step in ${steps//,/ }; do
+for step in $steps; do
   case $step in
     union)
       rm -rf "$D/lines"
