@@ -300,7 +300,7 @@ TEST(Diagnosis, SeverityAndDeviceTables) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.title.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids.size(), 13u);
 }
 
 TEST(Diagnosis, RecordedProfilesSurviveAJsonRoundTrip) {
@@ -316,4 +316,41 @@ TEST(Diagnosis, RecordedProfilesSurviveAJsonRoundTrip) {
       EXPECT_EQ(a[i].evidence, b[i].evidence);
     }
   }
+}
+
+// A 28-s BERT script: 30 eager calls, then torch.compile (reduce-overhead)
+// builds its graphs for 5.91 s with no GPU work, then graph replays. The gap is
+// a one-time phase, said as such; the steady state is not host starvation.
+TEST(Diagnosis, AOneTimeCompilePhaseIsNotStarvation) {
+  ProfileData p;
+  const std::uint64_t t0 = 5'000'000'000;
+  p.timeline.process_start_ns = t0 - 20'000'000'000;
+  p.timeline.process_end_ns = t0 + 8'000'000'000;
+  p.timeline.first_gpu_ns = t0;
+  p.timeline.last_gpu_ns = t0 + 7'000'000'000;
+  p.timeline.kernel_busy_ns = p.timeline.gpu_busy_ns = 360'000'000;
+  p.timeline.largest_gaps = {{t0 + 550'000'000, t0 + 6'460'000'000}, {t0 + 200'000'000, t0 + 240'000'000}};
+  p.timeline.gap_histogram = {{"<10us", 40000}, {"1-10ms", 10}, {">10ms", 2}};
+  p.timeline.gap_ns_histogram = {{"<10us", 160'000'000}, {"1-10ms", 30'000'000}, {">10ms", 5'910'000'000 + 40'000'000}};
+  KernelSummary k;
+  k.name = "triton_per_fused_add_native_layer_norm_0";
+  for (int i = 0; i < 40000; ++i) k.duration.add(9000);
+  p.kernels[k.name + '\x1f'] = k;
+  p.devices = {"NVIDIA H100 80GB HBM3"};
+  auto found = diagnose(p);
+  bool phase = false;
+  for (const auto& d : found) {
+    EXPECT_NE(d.rule, "host-starvation") << d.evidence;
+    if (d.rule == "one-time-phase") {
+      phase = true;
+      EXPECT_NE(d.evidence.find("5.91 s"), std::string::npos) << d.evidence;
+      EXPECT_EQ(d.severity, "info");
+    }
+  }
+  EXPECT_TRUE(phase);
+  // Without the one long gap the same idle in long gaps would be starvation.
+  p.timeline.largest_gaps = {{t0 + 200'000'000, t0 + 240'000'000}};
+  bool starved = false;
+  for (const auto& d : diagnose(p)) starved |= d.rule == "host-starvation";
+  EXPECT_TRUE(starved) << "the rule must still fire when no single gap explains the idle time";
 }

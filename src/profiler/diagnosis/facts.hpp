@@ -55,6 +55,13 @@ struct Facts {
   double short_idle_ns = 0, long_idle_ns = 0;
   bool idle_split_exact = false;  // from gap_ns_histogram; else bounds from counts
   std::uint64_t long_gaps = 0;    // number of gaps >= 1 ms
+  // A one-time phase: one gap of at least 1 s, at least 5 times any other,
+  // starting in the first quarter of the window (compilation, loading, a
+  // warm-up before the steady state; torch.compile's graphs are built so).
+  // Its length is left out of the starvation figures below.
+  Interval one_time_gap;             // {0, 0}: none
+  double steady_window_ns = 0;       // window_ns less the one-time gap
+  double steady_long_idle_ns = 0;    // long_idle_ns less the one-time gap
   int sm_count = 0;
 
   Facts(const ProfileData& profile, const DiagnosisOptions& options);
@@ -90,6 +97,7 @@ std::string count(std::uint64_t n);
 // share roofline_rules.cpp).
 std::optional<Diagnosis> waiting_on_data(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> host_starvation(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> one_time_phase(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> launch_bound(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> blocking_sync(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> sync_memcpy(const Facts& c, const Rule& rule);

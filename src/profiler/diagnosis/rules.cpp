@@ -13,8 +13,12 @@ constexpr Rule kRules[] = {
    "at least min_steps host-to-device copies and as many gaps of 1 ms or more (0.5 to 8 copies per gap), the "
    "gaps holding at least low_share of the run",
    waiting_on_data, /*empty_profile=*/false, /*reads_timeline=*/true},
+  {"one-time-phase", "A one-time phase without GPU work (compiling, loading, warming up)",
+   "one gap of at least 1 s, at least 5 times any other, starting in the first quarter of the GPU-active window; "
+   "the timeline rules then judge the steady state without it",
+   one_time_phase, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"host-starvation", "GPU idle in long gaps: the host is not submitting work",
-   "idle time in gaps >= 1 ms is at least starvation_share of the GPU-active window",
+   "idle time in gaps >= 1 ms is at least starvation_share of the GPU-active window (a one-time phase left out)",
    host_starvation, /*empty_profile=*/false, /*reads_timeline=*/true},
   {"launch-bound", "Kernels are shorter than their launch: launch overhead dominates",
    "busy fraction < busy_low, idle in gaps < 1 ms at least low_share of the run, and >= short_launch_share of "
