@@ -1,5 +1,5 @@
 // libFuzzer target of the IDX reader: any bytes (gzip-compressed when they
-// start with the gzip magic, as read_maybe_gzip does) must either parse into
+// start with the gzip magic, as in a file) must either parse into
 // a consistent array or throw roofline::Error — never crash, hang, read out of
 // bounds or allocate without limit. Build and run: see docs/engine.md "Fuzzing".
 #include <cstddef>
@@ -12,13 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   using namespace roofline;
   try {
-    engine::IdxArray a;
-    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-      std::vector<std::uint8_t> raw = engine::gunzip(data, size, "fuzz input", 64u << 20);
-      a = engine::parse_idx(raw.data(), raw.size(), "fuzz input");
-    } else {
-      a = engine::parse_idx(data, size, "fuzz input");
-    }
+    engine::IdxArray a = engine::parse_idx(data, size, "fuzz input");
     // A parsed array must be consistent with its dimensions.
     size_t count = 1;
     for (auto d : a.dims) {

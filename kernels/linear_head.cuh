@@ -1,7 +1,7 @@
 // probs = softmax(act2(W2 · act1(W1 · x + b1) + b2)) row by row (fp32): a
 // network's last two Linear layers and the softmax of inference in one
 // kernel. ece408's head (1024 → 32 → 10) took three kernels and two graph
-// gaps, 4.2 + 1.8 + 1.9 µs of kernels at batch 64 (H100, 2026-11-25); its
+// gaps, 4.2 + 1.8 + 1.9 µs of kernels at batch 64 on an H100; its
 // work is 2 MFLOP.
 //
 // A block = kHeadRows batch rows (or one, for small batches), 8 warps: each warp takes kHeadFeatures
@@ -36,7 +36,7 @@ __host__ __device__ constexpr int head_dynamic_bytes(int hidden, int classes) {
 // threads. ROWS = ROWS shares each weight load among 4 rows; ROWS = 1
 // for small batches, where rows past the batch would be computed for nothing
 // (at batch 1, 4 rows made each warp issue ~1600 instructions, and the
-// kernel took 7.0 µs on the H100: issue-bound on one SM, ncu 2026-11-25),
+// kernel took 7.0 µs on the H100: issue-bound on one SM, by ncu),
 // with 16 warps: simple-mlp's 128 hidden features in 2 passes of the
 // feature loop instead of 4, each pass an L2 round trip.
 //
@@ -99,9 +99,7 @@ __global__ void __launch_bounds__(32 * WARPS)
 #pragma unroll
     for (int j = 0; j < kHeadFeatures; ++j)
 #pragma unroll
-      for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) acc[j][r] += __shfl_xor_sync(0xffffffffu, acc[j][r], off);
+      for (int r = 0; r < ROWS; ++r) acc[j][r] = warp_sum(acc[j][r]);
 #pragma unroll
     for (int j = 0; j < kHeadFeatures; ++j) {
       const int f = f0 + j;
@@ -119,8 +117,7 @@ __global__ void __launch_bounds__(32 * WARPS)
     const float bias = b2 && lane == 0 ? __ldg(b2 + c) : 0.f;
     float acc = 0.f;
     for (int k = lane; k < hidden; k += 32) acc = fmaf(h[r][k], w2s[c * hidden + k], acc);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    acc = warp_sum(acc);
     if (lane == 0) {
       const float v = acc + bias;
       z[r][c] = relu2 ? (v <= 0.f ? 0.f : v) : v;

@@ -2,7 +2,7 @@
 // kRows batch rows, lanes striding over the inputs in float4s, a shuffle tree
 // per row. For the layers where a GEMM library's tiles are mostly empty:
 // ece408's FC 1024→32 and 32→10 at batch 64 took cuBLASLt a SIMT SGEMM plus
-// a split-K reduction each, 7.8 and 6.7 µs (H100, 2026-11-25), for 2 and
+// a split-K reduction each, 7.8 and 6.7 µs on an H100, for 2 and
 // 0.04 MFLOP.
 //
 // A block = 8 warps = 8 output features × kRows rows: the warps share the
@@ -11,6 +11,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "kernels/warp_reduce.cuh"
 
 namespace roofline::kernels {
 
@@ -50,9 +52,7 @@ __global__ void __launch_bounds__(32 * kLinearSmallWarps)
     }
   }
 #pragma unroll
-  for (int r = 0; r < kLinearSmallRows; ++r)
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], off);
+  for (int r = 0; r < kLinearSmallRows; ++r) acc[r] = warp_sum(acc[r]);
   if (lane < kLinearSmallRows && m0 + lane < n) {
     float v = b ? b[o] : 0.f;
 #pragma unroll

@@ -8,6 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__CUDACC__)
+#include "kernels/warp_reduce.cuh"
+#endif
+
 namespace roofline::kernels {
 
 enum class Load : int {
@@ -118,15 +122,13 @@ __device__ __forceinline__ uint32_t stream_read(const uint4* __restrict__ in, si
 // blockDim.x to be a multiple of 32 and at most 1024.
 __device__ __forceinline__ void block_sum_to(uint32_t v, uint32_t* out) {
   __shared__ uint32_t partial[32];
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  v = warp_sum(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) partial[warp] = v;
   __syncthreads();
   if (warp == 0) {
     v = lane < static_cast<int>(blockDim.x / 32) ? partial[lane] : 0u;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    v = warp_sum(v);
     if (lane == 0) out[blockIdx.x] = v;
   }
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages roofline builds and tests with, skipping any
 # already present. Runs apt-get as root (directly, or through sudo).
-#   --test   also what the test suite needs (headless Chromium for the chart test)
+#   --test   also what the tests need (headless Chromium for the chart test; clang-14 with
+#            libFuzzer and libomp for tools/sanitize.sh and tools/fuzz.sh)
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config ccache libsqlite3-dev zlib1g-dev
       nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev dataset-fashion-mnist)
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium sqlite3)
+  pkgs+=(chromium sqlite3 clang-14 libclang-rt-14-dev libomp-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

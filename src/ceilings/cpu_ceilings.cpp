@@ -51,6 +51,7 @@ volatile double g_sink;  // keeps results of timed loops alive
 struct Ctx {
   const CeilingOptions& opts;
   const measure::Progress& progress;
+  const FigureSink& sink;
   const cpu::SimdLoops& kern;
   int threads;
   cpu::Frequency freq;
@@ -76,6 +77,7 @@ struct Ctx {
       f.reference_label = fmt::format("{} ({})", ref->label.empty() ? ref->id : ref->label, model::to_string(ref->source));
     }
     say(fmt::format("  {:<18} {}", f.name, format_si(f.value, f.unit)));
+    if (sink) sink(f);
     out.push_back(std::move(f));
   }
 };
@@ -303,9 +305,10 @@ void measure_compute(Ctx& c) {
 
 }  // namespace
 
-std::vector<measure::Figure> measure_cpu_ceilings(const CeilingOptions& opts, const measure::Progress& progress) {
+std::vector<measure::Figure> measure_cpu_ceilings(const CeilingOptions& opts, const measure::Progress& progress,
+                                                  const FigureSink& sink) {
   hw::CpuInfo cpu = hw::query_cpu();
-  Ctx c{opts, progress, cpu::simd_loops(), cpu::threads(), cpu::measure_frequency(), hw::reference_roofline(cpu), {}};
+  Ctx c{opts, progress, sink, cpu::simd_loops(), cpu::threads(), cpu::measure_frequency(), hw::reference_roofline(cpu), {}};
   c.say(fmt::format("CPU: {} ({} threads, {} kernels, clock under load {})", cpu.model_name, c.threads, c.kern.isa,
                     c.freq.mhz > 0 ? fmt::format("{:.0f} MHz", c.freq.mhz) : std::string("not measured")));
 

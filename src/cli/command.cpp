@@ -4,8 +4,14 @@
 
 #include <iostream>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 
+#include "roofline/build_info.hpp"
+#include "roofline/core/env.hpp"
+#include "roofline/core/json_text.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
@@ -41,6 +47,87 @@ std::unique_ptr<Command> Registry::create(const std::string& name) {
   return nullptr;
 }
 
+std::unique_ptr<CommandLine> make_command_line(GlobalOptions& opts) {
+  auto line = std::make_unique<CommandLine>();
+  CLI::App& app = line->app;
+  app.description(
+      "roofline: how fast your neural network runs on this GPU or CPU, why, and how far that is from what the "
+      "hardware allows");
+  app.set_version_flag("--version", std::string(build::kVersion) + " (" + build::kGitSha + ", CUDA " +
+                                        (build::kHaveCuda ? "enabled" : "disabled") + ")");
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--db", opts.db, "results database (default: $ROOFLINE_DB or ./roofline.db)");
+  auto* json = app.add_flag("--json", opts.json, "print results as JSON");
+  app.add_flag("--csv", opts.csv, "print results as CSV")->excludes(json);
+  app.add_flag("-q,--quiet", opts.quiet, "no progress messages");
+  line->commands = Registry::create_all();
+  for (auto& c : line->commands) {
+    CLI::App* sub = app.add_subcommand(c->name(), c->summary());
+    c->configure(*sub);
+    line->subs.emplace_back(sub, c.get());
+  }
+  // The ROOFLINE_* variables a user or developer may set, under `roofline --help`
+  // only (set after the commands, which would otherwise inherit it).
+  app.footer(env::help_text());
+  return line;
+}
+
+void CommandLine::check_command_word(const std::vector<std::string>& args) const {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return;
+    if (a == "--db") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    std::string names;
+    for (const auto& [sub, cmd] : subs) {
+      if (a == cmd->name()) return;
+      names += names.empty() ? cmd->name() : std::string(", ") + cmd->name();
+    }
+    throw Error(ErrorKind::Usage, "unknown command '" + a + "'",
+                "the commands are: " + names + " (roofline --help describes them)");
+  }
+}
+
+Command* CommandLine::chosen() const {
+  for (const auto& [sub, cmd] : subs)
+    if (sub->parsed()) return cmd;
+  return nullptr;
+}
+
+CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        auto [p, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == end && (v < min || v > max)))
+          return max == std::numeric_limits<std::int64_t>::max()
+                     ? fmt::format("{} is not allowed: give a whole number of {} or more", text, min)
+                     : fmt::format("{} is not allowed: give a whole number from {} to {}", text, min, max);
+        if (ec != std::errc() || p != end || text.empty())
+          return fmt::format("'{}' is not a whole number", text);
+        return {};
+      },
+      max == std::numeric_limits<std::int64_t>::max() ? fmt::format("INT>={}", min)
+                                                       : fmt::format("INT in [{}, {}]", min, max));
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("'{}' is not a number", text);
+        if (!(v > 0) || !std::isfinite(v)) return fmt::format("{} is not allowed: give a number greater than 0", text);
+        return {};
+      },
+      "NUMBER>0");
+}
+
 Report run_subcommand(Invocation& ctx, const std::string& name, const std::vector<std::string>& args) {
   auto cmd = Registry::create(name);
   ROOFLINE_ASSERT(cmd != nullptr, "no command named " + name);
@@ -61,7 +148,12 @@ Invocation::Invocation(GlobalOptions& opts, std::string command, bool stores)
 Invocation::~Invocation() = default;
 
 store::Db& Invocation::db() {
-  if (!db_) db_ = std::make_unique<store::Db>(store::Db::resolve_path(opts_.db));
+  // Commands that store open it for writing (creating and migrating it);
+  // readers open it read-only, so listing or charting a store never changes
+  // it, and a mistyped path is said rather than created.
+  if (!db_)
+    db_ = std::make_unique<store::Db>(store::Db::resolve_path(opts_.db),
+                                      stores_ ? store::Db::Mode::ReadWrite : store::Db::Mode::ReadOnly);
   return *db_;
 }
 
@@ -73,7 +165,7 @@ std::int64_t Invocation::run_id() {
 std::int64_t Invocation::cpu_device_id() {
   if (!cpu_id_) {
     hw::CpuInfo c = hw::query_cpu();
-    cpu_id_ = store::record_device(db(), run_id(), {"cpu", 0, c.model_name, "", c.to_json().dump()});
+    cpu_id_ = store::record_device(db(), run_id(), {"cpu", 0, c.model_name, "", json_text(c.to_json())});
   }
   return *cpu_id_;
 }
@@ -82,7 +174,7 @@ std::int64_t Invocation::gpu_device_id(int ordinal) {
   for (auto& [o, id] : gpu_ids_)
     if (o == ordinal) return id;
   hw::GpuInfo g = hw::query_gpu(ordinal);
-  std::int64_t id = store::record_device(db(), run_id(), {"gpu", ordinal, g.name, g.uuid, g.to_json().dump()});
+  std::int64_t id = store::record_device(db(), run_id(), {"gpu", ordinal, g.name, g.uuid, json_text(g.to_json())});
   gpu_ids_.emplace_back(ordinal, id);
   return id;
 }
@@ -91,7 +183,7 @@ bool Invocation::interactive() const { return !opts_.quiet && !opts_.json && !op
 
 void Invocation::status(const std::string& line) const {
   if (!interactive()) return;
-  std::cerr << line << std::endl;
+  std::cerr << printable(line, true) << std::endl;
 }
 
 DeviceChoice parse_devices(const std::string& spec) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,21 @@ struct Registry {
   static std::unique_ptr<Command> create(const std::string& name);
 };
 
+// The whole command line as main() parses it: the global options and one
+// subcommand per registered command. The fuzz target of the option parsing
+// (fuzz/cli_fuzzer.cpp) parses with the same object.
+struct CommandLine {
+  CLI::App app;
+  std::vector<std::unique_ptr<Command>> commands;
+  std::vector<std::pair<CLI::App*, Command*>> subs;
+  // The first word that is not an option (or --db's value) must name a
+  // command: Error(Usage) naming the commands otherwise (plainer than CLI11's).
+  void check_command_word(const std::vector<std::string>& args) const;
+  // After parsing: the command the line chose, or nullptr.
+  Command* chosen() const;
+};
+std::unique_ptr<CommandLine> make_command_line(GlobalOptions& opts);
+
 // Runs another command inside this invocation (same run in the store, same
 // device rows), as if `roofline NAME ARGS...` had been typed: `analyze` is
 // such a composition. Throws a usage Error when ARGS do not parse.
@@ -88,6 +104,14 @@ Report run_subcommand(Invocation& ctx, const std::string& name, const std::vecto
   const bool registered_##Class = ::roofline::cli::Registry::add(              \
       []() -> std::unique_ptr<::roofline::cli::Command> { return std::make_unique<Class>(); }); \
   }
+
+// Validators for numeric options, with plain messages (CLI11's own range
+// checks print the double's whole range, 309 digits). whole_number refuses
+// what is not an integer from `min` up to `max`, a sign included: "-1" given to
+// an unsigned option would otherwise wrap to 18446744073709551615.
+CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
+// A finite number greater than zero.
+CLI::Validator positive_number();
 
 // Devices named by --device: "cpu", "gpu" (every GPU), "gpu:N", "all", or a
 // comma-separated list of those. Throws a usage Error for anything else.

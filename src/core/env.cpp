@@ -14,15 +14,37 @@ constexpr Declaration kTable[] = {
   {Var::Db, "ROOFLINE_DB", User, "PATH",
    "the results store used when --db is not given (default ./roofline.db)"},
   {Var::Data, "ROOFLINE_DATA", User, "DIR",
-   "where `bench` looks for the Fashion-MNIST files when --data is not given"},
+   "where `bench` looks for the Fashion-MNIST files when --data is not given (default /usr/share/datasets/fashion-mnist)"},
   {Var::PeerScript, "ROOFLINE_PEER_SCRIPT", User, "PATH",
-   "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py beside the binary or source tree)"},
+   "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py in the working directory or the tree above the binary)"},
   {Var::CpuIsa, "ROOFLINE_CPU_ISA", User, "avx512|avx2|sse2",
    "the vector instruction set of the CPU paths, at most what this CPU has (default: the widest it has)"},
   {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|regtile:KB:R[:THREADS]",
-   "forces the engine's GPU convolution kernel for stride-1 layers, to compare them"},
+   "forces the engine's GPU convolution kernel for stride-1 layers, to compare them (default auto: the engine's rule)"},
+  {Var::FusedPhases, "ROOFLINE_FUSED_PHASES", Developer, "1",
+   "prints to stderr, when a fused-mlp GPU run ends, each phase's time in a training step and in an inference, by block 0's SM clock (default: off; 0 is off)"},
+  {Var::StudyEpochs, "ROOFLINE_STUDY_EPOCHS", Test, "N",
+   "the epochs of the disabled test DeadClass.DISABLED_RealDataBatch128FastAndReferenceBackends (default 5)"},
+  {Var::TestBinary, "ROOFLINE_TEST_BINARY", Test, "PATH",
+   "the roofline binary the CLI tests run (default: the build's, else `roofline` beside the test executable)"},
   {Var::InjectLib, "ROOFLINE_INJECT_LIB", Developer, "PATH",
    "the injection library `profile` loads into the program (default: libroofline_inject.so beside the binary)"},
+  // The profiler's rows (src/profiler).
+  {Var::ProfileConfig, "ROOFLINE_PROFILE_CONFIG", Internal, "JSON",
+   "what `profile` asks of the injection library in the program it starts (prof::InjectionConfig: output folder, "
+   "trace, counters, PM sampling); written by `profile`, never by hand"},
+  {Var::ProfileApi, "ROOFLINE_API", Developer, "0|1",
+   "0: `profile` records kernels, copies and memsets only, no CUDA API calls (to measure what the API records "
+   "cost; the API and launch tables are then empty) (default 1)"},
+  {Var::ProfileNvtx, "ROOFLINE_NVTX", Developer, "0|1",
+   "0: `profile` ignores the program's NVTX ranges (no NVTX hooks or callbacks) (default 1)"},
+  {Var::CuptiDebug, "ROOFLINE_CUPTI_DEBUG", Developer, "1",
+   "the profiler prints one stderr line per CUPTI activity buffer it folds (bytes, time taken, and whether on the "
+   "program's main thread), to see where the tracing overhead goes (default: off)"},
+  {Var::CrashBacktrace, "ROOFLINE_CRASH_BACKTRACE", Developer, "1",
+   "on SIGSEGV, SIGBUS or SIGABRT in a profiled program, the injection library prints the crashing thread's "
+   "frames to stderr (library-relative addresses: resolve them with addr2line on an unstripped build) "
+   "(default: off)"},
 };
 // clang-format on
 }  // namespace
@@ -45,7 +67,7 @@ std::optional<std::string> get(Var v) {
 std::string help_text() {
   std::string out = "Environment:\n";
   for (const auto& d : kTable) {
-    if (d.audience == Audience::Internal) continue;
+    if (d.audience == Audience::Internal || d.audience == Audience::Test) continue;
     out += fmt::format("  {}={}{}\n      {}\n", d.name, d.values, d.audience == Audience::Developer ? "  (for developers)" : "",
                        d.meaning);
   }

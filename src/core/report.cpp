@@ -9,6 +9,7 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/core/json_text.hpp"
 
 namespace roofline {
 
@@ -98,11 +99,11 @@ std::string header_of(const Column& c) {
 
 void render_properties(const Table& t, std::ostream& out) {
   size_t w = 0;
-  for (const auto& r : t.rows()) w = std::max(w, display_width(cell_text(r[1])));
+  for (const auto& r : t.rows()) w = std::max(w, display_width(printable(cell_text(r[1]))));
   for (const auto& r : t.rows()) {
-    std::string title = cell_text(r[1]);
-    std::string value = cell_text(r[2], -1);
-    std::string unit = cell_text(r[3]);
+    std::string title = printable(cell_text(r[1]));
+    std::string value = printable(cell_text(r[2], -1));
+    std::string unit = printable(cell_text(r[3]));
     out << "  " << title << ':' << std::string(w - display_width(title) + 1, ' ') << value;
     if (unit != "-" && !unit.empty()) out << ' ' << unit;
     out << '\n';
@@ -118,7 +119,7 @@ void render_grid(const Table& t, std::ostream& out) {
   for (size_t r = 0; r < t.rows().size(); ++r) {
     for (size_t c = 0; c < cols.size(); ++c) {
       const Cell& cell = t.rows()[r][c];
-      std::string s = cell_text(cell, cols[c].digits);
+      std::string s = printable(cell_text(cell, cols[c].digits));
       if (cols[c].max_width > 0) s = shorten(s, static_cast<size_t>(cols[c].max_width));
       if (is_numeric(cell)) right[c] = true;
       width[c] = std::max(width[c], display_width(s));
@@ -168,7 +169,7 @@ std::string csv_cell(const Cell& cell) {
 }  // namespace
 
 void render_text(const Table& t, std::ostream& out) {
-  if (!t.title().empty()) out << t.title() << '\n';
+  if (!t.title().empty()) out << printable(t.title()) << '\n';
   if (t.rows().empty()) {
     out << "  (none)\n";
   } else if (t.layout() == Table::Layout::Properties) {
@@ -176,7 +177,7 @@ void render_text(const Table& t, std::ostream& out) {
   } else {
     render_grid(t, out);
   }
-  for (const auto& n : t.notes()) out << "  note: " << n << '\n';
+  for (const auto& n : t.notes()) out << "  note: " << printable(n, true) << '\n';
 }
 
 nlohmann::json to_json(const Report& report) {
@@ -209,7 +210,7 @@ nlohmann::json to_json(const Report& report) {
 void render(const Report& report, Format format, std::ostream& out) {
   switch (format) {
     case Format::Json:
-      out << to_json(report).dump(2) << '\n';
+      out << json_text(to_json(report), 2) << '\n';
       return;
     case Format::Csv: {
       bool many = report.tables().size() > 1;
@@ -235,8 +236,8 @@ void render(const Report& report, Format format, std::ostream& out) {
         first = false;
         render_text(t, out);
       }
-      for (const auto& i : report.infos()) out << "note: " << i << '\n';
-      for (const auto& w : report.warnings()) out << "warning: " << w << '\n';
+      for (const auto& i : report.infos()) out << "note: " << printable(i, true) << '\n';
+      for (const auto& w : report.warnings()) out << "warning: " << printable(w, true) << '\n';
       if (report.run_id() > 0) out << "stored as run " << report.run_id() << '\n';
       return;
     }

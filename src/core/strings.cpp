@@ -52,6 +52,25 @@ bool ends_with(std::string_view s, std::string_view p) {
 }
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+std::string printable(std::string_view s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const bool c1 = c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(s[i + 1]) <= 0x9F;
+    if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c1) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 size_t display_width(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s)

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline::hw {
@@ -36,9 +38,9 @@ const char* isa_name(Isa isa) {
 namespace {
 Isa choose() {
   const Isa best = detected_isa();
-  const char* env = std::getenv("ROOFLINE_CPU_ISA");
-  if (!env || !*env) return best;
-  const std::string v = env;
+  const std::optional<std::string> chosen = env::get(env::Var::CpuIsa);
+  if (!chosen) return best;
+  const std::string v = *chosen;
   Isa want;
   if (v == "avx512")
     want = Isa::Avx512;

@@ -101,6 +101,7 @@ DatasheetMatch explain_match(const std::string& name, std::uint64_t memory_bytes
       m.rejected.push_back(d.id + ": " + join(against, "; "));
   }
 
+  m.fits = ok;
   if (ok.size() == 1) {
     const Datasheet& d = *ok[0];
     std::vector<std::string> why;

@@ -1,6 +1,7 @@
 #include "roofline/measure/figure.hpp"
 
 #include "roofline/store/results.hpp"
+#include "roofline/core/json_text.hpp"
 
 namespace roofline::measure {
 
@@ -47,7 +48,7 @@ std::int64_t store_figure(store::Db& db, std::int64_t run_id, std::optional<std:
   }
   if (!f.notes.empty()) p["notes"] = f.notes;
   if (!f.measurement.samples.empty()) p["measurement"] = f.measurement.to_json();
-  r.params_json = p.dump();
+  r.params_json = json_text(p);
   return store::add_measurement(db, r);
 }
 

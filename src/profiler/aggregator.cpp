@@ -104,6 +104,9 @@ void Aggregator::join_launch(std::uint32_t correlation, const PendingLaunch& par
 
 void Aggregator::add_one(const Activity& a) {
   switch (a.type) {
+    case Activity::Type::UntimedKernel:
+      ++untimed_[a.name ? a.name : ""];
+      break;
     case Activity::Type::Kernel: {
       std::uint32_t name = intern(a.name);
       std::uint64_t key = (std::uint64_t{name} << 32) | a.nvtx_path;
@@ -220,6 +223,7 @@ ProfileData Aggregator::snapshot() const {
     p.apis[s.name] = std::move(s);
   }
   p.memcpys = memcpys_;
+  p.untimed_launches = untimed_;
   for (const auto& [id, l] : launches_) {
     LaunchSummary s;
     s.kernel = names_[id].text;
@@ -283,6 +287,7 @@ void Aggregator::reset_locked() {
   kernels_.clear();
   apis_.clear();
   memcpys_.clear();
+  untimed_.clear();
   pending_.clear();
   max_correlation_ = 0;
   sweep_at_ = 0;

@@ -37,44 +37,67 @@ void BusyTracker::add(std::uint64_t start, std::uint64_t end) {
   ++count_;
   if (first_ == 0 || start < first_) first_ = start;
   last_ = std::max(last_, end);
-  if (start < frontier_) {
-    ++late_;
-    late_ns_ += std::min(end, frontier_) - start;
-    if (end <= frontier_) return;
-    start = frontier_;
-  }
-  if (end == start) return;
-  // Merge with every open interval that overlaps or touches [start, end].
-  auto it = open_.upper_bound(start);
-  if (it != open_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= start) {
-      if (prev->second >= end) return;  // already covered
-      start = prev->first;
-      it = open_.erase(prev);
+  pending_.emplace_back(start, end);
+  if (pending_.size() >= std::min(kPendingBatch, max_open_)) merge_pending();
+}
+
+void BusyTracker::merge_pending() const {
+  if (pending_.empty()) return;
+  // Clip what starts before the closed frontier (only after more than max_open
+  // disjoint intervals, see the header).
+  std::vector<Span> p;
+  p.reserve(pending_.size());
+  for (auto [start, end] : pending_) {
+    if (start < frontier_) {
+      ++late_;
+      late_ns_ += std::min(end, frontier_) - start;
+      if (end <= frontier_) continue;
+      start = frontier_;
     }
+    if (end > start) p.emplace_back(start, end);
   }
-  while (it != open_.end() && it->first <= end) {
-    end = std::max(end, it->second);
-    it = open_.erase(it);
+  pending_.clear();
+  if (p.empty()) return;
+  std::sort(p.begin(), p.end());
+  // Records arrive mostly near the newest time: only the suffix of open_ that
+  // the batch can touch is rebuilt. k: the first open interval that ends at or
+  // after the batch's first start (touching intervals merge).
+  auto k = static_cast<size_t>(
+      std::lower_bound(open_.begin(), open_.end(), p.front().first,
+                       [](const Span& a, std::uint64_t start) { return a.second < start; }) -
+      open_.begin());
+  std::vector<Span> tail;
+  tail.reserve(open_.size() - k + p.size());
+  size_t i = k, j = 0;
+  while (i < open_.size() || j < p.size()) {
+    const Span next = (j == p.size() || (i < open_.size() && open_[i].first <= p[j].first)) ? open_[i++] : p[j++];
+    if (!tail.empty() && next.first <= tail.back().second) tail.back().second = std::max(tail.back().second, next.second);
+    else tail.push_back(next);
   }
-  open_.emplace(start, end);
+  open_.resize(k);
+  open_.insert(open_.end(), tail.begin(), tail.end());
   if (open_.size() > max_open_) close_oldest(open_.size() / 2);
 }
 
-void BusyTracker::close_oldest(size_t n) {
-  for (size_t i = 0; i < n && !open_.empty(); ++i) {
-    auto it = open_.begin();
-    if (track_gaps_ && closed_last_end_ > 0)
-      note_gap(closed_last_end_, it->first, closed_hist_, closed_hist_ns_, closed_largest_);
-    closed_busy_ += it->second - it->first;
-    closed_last_end_ = it->second;
-    frontier_ = it->second;
-    open_.erase(it);
+void BusyTracker::close_oldest(size_t n) const {
+  n = std::min(n, open_.size());
+  for (size_t i = 0; i < n; ++i) {
+    const auto [start, end] = open_[i];
+    if (track_gaps_ && closed_last_end_ > 0) note_gap(closed_last_end_, start, closed_hist_, closed_hist_ns_, closed_largest_);
+    closed_busy_ += end - start;
+    closed_last_end_ = end;
+    frontier_ = end;
   }
+  open_.erase(open_.begin(), open_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+size_t BusyTracker::open_intervals() const {
+  merge_pending();
+  return open_.size();
 }
 
 std::uint64_t BusyTracker::busy_ns() const {
+  merge_pending();
   std::uint64_t b = closed_busy_;
   for (const auto& [s, e] : open_) b += e - s;
   return b;
@@ -83,6 +106,7 @@ std::uint64_t BusyTracker::busy_ns() const {
 template <class F>
 void BusyTracker::each_open_gap(F f) const {
   if (!track_gaps_) return;
+  merge_pending();
   std::uint64_t prev_end = closed_last_end_;
   for (const auto& [s, e] : open_) {
     if (prev_end > 0) f(prev_end, s);

@@ -1,14 +1,20 @@
 #include "roofline/profiler/chrome_trace.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "roofline/core/error.hpp"
+#include "roofline/core/json_text.hpp"
+#include "roofline/core/strings.hpp"
 #include "roofline/profiler/short_names.hpp"
 
 namespace roofline::prof {
@@ -24,6 +30,66 @@ std::string us(std::uint64_t t_ns, std::uint64_t base_ns) {
 }
 
 }  // namespace
+
+namespace {
+[[noreturn]] void cannot_write(const std::string& out_path) {
+  throw Error(ErrorKind::Input, fmt::format("cannot write the trace file '{}'", out_path),
+              "check that its folder exists and is writable");
+}
+}  // namespace
+
+namespace {
+// The trace's bytes, plain or gzip-compressed (zlib, as the IDX reader uses).
+class TraceFile {
+ public:
+  TraceFile(const std::string& path, bool gzip) : path_(path) {
+    if (gzip) {
+      gz_ = gzopen(path.c_str(), "wb6");
+      if (!gz_) cannot_write(path);
+    } else {
+      f_ = std::fopen(path.c_str(), "wb");
+      if (!f_) cannot_write(path);
+    }
+  }
+  ~TraceFile() {
+    if (gz_) gzclose(gz_);
+    if (f_) std::fclose(f_);
+  }
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+  bool compressed() const { return gz_ != nullptr; }
+  TraceFile& operator<<(std::string_view s) {
+    if (s.empty()) return *this;
+    const bool ok = gz_ ? gzwrite(gz_, s.data(), static_cast<unsigned>(s.size())) == static_cast<int>(s.size())
+                        : std::fwrite(s.data(), 1, s.size(), f_) == s.size();
+    if (!ok) failed();
+    return *this;
+  }
+  void close() {
+    const bool ok = gz_ ? gzclose(gz_) == Z_OK : std::fclose(f_) == 0;
+    gz_ = nullptr;
+    f_ = nullptr;
+    if (!ok) failed();
+  }
+
+ private:
+  [[noreturn]] void failed() const {
+    throw Error(ErrorKind::Input, fmt::format("writing the trace file '{}' failed", path_), "check the free disk space");
+  }
+  std::string path_;
+  gzFile gz_ = nullptr;
+  std::FILE* f_ = nullptr;
+};
+}  // namespace
+
+void check_trace_path(const std::string& out_path) {
+  namespace fs = std::filesystem;
+  const fs::path p = fs::absolute(out_path);
+  std::error_code ec;
+  if (out_path.empty() || fs::is_directory(p, ec) || !fs::is_directory(p.parent_path(), ec) ||
+      ::access(p.parent_path().c_str(), W_OK) != 0 || (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0))
+    cannot_write(out_path);
+}
 
 ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files, const std::string& out_path,
                                      std::uint64_t limit, const std::vector<std::string>& device_names) {
@@ -43,16 +109,14 @@ ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files,
     } catch (const nlohmann::json::exception&) {
     }
   }
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw Error(ErrorKind::Input, fmt::format("cannot write the trace file '{}'", out_path),
-                "check that its folder exists and is writable");
+  TraceFile out(out_path, ends_with(out_path, ".gz"));
+  r.compressed = out.compressed();
   out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first_event = true;
   auto emit = [&](const nlohmann::json& e) {
     if (!first_event) out << ",\n";
     first_event = false;
-    out << e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out << json_text(e);
   };
   std::set<std::pair<std::int64_t, std::uint64_t>> tracks;  // (pid, tid) seen
   std::set<std::uint32_t> gpus;
@@ -142,9 +206,9 @@ ChromeTraceResult write_chrome_trace(const std::vector<std::string>& line_files,
           {"tid", tid},
           {"args", {{"name", fmt::format("stream {}", tid)}}}});
   out << "\n]}\n";
-  if (!out)
-    throw Error(ErrorKind::Input, fmt::format("writing the trace file '{}' failed", out_path),
-                "check the free disk space");
+  out.close();
+  std::error_code ec;
+  r.bytes = std::filesystem::file_size(out_path, ec);
   return r;
 }
 

@@ -37,12 +37,7 @@ struct CollectorOptions {
   bool nvtx = true;       // NVTX range callbacks
   std::string trace_dir;  // per-event trace into <dir>/trace-<pid>.jsonl ("" = none)
   std::uint64_t trace_limit = 1'000'000;
-  size_t buffer_bytes = size_t{16} << 20;  // per activity buffer (recycled, see buffer_requested)
-  // Recycle zeroed buffers and tell CUPTI they arrive zeroed (true), or give
-  // CUPTI a fresh aligned_alloc buffer each time and let it clear it (false,
-  // the first design). An experiment switch: both are measured on the device
-  // (tools/device/profiler_overhead.sh; ROOFLINE_CUPTI_POOL=0).
-  bool recycle_buffers = true;
+  size_t buffer_bytes = size_t{16} << 20;  // per activity buffer (recycled and pre-zeroed, see buffer_requested)
   std::uint32_t flush_period_ms = 500;  // CUPTI's periodic flush of full, completed buffers (0 = none)
   std::string command;                  // for the trace file's header
 };
@@ -72,7 +67,7 @@ class CuptiCollector {
   TraceWriter& trace() { return trace_; }
   std::uint64_t now_ns() const;
 
-  // For the counters engineer's RangeProfiler, which attaches to this
+  // For the RangeProfiler (counters/), which attaches to this
   // process's one CUPTI subscriber: every callback is handed to `fn` first.
   // Set before the callbacks it needs are enabled, never changed afterwards.
   using Forward = void (*)(void* user, int domain, std::uint32_t cbid, const void* data);
@@ -108,7 +103,6 @@ class CuptiCollector {
   void on_buffer(std::uint8_t* buffer, size_t valid, void* context, std::uint32_t stream);
   void on_callback(int domain, std::uint32_t cbid, const void* data);
   size_t buffer_bytes() const { return opt_.buffer_bytes; }
-  bool recycle_buffers() const { return opt_.recycle_buffers; }
 
  private:
   CuptiCollector();

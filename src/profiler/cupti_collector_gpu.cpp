@@ -12,6 +12,7 @@
 #include <string_view>
 #include <sys/syscall.h>
 
+#include "roofline/core/env.hpp"
 #include "src/profiler/cupti_collector.hpp"
 
 namespace roofline::prof {
@@ -44,9 +45,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   }
   // calloc aligns to 16 bytes (CUPTI wants 8); a failed allocation gives
   // CUPTI no buffer and it counts the records it had to drop (a warning).
-  if (!*buffer)
-    *buffer = CuptiCollector::instance().recycle_buffers() ? static_cast<uint8_t*>(std::calloc(1, bytes))
-                                                           : static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+  if (!*buffer) *buffer = static_cast<uint8_t*>(std::calloc(1, bytes));
   *size = *buffer ? bytes : 0;
   *max_records = 0;
 }
@@ -54,10 +53,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 // ROOFLINE_CUPTI_DEBUG=1: one stderr line per completed buffer (bytes, time
 // spent folding its records, and whether that ran on the program's main
 // thread), to see where the tracing overhead goes.
-const bool g_debug_buffers = [] {
-  const char* v = std::getenv("ROOFLINE_CUPTI_DEBUG");
-  return v && std::string_view(v) == "1";
-}();
+const bool g_debug_buffers = env::get(env::Var::CuptiDebug) == "1";
 
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   if (!buffer) return;
@@ -70,7 +66,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   }
   // Only buffers of the current size are reused (they all are, unless the
   // size changed between in-process traces).
-  if (CuptiCollector::instance().recycle_buffers() && size == CuptiCollector::instance().buffer_bytes()) {
+  if (size == CuptiCollector::instance().buffer_bytes()) {
     std::memset(buffer, 0, size);
     std::lock_guard<std::mutex> lock(g_pool_mu);
     if (g_pool->size() < kPoolKeep) {
@@ -124,17 +120,25 @@ std::string strip_version(const char* name) {
   return s;
 }
 
-std::string narrow(const wchar_t* w) {
-  std::string s;
-  if (!w) return s;
-  for (; *w; ++w) s += (*w >= 32 && *w < 127) ? static_cast<char>(*w) : '?';
-  return s;
-}
-
 std::string cupti_error(int status) {
   const char* s = nullptr;
   if (cuptiGetResultString(static_cast<CUptiResult>(status), &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI error";
   return std::string(s) + " (" + std::to_string(status) + ")";
+}
+
+// What copy and memset records share (CUpti_ActivityMemcpy6,
+// CUpti_ActivityMemcpyPtoP4, CUpti_ActivityMemset4): times, ids and bytes, and
+// whether the API that issued it was synchronous (its record lacks `async_flag`).
+template <class Record>
+void transfer(Activity& a, const Record& m, Activity::Type type, unsigned async_flag) {
+  a.type = type;
+  a.start = m.start;
+  a.end = m.end;
+  a.correlation = m.correlationId;
+  a.device = m.deviceId;
+  a.stream = m.streamId;
+  a.bytes = m.bytes;
+  a.synchronous = !(m.flags & async_flag);
 }
 
 const CUpti_ActivityKind kGpuKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -208,7 +212,7 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
     if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, i, &n) == CUPTI_SUCCESS && n) driver_names_[i] = n;
   }
   cuptiGetLastError();  // unknown ids above leave an error behind
-  std::uint8_t zeroed = opt_.recycle_buffers ? 1 : 0;
+  std::uint8_t zeroed = 1;
   size_t zeroed_size = sizeof zeroed;
   check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed),
         "cuptiActivitySetAttribute(zeroed buffers)");
@@ -315,7 +319,9 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
         if (k->name && std::strcmp(k->name, kL2EvictKernel) == 0) continue;
         if (k->end <= k->start) {
           untimed_kernels_.fetch_add(1, std::memory_order_relaxed);
-          continue;
+          a.type = Activity::Type::UntimedKernel;
+          a.name = k->name;
+          break;
         }
         a.type = Activity::Type::Kernel;
         a.start = k->start;
@@ -339,44 +345,21 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-        a.type = Activity::Type::Memcpy;
-        a.start = m->start;
-        a.end = m->end;
-        a.correlation = m->correlationId;
-        a.device = m->deviceId;
-        a.stream = m->streamId;
-        a.bytes = m->bytes;
+        transfer(a, *m, Activity::Type::Memcpy, CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
         a.copy_kind = copy_kind_name(m->copyKind);
         a.pageable =
             m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-        a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
         break;
       }
-      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
-        a.type = Activity::Type::Memcpy;
-        a.start = m->start;
-        a.end = m->end;
-        a.correlation = m->correlationId;
-        a.device = m->deviceId;
-        a.stream = m->streamId;
-        a.bytes = m->bytes;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        transfer(a, *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec), Activity::Type::Memcpy,
+                 CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
         a.copy_kind = "PtoP";
-        a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-        a.type = Activity::Type::Memset;
-        a.start = m->start;
-        a.end = m->end;
-        a.correlation = m->correlationId;
-        a.device = m->deviceId;
-        a.stream = m->streamId;
-        a.bytes = m->bytes;
-        a.synchronous = !(m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC);
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        transfer(a, *reinterpret_cast<const CUpti_ActivityMemset4*>(rec), Activity::Type::Memset,
+                 CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC);
         break;
-      }
       case CUPTI_ACTIVITY_KIND_RUNTIME:
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         auto* r = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
@@ -443,7 +426,7 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
         case NVTX_MESSAGE_TYPE_ASCII:
           return a->message.ascii ? a->message.ascii : "";
         case NVTX_MESSAGE_TYPE_UNICODE:
-          return narrow(a->message.unicode);
+          return nvtx_narrow(a->message.unicode);
         case NVTX_MESSAGE_TYPE_REGISTERED: {
           std::lock_guard<std::mutex> lock(mu_);
           for (const auto& [h, s] : registered_strings_)
@@ -459,7 +442,7 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
         nvtx_push(static_cast<const nvtxRangePushA_params*>(p)->message);
         break;
       case CUPTI_CBID_NVTX_nvtxRangePushW:
-        nvtx_push(narrow(static_cast<const nvtxRangePushW_params*>(p)->message));
+        nvtx_push(nvtx_narrow(static_cast<const nvtxRangePushW_params*>(p)->message));
         break;
       case CUPTI_CBID_NVTX_nvtxRangePushEx:
         nvtx_push(attr_text(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
@@ -481,7 +464,7 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
         if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA)
           name = static_cast<const nvtxRangeStartA_params*>(p)->message;
         else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartW)
-          name = narrow(static_cast<const nvtxRangeStartW_params*>(p)->message);
+          name = nvtx_narrow(static_cast<const nvtxRangeStartW_params*>(p)->message);
         else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx)
           name = attr_text(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib);
         else
@@ -528,8 +511,9 @@ ProfileData CuptiCollector::snapshot() {
     p.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records (its buffers were full)");
   if (std::uint64_t u = untimed_kernels_.load())
     p.warnings.push_back(std::to_string(u) +
-                         " kernel launches came without timestamps (the launches --counters replayed): they are "
-                         "left out of the kernel tables; time kernels in a run without --counters");
+                         " kernel launches came without timestamps (the launches --counters replayed): the kernel "
+                         "tables give them the time of their measured runs; they have no place in the timeline, so "
+                         "the time-based diagnoses are off (profile without --counters for those)");
   if (std::uint64_t u = nvtx_.unmatched_pops())
     p.warnings.push_back(std::to_string(u) +
                          " NVTX range ends had no matching start (ranges opened before tracing began)");

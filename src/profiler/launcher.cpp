@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 
@@ -92,9 +94,9 @@ void forward_signal(int sig, siginfo_t* info, void*) {
 
 std::string find_inject_library() {
   std::vector<std::string> looked;
-  if (const char* e = std::getenv("ROOFLINE_INJECT_LIB"); e && *e) {
-    if (fs::exists(e)) return e;
-    looked.push_back(std::string(e) + " ($ROOFLINE_INJECT_LIB)");
+  if (std::optional<std::string> e = env::get(env::Var::InjectLib)) {
+    if (fs::exists(*e)) return *e;
+    looked.push_back(*e + " ($ROOFLINE_INJECT_LIB)");
   }
   std::string dir = self_dir();
   for (const std::string& cand : {dir + "/../lib/" + kInjectLibraryName, dir + "/" + kInjectLibraryName}) {
@@ -158,11 +160,7 @@ LaunchResult run_profiled(const LaunchOptions& opt) {
   LaunchResult r;
   // The environment: the caller's, with the profiler's variables set.
   std::map<std::string, std::string> set = {{"CUDA_INJECTION64_PATH", opt.inject_library},
-                                            {"ROOFLINE_PROFILE_OUT", opt.out_dir}};
-  if (opt.trace) {
-    set["ROOFLINE_TRACE"] = "1";
-    set["ROOFLINE_TRACE_LIMIT"] = std::to_string(opt.trace_limit);
-  }
+                                            opt.config.environment_variable()};
   if (const char* old = std::getenv("CUDA_INJECTION64_PATH"); old && *old && opt.inject_library != old)
     r.notes.push_back(fmt::format("CUDA_INJECTION64_PATH was set to {}; roofline replaced it for the program", old));
   if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx && *nvtx) {
@@ -170,10 +168,6 @@ LaunchResult run_profiled(const LaunchOptions& opt) {
         fmt::format("NVTX_INJECTION64_PATH is set to {}: NVTX ranges go to that tool, not to roofline", nvtx));
   } else {
     set["NVTX_INJECTION64_PATH"] = opt.inject_library;
-  }
-  for (const auto& e : opt.extra_env) {
-    size_t eq = e.find('=');
-    if (eq != std::string::npos) set[e.substr(0, eq)] = e.substr(eq + 1);
   }
   std::vector<std::string> env_strings;
   for (char** e = environ; e && *e; ++e) {

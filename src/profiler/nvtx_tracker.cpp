@@ -165,4 +165,11 @@ void NvtxTracker::reset_locked() {
   // thread-local and is kept); paths stay interned so ids remain valid.
 }
 
+std::string nvtx_narrow(const wchar_t* w) {
+  std::string s;
+  if (!w) return s;
+  for (; *w; ++w) s += (*w >= 32 && *w < 127) ? static_cast<char>(*w) : '?';
+  return s;
+}
+
 }  // namespace roofline::prof

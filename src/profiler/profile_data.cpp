@@ -1,7 +1,13 @@
 #include "roofline/profiler/profile_data.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "roofline/core/error.hpp"
+#include "roofline/core/json_text.hpp"
 
 namespace roofline::prof {
 
@@ -76,9 +82,56 @@ nlohmann::json DurationStats::to_json() const {
           {"mean", mean_},   {"m2", m2_},       {"reservoir", reservoir_}};
 }
 
+namespace {
+
+// Integers read from a profile file, checked: nlohmann converts a JSON float
+// to an integer type with a plain cast, undefined for values out of range
+// (a fuzzed 7.7e25 as a count). A malformed number is a malformed file.
+template <class T>
+T integer(const nlohmann::json& v) {
+  using L = std::numeric_limits<T>;
+  const auto max_u = static_cast<std::uint64_t>(L::max());
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() <= max_u) return static_cast<T>(v.get<std::uint64_t>());
+  } else if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (i >= 0 ? static_cast<std::uint64_t>(i) <= max_u : (L::is_signed && i >= static_cast<std::int64_t>(L::min())))
+      return static_cast<T>(i);
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>(), limit = std::ldexp(1.0, L::digits);  // 2^digits: the first value out of range
+    if (d > -1.0 + (L::is_signed ? -limit + 1.0 : 0.0) && d < limit) return static_cast<T>(d);
+  } else {
+    throw Error(ErrorKind::Input, fmt::format("the profile file is malformed: {} is not a number", json_text(v)));
+  }
+  throw Error(ErrorKind::Input, fmt::format("the profile file is malformed: {} is out of range", json_text(v)));
+}
+
+// obj[key] as an integer, or `fallback` when the key is absent.
+template <class T>
+T integer_or(const nlohmann::json& obj, const char* key, T fallback) {
+  if (!obj.is_object()) throw Error(ErrorKind::Input, "the profile file is malformed: an entry is not an object");
+  const auto it = obj.find(key);
+  return it == obj.end() ? fallback : integer<T>(*it);
+}
+
+template <class T>
+std::vector<T> integers(const nlohmann::json& v) {
+  std::vector<T> out;
+  for (const auto& e : v.get_ref<const nlohmann::json::array_t&>()) out.push_back(integer<T>(e));
+  return out;
+}
+
+std::map<std::string, std::uint64_t> integer_map(const nlohmann::json& v) {
+  std::map<std::string, std::uint64_t> out;
+  for (const auto& [k, e] : v.get_ref<const nlohmann::json::object_t&>()) out[k] = integer<std::uint64_t>(e);
+  return out;
+}
+
+}  // namespace
+
 DurationStats DurationStats::from_json(const nlohmann::json& j) {
   DurationStats d;
-  d.count_ = j.value("count", std::uint64_t{0});
+  d.count_ = integer_or<std::uint64_t>(j, "count", 0);
   d.total_ = j.value("total", 0.0);
   d.min_ = j.value("min", 0.0);
   d.max_ = j.value("max", 0.0);
@@ -115,7 +168,8 @@ namespace {
 nlohmann::json dims(const std::uint32_t d[3]) { return {d[0], d[1], d[2]}; }
 void read_dims(const nlohmann::json& j, const char* key, std::uint32_t d[3]) {
   if (!j.contains(key)) return;
-  for (int i = 0; i < 3; ++i) d[i] = j[key][i].get<std::uint32_t>();
+  const auto& a = j.at(key);
+  for (int i = 0; i < 3; ++i) d[i] = integer<std::uint32_t>(a.at(i));
 }
 
 }  // namespace
@@ -198,6 +252,7 @@ nlohmann::json ProfileData::to_json() const {
                   {"raw", c.raw}});
   auto& js = j["sequences"] = nlohmann::json::array();
   for (const auto& s : sequences) js.push_back({{"kernels", s.kernels}, {"count", s.count}, {"total_ns", s.total_ns}});
+  j["untimed_launches"] = untimed_launches;
   auto& jd = j["diagnoses"] = nlohmann::json::array();
   for (const auto& d : diagnoses)
     jd.push_back({{"rule", d.rule},
@@ -210,16 +265,18 @@ nlohmann::json ProfileData::to_json() const {
   return j;
 }
 
-ProfileData ProfileData::from_json(const nlohmann::json& j) {
+namespace {
+
+ProfileData read_profile(const nlohmann::json& j) {
   ProfileData p;
-  p.pid = j.value("pid", 0);
+  p.pid = integer_or<int>(j, "pid", 0);
   p.command = j.value("command", "");
   p.exit_status = j.value("exit_status", "");
-  p.exit_code = j.value("exit_code", 0);
+  p.exit_code = integer_or<int>(j, "exit_code", 0);
   p.complete = j.value("complete", false);
   if (j.contains("devices")) p.devices = j["devices"].get<std::vector<std::string>>();
   if (j.contains("dram_peak_bps")) p.dram_peak_bps = j["dram_peak_bps"].get<std::vector<double>>();
-  if (j.contains("processes")) p.processes = j["processes"].get<std::vector<int>>();
+  if (j.contains("processes")) p.processes = integers<int>(j["processes"]);
   p.wall_ns = j.value("wall_ns", 0.0);
   for (const auto& jk : j.value("kernels", nlohmann::json::array())) {
     KernelSummary k;
@@ -229,10 +286,10 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     k.duration = DurationStats::from_json(jk.at("duration"));
     read_dims(jk, "grid", k.grid);
     read_dims(jk, "block", k.block);
-    k.registers = jk.value("registers", 0);
-    k.static_smem = jk.value("static_smem", std::uint64_t{0});
-    k.dynamic_smem = jk.value("dynamic_smem", std::uint64_t{0});
-    k.device = jk.value("device", 0);
+    k.registers = integer_or<int>(jk, "registers", 0);
+    k.static_smem = integer_or<std::uint64_t>(jk, "static_smem", 0);
+    k.dynamic_smem = integer_or<std::uint64_t>(jk, "dynamic_smem", 0);
+    k.device = integer_or<int>(jk, "device", 0);
     p.kernels[k.name + '\x1f' + k.nvtx_path] = std::move(k);
   }
   for (const auto& ja : j.value("apis", nlohmann::json::array())) {
@@ -240,18 +297,18 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     a.name = ja.value("name", "");
     a.domain = ja.value("domain", "");
     a.duration = DurationStats::from_json(ja.at("duration"));
-    a.errors = ja.value("errors", std::uint64_t{0});
+    a.errors = integer_or<std::uint64_t>(ja, "errors", 0);
     p.apis[a.name] = std::move(a);
   }
   for (const auto& jm : j.value("memcpys", nlohmann::json::array())) {
     MemcpySummary m;
     m.kind = jm.value("kind", "");
     m.duration = DurationStats::from_json(jm.at("duration"));
-    m.total_bytes = jm.value("total_bytes", std::uint64_t{0});
-    m.min_bytes = jm.value("min_bytes", std::uint64_t{0});
-    m.max_bytes = jm.value("max_bytes", std::uint64_t{0});
-    m.pageable = jm.value("pageable", std::uint64_t{0});
-    m.synchronous = jm.value("synchronous", std::uint64_t{0});
+    m.total_bytes = integer_or<std::uint64_t>(jm, "total_bytes", 0);
+    m.min_bytes = integer_or<std::uint64_t>(jm, "min_bytes", 0);
+    m.max_bytes = integer_or<std::uint64_t>(jm, "max_bytes", 0);
+    m.pageable = integer_or<std::uint64_t>(jm, "pageable", 0);
+    m.synchronous = integer_or<std::uint64_t>(jm, "synchronous", 0);
     if (jm.contains("sizes")) m.sizes = DurationStats::from_json(jm["sizes"]);
     p.memcpys[m.kind] = std::move(m);
   }
@@ -261,42 +318,42 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     l.api_ns = DurationStats::from_json(jl.at("api_ns"));
     l.queue_ns = DurationStats::from_json(jl.at("queue_ns"));
     l.kernel_ns = DurationStats::from_json(jl.at("kernel_ns"));
-    l.shorter_than_launch = jl.value("shorter_than_launch", std::uint64_t{0});
+    l.shorter_than_launch = integer_or<std::uint64_t>(jl, "shorter_than_launch", 0);
     p.launches[l.kernel] = std::move(l);
   }
   for (const auto& jn : j.value("nvtx_ranges", nlohmann::json::array())) {
     NvtxRangeSummary r;
     r.path = jn.value("path", "");
     if (jn.contains("cpu_ns")) r.cpu_ns = DurationStats::from_json(jn["cpu_ns"]);
-    r.kernels = jn.value("kernels", std::uint64_t{0});
+    r.kernels = integer_or<std::uint64_t>(jn, "kernels", 0);
     r.kernel_ns = jn.value("kernel_ns", 0.0);
     p.nvtx_ranges[r.path] = std::move(r);
   }
   if (j.contains("timeline")) {
     const auto& t = j["timeline"];
-    p.timeline.process_start_ns = t.value("process_start_ns", std::uint64_t{0});
-    p.timeline.process_end_ns = t.value("process_end_ns", std::uint64_t{0});
-    p.timeline.first_gpu_ns = t.value("first_gpu_ns", std::uint64_t{0});
-    p.timeline.last_gpu_ns = t.value("last_gpu_ns", std::uint64_t{0});
-    p.timeline.kernel_busy_ns = t.value("kernel_busy_ns", std::uint64_t{0});
-    p.timeline.gpu_busy_ns = t.value("gpu_busy_ns", std::uint64_t{0});
+    p.timeline.process_start_ns = integer_or<std::uint64_t>(t, "process_start_ns", 0);
+    p.timeline.process_end_ns = integer_or<std::uint64_t>(t, "process_end_ns", 0);
+    p.timeline.first_gpu_ns = integer_or<std::uint64_t>(t, "first_gpu_ns", 0);
+    p.timeline.last_gpu_ns = integer_or<std::uint64_t>(t, "last_gpu_ns", 0);
+    p.timeline.kernel_busy_ns = integer_or<std::uint64_t>(t, "kernel_busy_ns", 0);
+    p.timeline.gpu_busy_ns = integer_or<std::uint64_t>(t, "gpu_busy_ns", 0);
     for (const auto& g : t.value("largest_gaps", nlohmann::json::array()))
-      p.timeline.largest_gaps.push_back({g[0].get<std::uint64_t>(), g[1].get<std::uint64_t>()});
+      p.timeline.largest_gaps.push_back({integer<std::uint64_t>(g.at(0)), integer<std::uint64_t>(g.at(1))});
     if (t.contains("gap_histogram"))
-      p.timeline.gap_histogram = t["gap_histogram"].get<std::map<std::string, std::uint64_t>>();
+      p.timeline.gap_histogram = integer_map(t["gap_histogram"]);
     if (t.contains("gap_ns_histogram"))
-      p.timeline.gap_ns_histogram = t["gap_ns_histogram"].get<std::map<std::string, std::uint64_t>>();
-    p.timeline.late_records = t.value("late_records", std::uint64_t{0});
+      p.timeline.gap_ns_histogram = integer_map(t["gap_ns_histogram"]);
+    p.timeline.late_records = integer_or<std::uint64_t>(t, "late_records", 0);
   }
   p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
   for (const auto& s : j.value("pm_samples", nlohmann::json::array()))
-    p.pm_samples.push_back({s[0].get<std::uint64_t>(), s[1].get<double>(), s[2].get<double>(), s[3].get<double>(),
-                            s[4].get<double>(), s[5].get<double>()});
+    p.pm_samples.push_back({integer<std::uint64_t>(s.at(0)), s.at(1).get<double>(), s.at(2).get<double>(),
+                            s.at(3).get<double>(), s.at(4).get<double>(), s.at(5).get<double>()});
   for (const auto& jc : j.value("counters", nlohmann::json::array())) {
     KernelCounters c;
     c.kernel = jc.value("kernel", "");
     c.nvtx_path = jc.value("nvtx_path", "");
-    c.instances = jc.value("instances", std::uint64_t{0});
+    c.instances = integer_or<std::uint64_t>(jc, "instances", 0);
     c.duration_ns = jc.value("duration_ns", 0.0);
     c.flops = jc.value("flops", std::map<std::string, double>{});
     c.tensor_flops = jc.value("tensor_flops", std::map<std::string, double>{});
@@ -309,13 +366,62 @@ ProfileData ProfileData::from_json(const nlohmann::json& j) {
     p.counters.push_back(std::move(c));
   }
   for (const auto& js : j.value("sequences", nlohmann::json::array()))
-    p.sequences.push_back({js.value("kernels", std::vector<std::string>{}), js.value("count", std::uint64_t{0}),
+    p.sequences.push_back({js.value("kernels", std::vector<std::string>{}), integer_or<std::uint64_t>(js, "count", 0),
                            js.value("total_ns", 0.0)});
+  if (j.contains("untimed_launches")) p.untimed_launches = integer_map(j["untimed_launches"]);
   for (const auto& jd : j.value("diagnoses", nlohmann::json::array()))
     p.diagnoses.push_back({jd.value("rule", ""), jd.value("severity", ""), jd.value("title", ""),
                            jd.value("evidence", ""), jd.value("suggestion", ""), jd.value("impact_ns", 0.0)});
   if (j.contains("warnings")) p.warnings = j["warnings"].get<std::vector<std::string>>();
   return p;
+}
+
+}  // namespace
+
+ProfileData ProfileData::from_json(const nlohmann::json& j) {
+  // Every access below checks its type and bounds (value(), at(), get<>):
+  // a malformed file throws nlohmann's exception, turned here into an input
+  // error that names the problem, never undefined behaviour.
+  try {
+    if (!j.is_object())
+      throw Error(ErrorKind::Input, "the profile file is malformed: it is not a JSON object",
+                  "give a file written by `roofline profile --json` or `--output-dir`, unchanged");
+    return read_profile(j);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::Input, fmt::format("the profile file is malformed: {}", e.what()),
+                "give a file written by `roofline profile --json` or `--output-dir`, unchanged");
+  }
+}
+
+std::uint64_t ProfileData::untimed_launch_count() const {
+  std::uint64_t n = 0;
+  for (const auto& [name, count] : untimed_launches) n += count;
+  return n;
+}
+
+std::uint64_t ProfileData::time_replayed_launches() {
+  std::uint64_t added = 0;
+  for (const auto& [name, count] : untimed_launches) {
+    // The kernel's measured runs, over every NVTX path it was measured in.
+    double ns = 0;
+    std::uint64_t runs = 0;
+    const KernelCounters* first = nullptr;
+    for (const auto& c : counters)
+      if (c.kernel == name && c.instances > 0 && c.duration_ns > 0) {
+        ns += c.duration_ns;
+        runs += c.instances;
+        if (!first) first = &c;
+      }
+    if (!first) continue;
+    KernelSummary& k = kernels[name + '\x1f' + first->nvtx_path];
+    if (k.name.empty()) {
+      k.name = name;
+      k.nvtx_path = first->nvtx_path;
+    }
+    for (std::uint64_t i = 0; i < count; ++i) k.duration.add(ns / static_cast<double>(runs));
+    added += count;
+  }
+  return added;
 }
 
 void ProfileData::merge(const ProfileData& o) {
@@ -376,6 +482,7 @@ void ProfileData::merge(const ProfileData& o) {
   for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;
   for (const auto& [k, v] : u.gap_ns_histogram) t.gap_ns_histogram[k] += v;
   t.late_records += u.late_records;
+  for (const auto& [name, n] : o.untimed_launches) untimed_launches[name] += n;
   // Gaps are per process (another process may have kept the GPU busy in one
   // process's gap); the longest of either side are kept.
   t.largest_gaps.insert(t.largest_gaps.end(), u.largest_gaps.begin(), u.largest_gaps.end());

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/core/error.hpp"
+#include "roofline/core/json_text.hpp"
 
 namespace roofline::prof {
 
@@ -19,8 +20,6 @@ void bind_stats(store::Statement& st, int first, const DurationStats& d) {
       .bind(first + 5, d.max())
       .bind(first + 6, d.stddev());
 }
-
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -48,8 +47,8 @@ std::int64_t store_profile(store::Db& db, std::int64_t run_id, const ProfileData
       .bind(11, static_cast<double>(t.gpu_busy_ns) * 1e-9)
       .bind(12, t.busy_fraction())
       .bind(13, static_cast<std::int64_t>(std::max<size_t>(p.processes.size(), 1)))
-      .bind(14, dump(p.devices))
-      .bind(15, dump(p.to_json()))
+      .bind(14, json_text(p.devices))
+      .bind(15, json_text(p.to_json()))
       .bind(16, store::utc_now());
   st.run();
   std::int64_t id = db.last_insert_id();
@@ -63,8 +62,8 @@ std::int64_t store_profile(store::Db& db, std::int64_t run_id, const ProfileData
     k.reset();
     k.bind(1, id).bind(2, s.name).bind(3, s.demangled).bind(4, s.nvtx_path);
     bind_stats(k, 5, s.duration);
-    k.bind(12, dump({s.grid[0], s.grid[1], s.grid[2]}))
-        .bind(13, dump({s.block[0], s.block[1], s.block[2]}))
+    k.bind(12, json_text({s.grid[0], s.grid[1], s.grid[2]}))
+        .bind(13, json_text({s.block[0], s.block[1], s.block[2]}))
         .bind(14, s.registers)
         .bind(15, static_cast<std::int64_t>(s.static_smem))
         .bind(16, static_cast<std::int64_t>(s.dynamic_smem))
@@ -130,7 +129,7 @@ std::int64_t store_profile(store::Db& db, std::int64_t run_id, const ProfileData
         .bind(10, s.l2_read_bytes)
         .bind(11, s.l2_write_bytes)
         .bind(12, s.achieved_occupancy)
-        .bind(13, dump({{"flops", s.flops}, {"tensor_flops", s.tensor_flops}, {"raw", s.raw}}));
+        .bind(13, json_text({{"flops", s.flops}, {"tensor_flops", s.tensor_flops}, {"raw", s.raw}}));
     c.run();
   }
   auto d = db.prepare(

@@ -8,6 +8,7 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
+#include "roofline/profiler/metrics.hpp"
 #include "roofline/profiler/short_names.hpp"
 
 namespace roofline::prof {
@@ -44,6 +45,21 @@ std::vector<Cell> stats_cells(const DurationStats& d, double total_all) {
           ns(d.min()),
           ns(d.max()),
           d.stddev()};
+}
+
+// The summaries of `by_key` (API functions, memory operations), longest total
+// time first, and the time of all of them.
+template <class Summary>
+std::pair<std::vector<const Summary*>, double> by_total_time(const std::map<std::string, Summary>& by_key) {
+  std::vector<const Summary*> rows;
+  double total = 0;
+  for (const auto& [key, s] : by_key) {
+    rows.push_back(&s);
+    total += s.duration.total();
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const Summary* a, const Summary* b) { return a->duration.total() > b->duration.total(); });
+  return {std::move(rows), total};
 }
 
 void note_more(Table& t, size_t shown, size_t all, const char* what) {
@@ -103,17 +119,14 @@ void add_kernels(Report& r, const ProfileData& p, const SummaryOptions& opt) {
     t.row(std::move(c));
   }
   note_more(t, n, rows.size(), "kernels");
+  if (const std::uint64_t untimed = p.untimed_launch_count(); untimed > 0)
+    t.note(fmt::format("{} launches replayed by --counters came without timestamps: they count here with the mean "
+                       "time of their kernel's measured (replayed) runs",
+                       untimed));
 }
 
 void add_apis(Report& r, const ProfileData& p, const SummaryOptions& opt) {
-  std::vector<const ApiSummary*> rows;
-  double total = 0;
-  for (const auto& [name, a] : p.apis) {
-    rows.push_back(&a);
-    total += a.duration.total();
-  }
-  std::sort(rows.begin(), rows.end(),
-            [](const ApiSummary* a, const ApiSummary* b) { return a->duration.total() > b->duration.total(); });
+  auto [rows, total] = by_total_time(p.apis);
   Table& t = r.add(Table("cuda_api", "CUDA API summary (cuda_api_sum)"));
   stats_columns(t, "calls", "Num Calls").col("errors", "Errors").col("name", "Name");
   size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
@@ -136,14 +149,7 @@ std::string operation_name(const std::string& kind) {
 }
 
 void add_memory(Report& r, const ProfileData& p) {
-  std::vector<const MemcpySummary*> rows;
-  double total = 0;
-  for (const auto& [kind, m] : p.memcpys) {
-    rows.push_back(&m);
-    total += m.duration.total();
-  }
-  std::sort(rows.begin(), rows.end(),
-            [](const MemcpySummary* a, const MemcpySummary* b) { return a->duration.total() > b->duration.total(); });
+  auto [rows, total] = by_total_time(p.memcpys);
   Table& t = r.add(Table("gpu_mem_time", "GPU memory operations by time (cuda_gpu_mem_time_sum)"));
   stats_columns(t, "count", "Count").col("operation", "Operation");
   for (const auto* m : rows) {
@@ -235,10 +241,29 @@ double dram_peak(const ProfileData& p, size_t device) {
   return 0;
 }
 
+// What part of the GPU-active window the PM samples leave out, said in words
+// ("" when they cover it): a series that stops early (a sampler that fell
+// behind, a hardware buffer that overflowed) must not pass for the whole run.
+std::string pm_coverage_gap(const ProfileData& p) {
+  const auto& t = p.timeline;
+  if (p.pm_samples.size() < 2 || t.last_gpu_ns <= t.first_gpu_ns) return {};
+  const std::uint64_t first = p.pm_samples.front().t_ns, last = p.pm_samples.back().t_ns;
+  const double spacing = static_cast<double>(last - first) / static_cast<double>(p.pm_samples.size() - 1);
+  const double slack = std::max({2.0 * spacing, 2.0 * p.pm_interval_ns, 1e6});  // ns
+  const double late_start = static_cast<double>(first) - static_cast<double>(t.first_gpu_ns);
+  const double early_end = static_cast<double>(t.last_gpu_ns) - static_cast<double>(last);
+  if (late_start <= slack && early_end <= slack) return {};
+  const std::uint64_t origin = t.process_start_ns ? t.process_start_ns : t.first_gpu_ns;
+  return fmt::format("the PM samples cover {:.3f}-{:.3f} s, but GPU work ran {:.3f}-{:.3f} s: the PM rows describe "
+                     "only part of the run (sampling stopped or started late; a longer --pm-interval keeps up)",
+                     seconds_from(first, origin), seconds_from(last, origin), seconds_from(t.first_gpu_ns, origin),
+                     seconds_from(t.last_gpu_ns, origin));
+}
+
 void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   Utilization u = activity_utilization(p);
   if (u.window_s <= 0 && p.pm_samples.empty()) return;
-  Table& t = r.add(Table("utilization", "Utilization over the GPU-active window (seed 000's table)"));
+  Table& t = r.add(Table("utilization", "Utilization over the GPU-active window"));
   t.col("metric", "Metric")
       .col("config", "Config")
       .col("value", "Utilization", "", 2)
@@ -248,6 +273,10 @@ void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt)
       .col("end_s", "End time", "s", 3)
       .col("source", "Source");
   std::string config = opt.label.empty() ? "-" : opt.label;
+  if (const std::uint64_t untimed = p.untimed_launch_count(); untimed > 0 && u.window_s > 0)
+    t.note(fmt::format("the timeline leaves out {} launches replayed by --counters (no timestamps): the busy "
+                       "fractions are of the other GPU work",
+                       untimed));
   if (u.window_s > 0) {
     t.row({std::string("GPU (kernels)"), config, 100.0 * u.kernel_busy, std::string("%"), Cell(), u.start_s, u.end_s,
            std::string("activity: union of kernel intervals / window")});
@@ -276,6 +305,10 @@ void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt)
     t.row({std::string("DRAM bandwidth - w"), config, wr * 1e-9, std::string("GB/s"),
            peak > 0 ? Cell(100.0 * wr / peak) : Cell(), s0, s1, std::string("PM sampling")});
     t.note(fmt::format("PM sampling: {} samples every {} us", p.pm_samples.size(), p.pm_interval_ns * 1e-3));
+    if (const std::string gap = pm_coverage_gap(p); !gap.empty()) {
+      t.note(gap);
+      r.warn(gap);
+    }
   } else {
     t.note("DRAM read/write bandwidth comes from PM sampling (--pm-sampling)");
   }
@@ -356,11 +389,14 @@ void add_counters(Report& r, const ProfileData& p, const SummaryOptions& opt) {
       .col("gbps", "DRAM", "GB/s", 1)
       .col("occupancy_pct", "Occupancy", "%", 1);
   size_t n = opt.top ? std::min(opt.top, rows.size()) : rows.size();
+  size_t with_moves = 0;
   for (size_t i = 0; i < n; ++i) {
     const KernelCounters& c = *rows[i];
     double cuda = 0, tensor = 0;
     for (const auto& [k, v] : c.flops) cuda += v;
     for (const auto& [k, v] : c.tensor_flops) tensor += v;
+    // Work FLOPs (docs/counters.md): compiler register moves counted as FP16 are left out.
+    if (const double moves = fp16_register_move_flops(c); moves > 0) cuda -= moves, ++with_moves;
     double bytes = c.dram_bytes(), secs = c.duration_ns * 1e-9;
     t.row({display_name(c.kernel, {}, opt), c.nvtx_path.empty() ? Cell() : Cell(c.nvtx_path),
            static_cast<I64>(c.instances), c.instances ? c.duration_ns / static_cast<double>(c.instances) : 0.0,
@@ -369,6 +405,10 @@ void add_counters(Report& r, const ProfileData& p, const SummaryOptions& opt) {
            100.0 * c.achieved_occupancy});
   }
   note_more(t, n, rows.size(), "kernels");
+  if (with_moves > 0)
+    t.note(fmt::format("CUDA-core GFLOP, intensity and rate are work FLOPs: the compiler register moves (HFMA2.MMA of "
+                       "zeros, counted as FP16 by the hardware and by ncu) of {} kernel{} are left out",
+                       with_moves, with_moves == 1 ? "" : "s"));
   t.note("kernel replay: each measured kernel ran once per counter pass, serialized; times are of the measured runs");
 }
 

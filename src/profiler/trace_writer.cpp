@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/profiler/aggregator.hpp"
+#include "roofline/core/json_text.hpp"
 
 namespace roofline::prof {
 
@@ -53,7 +54,7 @@ bool TraceWriter::open(const std::string& path, std::uint64_t limit, int pid, st
   written_ = dropped_ = 0;
   buffer_.clear();
   nlohmann::json j = {{"k", "process"}, {"pid", pid}, {"s", start_ns}, {"cmd", command}};
-  buffer_ += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  buffer_ += json_text(j);
   buffer_ += '\n';
   return true;
 }
@@ -73,6 +74,7 @@ void TraceWriter::line(const std::string& text) {
 }
 
 void TraceWriter::activity(const Activity& a, const std::string& nvtx_path) {
+  if (a.type == Activity::Type::UntimedKernel) return;  // no time: nothing to draw
   nlohmann::json j;
   j["k"] = type_name(a);
   j["s"] = a.start;
@@ -100,14 +102,14 @@ void TraceWriter::activity(const Activity& a, const std::string& nvtx_path) {
       j["t"] = a.thread;
       break;
   }
-  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json_text(j);
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ >= 0) line(text);
 }
 
 void TraceWriter::nvtx(const std::string& path, std::uint64_t start, std::uint64_t end, std::uint64_t thread) {
   nlohmann::json j = {{"k", "nvtx"}, {"n", path}, {"s", start}, {"e", end}, {"t", thread}};
-  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json_text(j);
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ >= 0) line(text);
 }

@@ -5,6 +5,7 @@
 // the number of points drawn and fills #chart-status (tests read both).
 #include <string>
 
+#include "roofline/core/json_text.hpp"
 #include "roofline/report/chart.hpp"
 #include "src/report/style.hpp"
 
@@ -176,7 +177,7 @@ const char* kScript = R"js(
 
 std::string render_html(const Chart& chart) {
   Layout l = layout(chart);
-  std::string json = script_safe(chart_json(chart, l).dump());
+  std::string json = script_safe(json_text(chart_json(chart, l)));
   std::string o;
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   o += xml_escape(chart.title);

@@ -2,12 +2,15 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline::store {
@@ -99,11 +102,15 @@ std::optional<std::string> Statement::opt_text(int col) const {
 
 std::string Db::resolve_path(const std::string& cli_value) {
   if (!cli_value.empty()) return cli_value;
-  if (const char* env = std::getenv("ROOFLINE_DB"); env && *env) return env;
+  if (auto path = env::get(env::Var::Db)) return *path;
   return "roofline.db";
 }
 
 Db::Db(const std::string& path, Mode mode, int target_version) : path_(path), mode_(mode) {
+  if (mode == Mode::ReadOnly && ::access(path.c_str(), F_OK) != 0)
+    store_error(fmt::format("there is no results store at '{}'", path),
+                "check the path (--db PATH or the ROOFLINE_DB variable); the commands that measure (analyze, "
+                "device, ceilings, sweep, bench, profile) create it");
   int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   flags |= SQLITE_OPEN_NOMUTEX;
   int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
@@ -141,16 +148,26 @@ void Db::initialise(Mode mode, int target_version) {
                 "the file was not changed");
   }
   exec("PRAGMA foreign_keys=ON");
-  if (mode == Mode::ReadWrite) {
-    // WAL lets readers work while one writer commits; NORMAL sync is durable
-    // against process crashes (what the tests kill) and fast.
-    {
-      Statement wal(*this, "PRAGMA journal_mode=WAL");
-      wal.step();
-    }
-    exec("PRAGMA synchronous=NORMAL");
-    migrate(target_version < 0 ? latest_schema_version() : target_version);
+  if (mode == Mode::ReadOnly) {
+    // A reader changes nothing, so it cannot migrate: it says what the file is.
+    if (version == 0)
+      store_error(fmt::format("'{}' is not a roofline results store (an SQLite file without roofline's tables)", path),
+                  "give the store a roofline command wrote, with --db PATH or the ROOFLINE_DB variable");
+    if (version < latest_schema_version())
+      store_error(fmt::format("the results store '{}' has schema version {}, older than this roofline's ({}), and "
+                              "this command only reads",
+                              path, version, latest_schema_version()),
+                  "run a command that stores (e.g. `roofline device`) on it once to upgrade it; the data is kept");
+    return;
   }
+  // WAL lets readers work while one writer commits; NORMAL sync is durable
+  // against process crashes (what the tests kill) and fast.
+  {
+    Statement wal(*this, "PRAGMA journal_mode=WAL");
+    wal.step();
+  }
+  exec("PRAGMA synchronous=NORMAL");
+  migrate(target_version < 0 ? latest_schema_version() : target_version);
 }
 
 Db::~Db() {

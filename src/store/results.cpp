@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/build_info.hpp"
+#include "roofline/core/json_text.hpp"
 
 namespace roofline::store {
 
@@ -20,7 +21,7 @@ std::int64_t begin_run(Db& db, const RunInfo& info) {
       "INSERT INTO runs(started_at, command, argv, version, git_sha, host) VALUES (?,?,?,?,?,?)");
   st.bind(1, utc_now())
       .bind(2, info.command)
-      .bind(3, nlohmann::json(info.argv).dump())
+      .bind(3, json_text(nlohmann::json(info.argv)))
       .bind(4, std::string(build::kVersion))
       .bind(5, std::string(build::kGitSha))
       .bind(6, hostname());

@@ -49,15 +49,6 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-__device__ __forceinline__ uint4 lds16(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
-}
-
 // Copies this thread's vectors of one chunk (pa: its first vector, a + first)
 // into its slot; `whole`: every vector of the chunk lies below nvec (all
 // chunks but the last).
@@ -178,26 +169,9 @@ OverlapFn overlap_fn(Variant v) {
 
 }  // namespace
 
-OverlapConfig overlap_config(Variant v, int device) {
-  OverlapFn fn = overlap_fn(v);
-  // The stages want shared memory more than L1 (the data bypasses L1).
-  CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  static_cast<int>(cudaSharedmemCarveoutMaxShared)));
-  cudaFuncAttributes attr{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
-  OverlapConfig c;
-  c.threads = kThreads;
-  c.registers = attr.numRegs;
-  c.smem_per_block = attr.sharedSizeBytes;
-  c.local_bytes = attr.localSizeBytes;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, kThreads, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, device));
-  if (c.blocks_per_sm < 1)
-    throw_device(std::string("the ") + info(v).name + " overlap kernel does not fit on an SM (" +
-                     std::to_string(attr.numRegs) + " registers a thread, " + std::to_string(attr.sharedSizeBytes) +
-                     " bytes of shared memory a block)",
-                 "use --kernel seed on this GPU");
-  c.grid = c.blocks_per_sm * c.sms;
+PersistentConfig overlap_config(Variant v, int device) {
+  PersistentConfig c = persistent_config(reinterpret_cast<const void*>(overlap_fn(v)), kThreads, 0, v, "overlap",
+                                         "use --kernel seed on this GPU", device);
   c.bytes_in_flight_per_thread = static_cast<double>(kStages) * kVecs * 16;
   return c;
 }

@@ -1,6 +1,7 @@
 // Device code shared by the sweep's overlap kernels (overlap_kernels.cu) and
-// warp-specialized kernels (ws_kernels.cu): the polynomial on a thread's
-// registers, and the last n mod (values per 16-byte vector) elements. Both
+// warp-specialized kernels (ws_kernels.cu): 16-byte vectors in and out of
+// registers and shared memory, the polynomial on a thread's registers, and
+// the last n mod (values per 16-byte vector) elements. Both
 // kernels therefore run exactly the same arithmetic (and the same SASS per
 // term), so their FLOP counts per element are equal by construction.
 #pragma once
@@ -25,6 +26,18 @@ template <class T, int L>
 __device__ __forceinline__ uint4 pack(const T* x) {
   uint4 v;
   memcpy(&v, x, sizeof v);
+  return v;
+}
+
+// A 16-byte vector of a shared-memory stage (addr: the shared state space's
+// address), as one LDS.128 the compiler may not move across the stage's
+// synchronisation.
+__device__ __forceinline__ uint4 lds16(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
   return v;
 }
 

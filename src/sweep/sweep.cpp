@@ -16,19 +16,19 @@ const std::vector<VariantInfo>& variants() {
   static const std::vector<VariantInfo> v = {
       {Variant::Fp32, "fp32", "fp32", "compute_k_terms", "overlap_k_terms", "ws_k_terms",
        "fp32.cuda.addmul", 4, false, 1,
-       "b[i] = a[i] + a[i]^2 + ... + a[i]^k (the seed's loop: result += power; power *= x)", "FADD + FMUL"},
+       "b[i] = a[i] + a[i]^2 + ... + a[i]^k (the lecture's loop: result += power; power *= x)", "FADD + FMUL"},
       {Variant::Fma, "fma", "fp32", "compute_k_terms_fma", "overlap_k_terms_fma", "ws_k_terms_fma",
        "fp32.cuda", 4, true, 1,
        "b[i] = 1 + a[i] + ... + a[i]^k by Horner's rule (r = fmaf(r, x, 1) k times)", "FFMA"},
       {Variant::Fp64, "fp64", "fp64", "compute_k_terms_fp64", "overlap_k_terms_fp64", "ws_k_terms_fp64",
        "fp64.cuda.addmul", 8, false, 1,
-       "the seed's loop in double", "DADD + DMUL"},
+       "the lecture's loop in double", "DADD + DMUL"},
       {Variant::Fp16, "fp16", "fp16", "compute_k_terms_fp16", "overlap_k_terms_fp16", "ws_k_terms_fp16",
        "fp16.cuda.addmul", 2, false, 2,
-       "the seed's loop in half, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2 + HMUL2"},
+       "the lecture's loop in half, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2 + HMUL2"},
       {Variant::Bf16, "bf16", "bf16", "compute_k_terms_bf16", "overlap_k_terms_bf16", "ws_k_terms_bf16",
        "bf16.cuda.addmul", 2, false, 2,
-       "the seed's loop in bfloat16, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2.BF16 + HMUL2.BF16"},
+       "the lecture's loop in bfloat16, two elements per thread (__hadd2_rn, __hmul2_rn)", "HADD2.BF16 + HMUL2.BF16"},
   };
   return v;
 }
@@ -36,7 +36,7 @@ const std::vector<VariantInfo>& variants() {
 const std::vector<KernelInfo>& kernel_infos() {
   static const std::vector<KernelInfo> k = {
       {Kernel::Seed, "seed",
-       "seed 004's kernel: one element per thread, one load, k terms, one store; blocks of --block threads"},
+       "the lecture's kernel: one element per thread, one load, k terms, one store; blocks of --block threads"},
       {Kernel::Overlap, "overlap",
        "persistent grid, each thread 48 bytes (three 16-byte vectors) per chunk, cp.async copies 4 chunks ahead of "
        "the arithmetic, unrolled k loop"},
@@ -113,10 +113,10 @@ void validate(const Options& o) {
   }
   if (o.n <= 0)
     throw_usage(fmt::format("n must be a positive number of elements, got {}", o.n),
-                "use --n with a positive count, e.g. --n 67108864 (2^26, the seed's size) or --n 64M");
+                "use --n with a positive count, e.g. --n 67108864 (2^26, the lecture's size) or --n 64M");
   if (o.block <= 0 || o.block % 32 != 0 || o.block > 1024)
     throw_usage(fmt::format("--block must be a multiple of 32 (a warp) between 32 and 1024, got {}", o.block),
-                "use --block 256 (the seed's block) or another multiple of 32 up to 1024");
+                "use --block 256 (the lecture's block) or another multiple of 32 up to 1024");
   if (o.runs < 2) throw_usage(fmt::format("--runs must be at least 2 to give a spread, got {}", o.runs), "use --runs 10");
   if (o.warmup < 0) throw_usage(fmt::format("--warmup must not be negative, got {}", o.warmup), "use --warmup 3");
 }

@@ -19,6 +19,34 @@
 
 namespace roofline::sweep {
 
+namespace gpu {
+
+PersistentConfig persistent_config(const void* fn, int threads, size_t ring_bytes, Variant v, const char* kernel,
+                                   const char* hint, int device) {
+  if (ring_bytes > 0)
+    CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(ring_bytes)));
+  CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  static_cast<int>(cudaSharedmemCarveoutMaxShared)));
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
+  PersistentConfig c;
+  c.threads = threads;
+  c.registers = attr.numRegs;
+  c.smem_per_block = attr.sharedSizeBytes + ring_bytes;
+  c.local_bytes = attr.localSizeBytes;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, threads, ring_bytes));
+  CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, device));
+  if (c.blocks_per_sm < 1)
+    throw_device(fmt::format("the {} {} kernel does not fit on an SM ({} registers a thread, {} bytes of shared "
+                             "memory a block)",
+                             info(v).name, kernel, attr.numRegs, c.smem_per_block),
+                 hint);
+  c.grid = c.blocks_per_sm * c.sms;
+  return c;
+}
+
+}  // namespace gpu
+
 std::vector<Point> run_gpu(int device, Variant v, const Options& o, const measure::Progress& progress) {
   return run_gpu(device, v, Kernel::Seed, o, progress);
 }
@@ -50,8 +78,8 @@ void check_gpu_fit(int device, Variant v, Kernel kernel, const Options& o) {
                                   gpu.name, gpu.cc_major, gpu.cc_minor),
                       "use --kernel seed,overlap on this GPU");
   if (kernel == Kernel::Seed && o.n > kMaxGpuElements)
-    throw_usage(fmt::format("n = {} is beyond what the seed's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
-                "use a smaller --n, e.g. --n 64M (the seed's 2^26), or --kernel overlap");
+    throw_usage(fmt::format("n = {} is beyond what the lecture's kernel indexes (int): at most {}", o.n, kMaxGpuElements),
+                "use a smaller --n, e.g. --n 64M (the lecture's 2^26), or --kernel overlap");
 }
 
 std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& o, const measure::Progress& progress) {
@@ -68,24 +96,17 @@ std::vector<Point> run_gpu(int device, Variant v, Kernel kernel, const Options& 
   if (kernel == Kernel::Seed) {
     resident_threads = gpu::seed_blocks_per_sm(v, o.block) * o.block;
     in_flight_per_thread = static_cast<double>(vi.element_bytes) * vi.elements_per_thread;  // its one load
-  } else if (kernel == Kernel::Ws) {
-    const gpu::WsConfig cfg = gpu::ws_config(v, device);
-    if (cfg.local_bytes > 0 && progress)
-      progress(fmt::format("warning: the {} ws kernel uses {} bytes of local memory per thread (registers "
-                           "spilled): it will be slower than designed",
-                           vi.name, cfg.local_bytes));
-    // Every thread of the block counts as resident, and the ring's bytes are
-    // spread over them, so resident threads x bytes each = the rings of the
-    // SM's blocks (all stages can be in flight at once).
-    resident_threads = cfg.blocks_per_sm * cfg.threads;
-    in_flight_per_thread = cfg.bytes_in_flight_per_block / cfg.threads;
-    grid = cfg.grid;
   } else {
-    const gpu::OverlapConfig cfg = gpu::overlap_config(v, device);
+    const bool ws = kernel == Kernel::Ws;
+    const gpu::PersistentConfig cfg = ws ? gpu::ws_config(v, device) : gpu::overlap_config(v, device);
     if (cfg.local_bytes > 0 && progress)
-      progress(fmt::format("warning: the {} overlap kernel uses {} bytes of local memory per thread (registers "
-                           "spilled): it will be slower than designed",
-                           vi.name, cfg.local_bytes));
+      progress(
+          fmt::format("warning: the {} {} kernel uses {} bytes of local memory per thread (registers "
+                      "spilled): it will be slower than designed",
+                      vi.name, ws ? "ws" : "overlap", cfg.local_bytes));
+    // Every thread of a block counts as resident (the ws kernel's producer
+    // warp too, its ring's bytes spread over them), so resident threads x
+    // bytes each = what the SM's blocks keep in flight.
     resident_threads = cfg.blocks_per_sm * cfg.threads;
     in_flight_per_thread = cfg.bytes_in_flight_per_thread;
     grid = cfg.grid;

@@ -65,15 +65,6 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, uint64_
   while (!kernels::mbar_try_wait(bar, parity))
     if (kernels::global_ns() - t0 > limit_ns) __trap();
 }
-
-__device__ __forceinline__ uint4 lds16(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
-}
 #endif
 
 template <class T, bool Horner>
@@ -219,7 +210,7 @@ WsFn ws_fn(Variant v) {
 
 }  // namespace
 
-WsConfig ws_config(Variant v, int device) {
+PersistentConfig ws_config(Variant v, int device) {
   int major = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   if (major < 9)
@@ -228,27 +219,9 @@ WsConfig ws_config(Variant v, int device) {
                             "capability 9.0 or newer); GPU ") +
                     std::to_string(device) + " is " + std::to_string(major) + ".x",
                 "use --kernel seed,overlap on this GPU");
-  WsFn fn = ws_fn(v);
-  CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kWsRingBytes)));
-  CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  static_cast<int>(cudaSharedmemCarveoutMaxShared)));
-  cudaFuncAttributes attr{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
-  WsConfig c;
-  c.threads = kWsThreads;
-  c.consumer_threads = kConsumers;
-  c.registers = attr.numRegs;
-  c.smem_per_block = attr.sharedSizeBytes + kWsRingBytes;
-  c.local_bytes = attr.localSizeBytes;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, kWsThreads, kWsRingBytes));
-  CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, device));
-  if (c.blocks_per_sm < 1)
-    throw_device(std::string("the ") + info(v).name + " ws kernel does not fit on an SM (" +
-                     std::to_string(attr.numRegs) + " registers a thread, " + std::to_string(c.smem_per_block) +
-                     " bytes of shared memory a block)",
-                 "use --kernel seed,overlap on this GPU");
-  c.grid = c.blocks_per_sm * c.sms;
-  c.bytes_in_flight_per_block = static_cast<double>(kWsRingBytes);
+  PersistentConfig c = persistent_config(reinterpret_cast<const void*>(ws_fn(v)), kWsThreads, kWsRingBytes, v, "ws",
+                                         "use --kernel seed,overlap on this GPU", device);
+  c.bytes_in_flight_per_thread = static_cast<double>(kWsRingBytes) / c.threads;
   return c;
 }
 

@@ -90,3 +90,22 @@ TEST(CeilingsCli, HelpNamesTheOptions) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* opt : {"--device", "--quick", "--only"}) EXPECT_NE(r.out.find(opt), std::string::npos) << opt;
 }
+
+TEST(AnalyzeCli, GpuOnlyWithoutAGpuFailsAndIsStoredAsFailed) {
+  if (has_gpu()) GTEST_SKIP() << "this machine has a GPU";
+  TempDir dir;
+  auto r = run_cli({"--db", dir.file("r.db"), "analyze", "--device", "gpu", "--out", dir.file("report")});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("no GPU to analyze"), std::string::npos) << r.err;
+  auto runs = run_cli({"--db", dir.file("r.db"), "runs"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_NE(runs.out.find("failed"), std::string::npos) << runs.out;
+}
+
+TEST(CeilingsCli, OnlyAPrefixThatMatchesNothingIsAUsageErrorThatSaysSo) {
+  TempDir dir;
+  auto r = run_cli({"--db", dir.file("r.db"), "ceilings", "--device", "cpu", "--quick", "--only", "nonsense"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--only nonsense"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("docs/ceilings.md"), std::string::npos) << r.err;
+}

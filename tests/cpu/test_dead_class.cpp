@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "tests/cpu/test_engine_fixtures.hpp"
+#include "roofline/core/env.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
@@ -20,11 +21,7 @@ using namespace roofline::engine;
 
 namespace {
 
-DataSplit synthetic(std::uint32_t n_train, std::uint32_t n_test) {
-  roofline::test::TempDir dir;
-  roofline::test::write_synthetic_mnist(dir.path(), n_train, n_test);
-  return load_mnist_dir(dir.path());
-}
+using roofline::test::synthetic_split;
 
 TrainOptions short_run() {
   TrainOptions o;
@@ -49,7 +46,7 @@ BenchRecord trained(std::vector<std::int64_t> predictions) {
 }  // namespace
 
 TEST(DeadClass, PredictionsCountEveryTestImageOnBothCpuBackends) {
-  const DataSplit data = synthetic(320, 200);
+  const DataSplit data = synthetic_split(320, 200);
   auto model = make_model("simple-mlp");
   Context fast(Backend::Cpu), ref(Backend::CpuRef);
   const TrainResult a = train_and_evaluate(fast, *model, data, short_run());
@@ -67,7 +64,7 @@ TEST(DeadClass, PredictionsCountEveryTestImageOnBothCpuBackends) {
 TEST(DeadClass, AClassNeverTrainedOnIsNeverPredictedAndWarned) {
   // Training labels only in 0..4: the logits of 5..9 are pushed down on every
   // input, the final ReLU holds them at 0, and those classes die.
-  DataSplit data = synthetic(320, 200);
+  DataSplit data = synthetic_split(320, 200);
   for (auto& l : data.train.labels) l = static_cast<std::uint8_t>(l % 5);
   auto model = make_model("simple-mlp");
   Context ctx(Backend::Cpu);
@@ -136,7 +133,8 @@ TEST(DeadClass, DISABLED_RealDataBatch128FastAndReferenceBackends) {
   auto model = make_model("simple-mlp");
   TrainOptions o;
   o.batch = 128;
-  o.epochs = std::getenv("ROOFLINE_STUDY_EPOCHS") ? std::atoi(std::getenv("ROOFLINE_STUDY_EPOCHS")) : 5;
+  const auto epochs = env::get(env::Var::StudyEpochs);
+  o.epochs = epochs ? std::atoi(epochs->c_str()) : 5;
   o.infer_reps = 2;
   for (Backend b : {Backend::Cpu, Backend::CpuRef}) {
     Context ctx(b);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -56,10 +57,11 @@ model::Roofline a100() {
 
 void expect_sorted_and_well_formed(const std::vector<Diagnosis>& ds) {
   static const std::set<std::string> severities = {"high", "medium", "low", "info"};
-  std::set<std::string> ids;
-  for (const auto& r : diagnosis_rules()) ids.insert(r.id);
+  std::map<std::string, std::string> titles;  // by rule id
+  for (const auto& r : diagnosis_rules()) titles[r.id] = r.title;
   for (size_t i = 0; i < ds.size(); ++i) {
-    EXPECT_TRUE(ids.count(ds[i].rule)) << ds[i].rule;
+    EXPECT_TRUE(titles.count(ds[i].rule)) << ds[i].rule;
+    EXPECT_EQ(ds[i].title, titles[ds[i].rule]) << "a finding's title is its rule's row";
     EXPECT_TRUE(severities.count(ds[i].severity)) << ds[i].severity;
     EXPECT_FALSE(ds[i].evidence.empty());
     EXPECT_FALSE(ds[i].suggestion.empty());
@@ -249,6 +251,26 @@ TEST(Diagnosis, OlderProfilesWithoutGapTimesGiveBounds) {
   EXPECT_NEAR(hs->impact_ns, listed + 184 * 10e6, 1.0);
 }
 
+TEST(Diagnosis, LaunchCallsAreTheAggregatorsLaunchApis) {
+  // Without launch records, launch-bound compares kernels with the mean time of
+  // the launch calls, chosen by the same predicate as the aggregator's: a
+  // legacy cuLaunchGrid counts as cudaLaunchKernel does.
+  ProfileData p = fixture("diag_mlp_eager");
+  p.launches.clear();
+  const auto before = diagnose(p);
+  const Diagnosis* modern = find(before, "launch-bound");
+  ASSERT_TRUE(modern);
+  ASSERT_TRUE(has(modern->evidence, "against a mean launch call of")) << modern->evidence;
+  ApiSummary legacy = p.apis.at("cudaLaunchKernel");
+  legacy.name = "cuLaunchGrid";
+  p.apis.erase("cudaLaunchKernel");
+  p.apis[legacy.name] = legacy;
+  auto ds = diagnose(p);
+  const Diagnosis* lb = find(ds, "launch-bound");
+  ASSERT_TRUE(lb);
+  EXPECT_EQ(lb->evidence, modern->evidence);
+}
+
 TEST(Diagnosis, EmptyProfileSaysSo) {
   ProfileData p;
   auto ds = diagnose(p);
@@ -269,8 +291,16 @@ TEST(Diagnosis, SeverityAndDeviceTables) {
   EXPECT_EQ(sm_count_from_name("NVIDIA A100-SXM4-80GB"), 108);
   EXPECT_EQ(sm_count_from_name("NVIDIA L40S"), 142);
   EXPECT_EQ(sm_count_from_name("Some Future GPU"), 0);
+  EXPECT_EQ(sm_count_from_name("Tesla V100-SXM2-16GB"), 80);  // any GPU the hardware database knows
   // Every rule is documented with its condition.
   for (const auto& r : diagnosis_rules()) EXPECT_FALSE(r.when.empty()) << r.id;
+  // One row per rule: ids are unique, each with a title.
+  std::set<std::string> ids;
+  for (const auto& r : diagnosis_rules()) {
+    EXPECT_TRUE(ids.insert(r.id).second) << r.id;
+    EXPECT_FALSE(r.title.empty()) << r.id;
+  }
+  EXPECT_EQ(ids.size(), 13u);
 }
 
 TEST(Diagnosis, RecordedProfilesSurviveAJsonRoundTrip) {
@@ -286,4 +316,41 @@ TEST(Diagnosis, RecordedProfilesSurviveAJsonRoundTrip) {
       EXPECT_EQ(a[i].evidence, b[i].evidence);
     }
   }
+}
+
+// A 28-s BERT script: 30 eager calls, then torch.compile (reduce-overhead)
+// builds its graphs for 5.91 s with no GPU work, then graph replays. The gap is
+// a one-time phase, said as such; the steady state is not host starvation.
+TEST(Diagnosis, AOneTimeCompilePhaseIsNotStarvation) {
+  ProfileData p;
+  const std::uint64_t t0 = 5'000'000'000;
+  p.timeline.process_start_ns = t0 - 20'000'000'000;
+  p.timeline.process_end_ns = t0 + 8'000'000'000;
+  p.timeline.first_gpu_ns = t0;
+  p.timeline.last_gpu_ns = t0 + 7'000'000'000;
+  p.timeline.kernel_busy_ns = p.timeline.gpu_busy_ns = 360'000'000;
+  p.timeline.largest_gaps = {{t0 + 550'000'000, t0 + 6'460'000'000}, {t0 + 200'000'000, t0 + 240'000'000}};
+  p.timeline.gap_histogram = {{"<10us", 40000}, {"1-10ms", 10}, {">10ms", 2}};
+  p.timeline.gap_ns_histogram = {{"<10us", 160'000'000}, {"1-10ms", 30'000'000}, {">10ms", 5'910'000'000 + 40'000'000}};
+  KernelSummary k;
+  k.name = "triton_per_fused_add_native_layer_norm_0";
+  for (int i = 0; i < 40000; ++i) k.duration.add(9000);
+  p.kernels[k.name + '\x1f'] = k;
+  p.devices = {"NVIDIA H100 80GB HBM3"};
+  auto found = diagnose(p);
+  bool phase = false;
+  for (const auto& d : found) {
+    EXPECT_NE(d.rule, "host-starvation") << d.evidence;
+    if (d.rule == "one-time-phase") {
+      phase = true;
+      EXPECT_NE(d.evidence.find("5.91 s"), std::string::npos) << d.evidence;
+      EXPECT_EQ(d.severity, "info");
+    }
+  }
+  EXPECT_TRUE(phase);
+  // Without the one long gap the same idle in long gaps would be starvation.
+  p.timeline.largest_gaps = {{t0 + 200'000'000, t0 + 240'000'000}};
+  bool starved = false;
+  for (const auto& d : diagnose(p)) starved |= d.rule == "host-starvation";
+  EXPECT_TRUE(starved) << "the rule must still fire when no single gap explains the idle time";
 }

@@ -1,5 +1,6 @@
 // Test fixtures for the engine: IDX files built in memory, a small
-// synthetic MNIST-style data set in a temporary folder, the OpenMP team size.
+// synthetic MNIST-style data set in a temporary folder (and loaded), the
+// OpenMP team size.
 #pragma once
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/engine/data.hpp"
 #include "roofline/engine/rng.hpp"
 #include "tests/support/cli.hpp"
 
@@ -72,6 +74,14 @@ inline void write_synthetic_mnist(const std::string& dir, std::uint32_t n_train,
   write_gz(dir + "/train-labels-idx1-ubyte.gz", idx_bytes({n_train}, tr.labels));
   write_gz(dir + "/t10k-images-idx3-ubyte.gz", idx_bytes({n_test, h, w}, te.images));
   write_gz(dir + "/t10k-labels-idx1-ubyte.gz", idx_bytes({n_test}, te.labels));
+}
+
+// A synthetic data set of n_train training and n_test test images, written
+// to a temporary folder and loaded from it.
+inline engine::DataSplit synthetic_split(std::uint32_t n_train = 256, std::uint32_t n_test = 64) {
+  TempDir dir;
+  write_synthetic_mnist(dir.path(), n_train, n_test);
+  return engine::load_mnist_dir(dir.path());
 }
 
 }  // namespace roofline::test

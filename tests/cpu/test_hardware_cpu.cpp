@@ -231,7 +231,8 @@ TEST(CpuPeaks, Zen4SplitsAvx512OnTwo256BitPipes) {
   CpuMicroarch u = cpu_microarch(c);
   EXPECT_EQ(u.name, "Zen 4");
   EXPECT_EQ(u.datapath_bits, 256);
-  const Peak* fp64 = find_peak(cpu_peaks(c), "fp64.simd");
+  const auto fp64_peaks = cpu_peaks(c);  // kept alive: find_peak points into it
+  const Peak* fp64 = find_peak(fp64_peaks, "fp64.simd");
   ASSERT_TRUE(fp64);
   EXPECT_DOUBLE_EQ(fp64->dense, c.cores * c.peak_clock_mhz() * 1e6 * 2 * 4 * 2);
 }
@@ -261,7 +262,8 @@ TEST(CpuPeaks, UnknownMicroarchitectureIsMarkedAsAGuess) {
   CpuMicroarch u = cpu_microarch(c);
   EXPECT_FALSE(u.known);
   EXPECT_TRUE(contains(u.assumption, "not in roofline's table")) << u.assumption;
-  const Peak* fp64 = find_peak(cpu_peaks(c), "fp64.simd");
+  const auto fp64_peaks = cpu_peaks(c);  // kept alive: find_peak points into it
+  const Peak* fp64 = find_peak(fp64_peaks, "fp64.simd");
   ASSERT_TRUE(fp64);
   EXPECT_TRUE(contains(fp64->basis, "not in roofline's table"));
 }

@@ -1,9 +1,13 @@
 // The IDX reader and data set loading: good files (raw and gzip), and every
 // way a file can be wrong, each with a clear Input error.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <functional>
 
 #include "tests/cpu/test_engine_fixtures.hpp"
 #include "roofline/core/error.hpp"
@@ -155,4 +159,107 @@ TEST(Idx, RealFashionMnistWhenInstalled) {
   EXPECT_EQ(d.train.h, 28);
   EXPECT_NEAR(d.norm.mean, 0.2860, 1e-3);  // the published Fashion-MNIST statistics
   EXPECT_NEAR(d.norm.std, 0.3530, 1e-3);
+}
+
+namespace {
+
+// Runs the roofline binary on `args` in a fresh process and returns its peak
+// resident memory in MiB (ru_maxrss), or -1 when it did not exit normally.
+long cli_peak_mib(const std::vector<std::string>& args, int* exit_code, std::string* err) {
+  TempDir out;
+  const std::string err_path = out.file("err.txt");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    ::dup2(fd, 1);
+    std::vector<char*> argv{const_cast<char*>(ROOFLINE_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(ROOFLINE_BINARY, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru {};
+  if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status)) return -1;
+  *exit_code = WEXITSTATUS(status);
+  *err = roofline::test::read_file(err_path);
+  return ru.ru_maxrss / 1024;
+}
+
+// A data folder whose training images are `images` (written as is), the rest good.
+std::string data_dir_with_images(const TempDir& dir, const std::function<void(const std::string&)>& write_images) {
+  roofline::test::write_synthetic_mnist(dir.path(), 10, 10);
+  ::unlink((dir.path() + "/train-images-idx3-ubyte.gz").c_str());
+  write_images(dir.path() + "/train-images-idx3-ubyte");
+  return dir.path();
+}
+
+int input_error_of(const std::string& path, const std::string& expect) {
+  try {
+    read_idx_file(path);
+  } catch (const Error& e) {
+    return e.kind() == ErrorKind::Input && std::string(e.what()).find(expect) != std::string::npos ? 0 : 2;
+  } catch (...) {
+    return 3;
+  }
+  return 1;  // accepted
+}
+
+}  // namespace
+
+TEST(Idx, AHugeSparseFileIsRefusedFromItsSizeWithoutReadingIt) {
+  TempDir dir, db;
+  // A valid Fashion-MNIST header (60000 images of 28x28) in a 3 GiB sparse file.
+  const std::string data = data_dir_with_images(dir, [](const std::string& path) {
+    roofline::test::write_file(path, idx_bytes({60000, 28, 28}, {}));
+    ASSERT_EQ(::truncate(path.c_str(), off_t(3) << 30), 0);
+  });
+  int code = -1;
+  std::string err;
+  const long mib = cli_peak_mib({"--db", db.file("r.db"), "bench", "simple-mlp", "--device", "cpu", "--data", data},
+                                &code, &err);
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_NE(err.find("unexpected bytes after the IDX data"), std::string::npos) << err;
+  int base_code = -1;
+  const long base = cli_peak_mib({"--version"}, &base_code, &err);  // the binary's own footprint (CUDA libraries)
+  ASSERT_GE(mib, 0);
+  EXPECT_LT(mib - base, 64) << "peak memory while refusing it, above the binary's own " << base << " MiB";
+}
+
+TEST(Idx, AGzipBombStopsAtWhatTheHeaderAnnounces) {
+  TempDir dir, db;
+  // The header announces 16 MiB; the stream inflates to 16 MiB + 256 MiB of zeros.
+  const std::string data = data_dir_with_images(dir, [](const std::string& path) {
+    std::string bytes = idx_bytes({16, 1024, 1024}, std::vector<std::uint8_t>(16u << 20, 7));
+    bytes.append(std::size_t(256) << 20, '\0');
+    roofline::test::write_gz(path + ".gz", bytes);
+  });
+  int code = -1;
+  std::string err;
+  const long mib = cli_peak_mib({"--db", db.file("r.db"), "bench", "simple-mlp", "--device", "cpu", "--data", data},
+                                &code, &err);
+  EXPECT_EQ(code, 3) << err;
+  EXPECT_NE(err.find("unexpected bytes after the IDX data"), std::string::npos) << err;
+  int base_code = -1;
+  const long base = cli_peak_mib({"--version"}, &base_code, &err);  // the binary's own footprint (CUDA libraries)
+  ASSERT_GE(mib, 0);
+  EXPECT_LT(mib - base, 64) << "peak memory while refusing it (16 MiB announced), above the binary's own " << base
+                            << " MiB";
+}
+TEST(Idx, GzipDataFollowedByOtherBytesIsRefused) {
+  TempDir dir;
+  roofline::test::write_gz(dir.file("a.gz"), idx_bytes({4}, {1, 2, 3, 4}));
+  roofline::test::write_file(dir.file("junk.gz"), roofline::test::read_file(dir.file("a.gz")) + "trailing garbage");
+  EXPECT_EQ(input_error_of(dir.file("junk.gz"), "bytes after the end of the gzip data"), 0);
+  EXPECT_EQ(read_idx_file(dir.file("a.gz")).data, (std::vector<std::uint8_t>{1, 2, 3, 4}));
+}
+
+TEST(Idx, ARawFileOfWrongSizeSaysByHowMuch) {
+  TempDir dir;
+  const std::string good = idx_bytes({3, 4}, std::vector<std::uint8_t>(12, 5));
+  roofline::test::write_file(dir.file("long"), good + "xyz");
+  roofline::test::write_file(dir.file("short"), good.substr(0, good.size() - 2));
+  EXPECT_EQ(input_error_of(dir.file("long"), "3 unexpected bytes"), 0);
+  EXPECT_EQ(input_error_of(dir.file("short"), "announces 12 bytes of data, the file holds 10"), 0);
 }

@@ -5,7 +5,10 @@
 //   header-only and listed below with its reason;
 // - includes are written from one root: "roofline/..." for public headers, the
 //   path from the repository root for everything else; no relative includes;
-// - no source file is longer than about 800 lines.
+// - no source file is longer than about 800 lines;
+// - the environment is read for a ROOFLINE_* name only through the table in
+//   src/core/env.cpp (roofline/core/env.hpp), and every ROOFLINE_* name a
+//   string in the tree starts with is one of its rows.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,6 +17,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "roofline/core/env.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,6 +30,7 @@ const fs::path kRoot = ROOFLINE_SOURCE_DIR;
 // templates), each with the reason it needs no source file.
 const std::set<std::string> kHeaderOnly = {
     "roofline/sweep/input.hpp",  // the sweep's input hash, included from .cu files too
+    "roofline/core/json_text.hpp",  // one inline function: JSON text with bad UTF-8 replaced
 };
 
 bool is_source(const fs::path& p) {
@@ -44,6 +50,11 @@ std::vector<fs::path> files_under(const std::vector<std::string>& dirs) {
 }
 
 std::string from_root(const fs::path& p) { return fs::relative(p, kRoot).generic_string(); }
+
+// The one file that reads the environment for ROOFLINE_* names.
+const std::string kEnvTable = "src/core/env.cpp";
+
+bool env_rules_skip(const std::string& rel) { return rel == kEnvTable; }
 
 }  // namespace
 
@@ -101,4 +112,59 @@ TEST(Layout, NoSourceFileIsLongerThanAbout800Lines) {
     if (lines > 800) long_files.push_back(from_root(f) + " (" + std::to_string(lines) + " lines)");
   }
   EXPECT_TRUE(long_files.empty()) << "split these by concept: " << ::testing::PrintToString(long_files);
+}
+
+// A getenv call whose argument is a ROOFLINE_* string literal, and, in a file
+// that names a ROOFLINE_* variable in a string, a getenv call whose argument is
+// not a string literal (a helper that is given the name): both read the
+// environment around the table (use env::get and add a row if needed).
+TEST(Layout, OnlyTheEnvTableReadsRooflineVariables) {
+  const std::regex direct(R"re(getenv\s*\(\s*"ROOFLINE_)re");
+  const std::regex indirect(R"re(getenv\s*\(\s*[A-Za-z_:])re");
+  const std::regex named(R"re("ROOFLINE_[A-Z0-9_]+[="])re");
+  std::vector<std::string> bad;
+  for (const auto& f : files_under({"src", "include", "tests", "kernels", "fuzz"})) {
+    const std::string rel = from_root(f);
+    if (env_rules_skip(rel)) continue;
+    std::ifstream in(f);
+    std::string line;
+    std::vector<std::string> calls;
+    bool names_one = false;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (std::regex_search(line, direct)) bad.push_back(rel + ":" + std::to_string(n));
+      if (std::regex_search(line, indirect)) calls.push_back(rel + ":" + std::to_string(n));
+      names_one |= std::regex_search(line, named);
+    }
+    if (names_one) bad.insert(bad.end(), calls.begin(), calls.end());
+  }
+  EXPECT_TRUE(bad.empty()) << "ROOFLINE_* variables read around the table: read them with env::get "
+                              "(roofline/core/env.hpp) and declare them in "
+                           << kEnvTable << ": " << ::testing::PrintToString(bad);
+}
+
+// Every string that starts with a ROOFLINE_* name (the name alone, or NAME=...
+// as an error message or a child's environment writes it) names a row of the
+// table, so a misspelt or undeclared variable fails here.
+TEST(Layout, EveryRooflineVariableNamedInTheTreeIsDeclared) {
+  std::set<std::string> declared;
+  for (const auto& d : roofline::env::declarations()) declared.emplace(d.name);
+  const std::regex named(R"re("(ROOFLINE_[A-Z0-9_]+)[="])re");
+  std::vector<std::string> undeclared;
+  for (const auto& f : files_under({"src", "include", "tests", "kernels", "fuzz"})) {
+    const std::string rel = from_root(f);
+    if (env_rules_skip(rel)) continue;
+    std::ifstream in(f);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      for (std::sregex_iterator it(line.begin(), line.end(), named), end; it != end; ++it)
+        if (!declared.count((*it)[1].str())) undeclared.push_back(rel + ":" + std::to_string(n) + " " + (*it)[1].str());
+    }
+  }
+  EXPECT_TRUE(undeclared.empty()) << "ROOFLINE_* names with no row in " << kEnvTable
+                                  << " (fix the name, or declare the variable there): "
+                                  << ::testing::PrintToString(undeclared);
 }

@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "roofline/profiler/injection_config.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
@@ -28,13 +30,21 @@ std::string library() {
   return (fs::path(ROOFLINE_BINARY).parent_path().parent_path() / "lib" / "libroofline_inject.so").string();
 }
 
+// The configuration `roofline profile` would pass, with the profile folder `dir`.
+void write_profile_dir(const std::string& dir) {
+  roofline::prof::InjectionConfig c;
+  c.out_dir = dir;
+  const auto [name, value] = c.environment_variable();
+  setenv(name.c_str(), value.c_str(), 1);
+}
+
 // Runs `body` in a child that has loaded the library and called
 // InitializeInjection() with the profile folder `dir`; returns the wait status.
 template <class F>
 int in_child(const std::string& dir, F body, int kill_after_file = 0) {
   pid_t pid = fork();
   if (pid == 0) {
-    setenv("ROOFLINE_PROFILE_OUT", dir.c_str(), 1);
+    write_profile_dir(dir);
     void* h = dlopen(library().c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) _exit(90);
     auto init = reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection"));
@@ -144,7 +154,7 @@ TEST(ProfileInject, ProgramsOwnSigintHandlerStillRuns) {
   pid_t pid = fork();
   if (pid == 0) {
     signal(SIGINT, [](int) { g_handled = 1; });
-    setenv("ROOFLINE_PROFILE_OUT", dir.path().c_str(), 1);
+    write_profile_dir(dir.path());
     void* h = dlopen(library().c_str(), RTLD_NOW | RTLD_LOCAL);
     auto init = h ? reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection")) : nullptr;
     if (!init) _exit(90);
@@ -171,6 +181,32 @@ TEST(ProfileInject, SigkillLeavesThePeriodicSnapshot) {
   ASSERT_GT(pid, 0);
   auto j = read_profile(dir.path(), pid);
   EXPECT_FALSE(j["complete"].get<bool>());
+}
+
+TEST(ProfileInject, MalformedConfigurationIsNamedAndTheProgramRunsOn) {
+  // Only a hand-set ROOFLINE_PROFILE_CONFIG can be malformed: the library says
+  // what is wrong on stderr, profiles nothing, and the program is unharmed.
+  roofline::test::TempDir dir;
+  const std::string err = dir.file("stderr.txt");
+  pid_t pid = fork();
+  if (pid == 0) {
+    const std::string bad = R"({"out_dir": ")" + dir.path() + R"(", "trace": "yes"})";
+    setenv("ROOFLINE_PROFILE_CONFIG", bad.c_str(), 1);
+    if (!std::freopen(err.c_str(), "w", stderr)) _exit(92);
+    void* h = dlopen(library().c_str(), RTLD_NOW | RTLD_LOCAL);
+    auto init = h ? reinterpret_cast<int (*)()>(dlsym(h, "InitializeInjection")) : nullptr;
+    if (!init || init() != 1) _exit(91);
+    std::exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(only_profile_pid(dir.path()), 0);  // no profile file
+  const std::string said = roofline::test::read_file(err);
+  EXPECT_NE(said.find("the profiler could not start: ROOFLINE_PROFILE_CONFIG: trace must be true or false"),
+            std::string::npos)
+      << said;
 }
 
 TEST(ProfileInject, ForkedChildWithoutGpuWorkWritesNothing) {

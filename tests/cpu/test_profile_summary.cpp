@@ -17,6 +17,8 @@
 #include "roofline/profiler/profile_data.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/short_names.hpp"
+#include "roofline/profiler/diagnosis.hpp"
+#include "roofline/profiler/metrics.hpp"
 #include "roofline/profiler/summary.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
@@ -394,4 +396,105 @@ TEST(ProfileSummary, PmSamplingRowsAndCounterTable) {
   EXPECT_NEAR(num(ct.rows()[0][col(ct, "gflops")]), 13e6 / 20e-6 * 1e-9, 1e-9);
   EXPECT_NEAR(num(ct.rows()[0][col(ct, "gbps")]), 5e6 / 20e-6 * 1e-9, 1e-9);
   EXPECT_NEAR(num(ct.rows()[0][col(ct, "avg_ns")]), 10'000, 1e-9);
+}
+
+// The lecture's polynomial kernel under --counters (2^26 threads, k = 100): its
+// one HFMA2.MMA register move per thread reads as 0.268 GFLOP of FP16; the
+// table shows the 13.422 GFLOP of FP32 work and its intensity, as
+// docs/counters.md says, not 13.690 and 26.55.
+TEST(ProfileSummary, CounterTableLeavesRegisterMovesOutOfWorkFlops) {
+  ProfileData p;
+  KernelCounters c;
+  c.kernel = "compute_k_terms";
+  c.instances = 1;
+  c.duration_ns = 1e6;
+  const double n = double(1 << 26);
+  c.flops["fp32"] = 2 * n * 100;
+  c.flops["fp16"] = 4 * n;
+  c.raw[prof::metric::kThreadsLaunched] = n;
+  c.dram_read_bytes = 4 * n;
+  c.dram_write_bytes = 4 * n * 0.2902;
+  p.counters.push_back(c);
+  Report r;
+  add_profile_tables(r, p, {});
+  const Table& ct = table(r, "counters");
+  ASSERT_EQ(ct.rows().size(), 1u);
+  EXPECT_NEAR(num(ct.rows()[0][col(ct, "gflop_cuda")]), 2 * n * 100 * 1e-9, 1e-9);
+  EXPECT_NEAR(num(ct.rows()[0][col(ct, "intensity")]), 2 * n * 100 / c.dram_bytes(), 1e-9);
+  bool said = false;
+  for (const auto& note : ct.notes()) said |= note.find("register moves") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// A --counters run whose launches were all replayed (no timestamps): the kernel
+// table still lists them with their measured time, and the rules that read the
+// timeline stay off with the reason, instead of "GPU idle 100%".
+TEST(ProfileSummary, CountersRunTimesReplayedLaunchesAndKeepsTimelineRulesOff) {
+  ProfileData p;
+  p.timeline.process_start_ns = 1'000'000'000;
+  p.timeline.process_end_ns = 2'410'000'000;  // 1.41 s
+  p.timeline.first_gpu_ns = 1'000'000'000;
+  p.timeline.last_gpu_ns = 2'410'000'000;
+  p.timeline.largest_gaps.push_back({1'000'000'000, 2'410'000'000});
+  p.timeline.gap_histogram[">10ms"] = 1;
+  p.timeline.gap_ns_histogram[">10ms"] = 1'410'000'000;
+  p.wall_ns = 1.41e9;
+  ProfileData::from_json(p.to_json());  // the new field round-trips (below)
+  for (int i = 0; i < 14; ++i) {
+    const std::string name = "kernel_" + std::to_string(i);
+    p.untimed_launches[name] = 1;
+    KernelCounters c;
+    c.kernel = name;
+    c.instances = 1;
+    c.duration_ns = 1000.0 * (i + 1);
+    c.flops["fp32"] = 1e6;
+    c.dram_read_bytes = 1e5;
+    p.counters.push_back(c);
+  }
+  EXPECT_EQ(p.time_replayed_launches(), 14u);
+  EXPECT_EQ(p.kernels.size(), 14u);
+  EXPECT_DOUBLE_EQ(p.kernels.at(std::string("kernel_3") + '\x1f').duration.total(), 4000.0);
+  const ProfileData q = ProfileData::from_json(p.to_json());
+  EXPECT_EQ(q.untimed_launch_count(), 14u);
+  p.diagnoses = diagnose(p);
+  bool off = false;
+  for (const auto& d : p.diagnoses) {
+    EXPECT_NE(d.rule, "host-starvation") << d.evidence;
+    EXPECT_NE(d.rule, "launch-bound") << d.evidence;
+    off |= d.rule == "timeline-rules-off";
+  }
+  EXPECT_TRUE(off);
+  Report r;
+  add_profile_tables(r, p, {});
+  const Table& kt = table(r, "kernels");
+  EXPECT_EQ(kt.rows().size(), 14u);
+  bool said = false;
+  for (const auto& note : kt.notes()) said |= note.find("replayed by --counters") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// PM sampling that stopped early (1,022 samples every 20 us from 0.711 s while
+// kernels ran to 0.887 s): the utilization rows say they cover part of the run.
+TEST(ProfileSummary, PmSamplesThatStopEarlySaySo) {
+  ProfileData p;
+  p.timeline.process_start_ns = 1'000'000'000;
+  p.timeline.first_gpu_ns = p.timeline.process_start_ns + 700'000'000;
+  p.timeline.last_gpu_ns = p.timeline.process_start_ns + 887'000'000;
+  p.timeline.kernel_busy_ns = p.timeline.gpu_busy_ns = 100'000'000;
+  p.pm_interval_ns = 20'000;
+  for (int i = 0; i < 1022; ++i)
+    p.pm_samples.push_back({p.timeline.process_start_ns + 711'000'000 + std::uint64_t(i) * 20'000, 0.5, 0.4, 0.1, 1e12,
+                            1e11});
+  Report r;
+  add_profile_tables(r, p, {});
+  bool warned = false;
+  for (const auto& w : r.warnings()) warned |= w.find("cover 0.711-0.731 s, but GPU work ran 0.700-0.887 s") != std::string::npos;
+  EXPECT_TRUE(warned) << ::testing::PrintToString(r.warnings());
+  // Samples over the whole window: no warning.
+  p.pm_samples.clear();
+  for (int i = 0; i <= 9350; ++i)
+    p.pm_samples.push_back({p.timeline.first_gpu_ns + std::uint64_t(i) * 20'000, 0.5, 0.4, 0.1, 1e12, 1e11});
+  Report ok;
+  add_profile_tables(ok, p, {});
+  for (const auto& w : ok.warnings()) EXPECT_EQ(w.find("PM samples cover"), std::string::npos) << w;
 }

@@ -13,15 +13,7 @@
 using namespace roofline;
 using namespace roofline::engine;
 
-namespace {
-
-DataSplit synthetic(std::uint32_t n_train = 256, std::uint32_t n_test = 64) {
-  roofline::test::TempDir dir;
-  roofline::test::write_synthetic_mnist(dir.path(), n_train, n_test);
-  return load_mnist_dir(dir.path());
-}
-
-}  // namespace
+using roofline::test::synthetic_split;
 
 TEST(TrainCpu, ShortRunOnFashionMnistReachesASaneAccuracy) {
   const std::string dir = default_data_dir();
@@ -46,7 +38,7 @@ TEST(TrainCpu, ShortRunOnFashionMnistReachesASaneAccuracy) {
 }
 
 TEST(TrainCpu, SameSeedSameLossesAndBackendsAgree) {
-  DataSplit data = synthetic();
+  DataSplit data = synthetic_split();
   TrainOptions o;
   o.batch = 16;
   o.epochs = 2;
@@ -73,7 +65,7 @@ TEST(TrainCpu, SameSeedSameLossesAndBackendsAgree) {
 }
 
 TEST(TrainCpu, TheTailBatchIsTrainedToo) {
-  DataSplit data = synthetic(100, 30);
+  DataSplit data = synthetic_split(100, 30);
   TrainOptions o;
   o.batch = 32;  // 3 full batches and one of 4
   o.epochs = 1;
@@ -87,7 +79,7 @@ TEST(TrainCpu, TheTailBatchIsTrainedToo) {
 }
 
 TEST(TrainCpu, ANonFiniteLossStopsTheRunAndNamesTheStep) {
-  DataSplit data = synthetic();
+  DataSplit data = synthetic_split();
   auto model = make_model("simple-cnn");
   Context ctx(Backend::Cpu);
   for (bool every_step : {false, true}) {
@@ -110,7 +102,7 @@ TEST(TrainCpu, ANonFiniteLossStopsTheRunAndNamesTheStep) {
 }
 
 TEST(TrainCpu, BadOptionsAreUsageErrors) {
-  DataSplit data = synthetic(40, 10);
+  DataSplit data = synthetic_split(40, 10);
   auto model = make_model("simple-mlp");
   Context ctx(Backend::Cpu);
   auto kind_of = [&](TrainOptions o) {

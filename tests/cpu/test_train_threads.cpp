@@ -27,11 +27,7 @@ using namespace roofline::engine;
 
 namespace {
 
-DataSplit synthetic(std::uint32_t n_train, std::uint32_t n_test) {
-  roofline::test::TempDir dir;
-  roofline::test::write_synthetic_mnist(dir.path(), n_train, n_test);
-  return load_mnist_dir(dir.path());
-}
+using roofline::test::synthetic_split;
 
 using roofline::test::Threads;
 
@@ -51,7 +47,7 @@ std::vector<double> epoch_losses(const TrainResult& r) {
 }  // namespace
 
 TEST(TrainCpuThreads, SixteenThreadsAgreeWithTheReferenceAtBatch128) {
-  const DataSplit data = synthetic(640, 200);  // 5 steps of 128 per epoch
+  const DataSplit data = synthetic_split(640, 200);  // 5 steps of 128 per epoch
   TrainOptions o;
   o.batch = 128;
   o.epochs = 2;
@@ -76,7 +72,7 @@ TEST(TrainCpuThreads, SixteenThreadsAgreeWithTheReferenceAtBatch128) {
 }
 
 TEST(TrainCpuThreads, ResultsAreBitwiseTheSameForAnyThreadCount) {
-  const DataSplit data = synthetic(640, 200);
+  const DataSplit data = synthetic_split(640, 200);
   for (const char* name : {"simple-mlp", "simple-cnn", "ece408"}) {
     TrainOptions o;
     o.batch = std::string(name) == "ece408" ? 32 : 128;  // ece408 is 100x the FLOPs

@@ -208,8 +208,8 @@ TEST(RangeProfiler, SeedPolynomialIsFaddPlusFmulAndStreamsItsInput) {
     EXPECT_NEAR(rd, e.dram_read_min, 0.05 * e.dram_read_min);
     // Up to an L2's worth of output may still sit dirty in L2 when the kernel ends;
     // under kernel replay up to an L2's worth of lines the replay left dirty may be
-    // written back inside the range (70.5 MB against 67.1 MB written, H100,
-    // 2026-11-24). The one-pass test below bounds it tightly.
+    // written back inside the range (70.5 MB against 67.1 MB written on an
+    // H100). The one-pass test below bounds it tightly.
     EXPECT_GE(wr, e.dram_write_min - r.l2_bytes);
     EXPECT_LE(wr, e.dram_write_min + r.l2_bytes);
   }
@@ -240,7 +240,7 @@ TEST(RangeProfiler, CopyHasNoFlopsAndMovesItsBytes) {
 // the default (multi-pass) configuration too; its DRAM writes are checked in one
 // pass below: under kernel replay the writes also count lines that replay's own
 // save and restore of device memory left dirty (+16-19 MB per kernel against
-// ncu on the H100, 2026-11-24, with or without the L2 clean).
+// ncu on an H100, with or without the L2 clean).
 TEST(RangeProfiler, ReadOnlyKernelAfterACopyReadsItsBytes) {
   ROOFLINE_REQUIRE_GPU();
   expect_exact_cuda_core("read");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cpu/test_engine_fixtures.hpp"
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
@@ -19,8 +20,7 @@ using namespace roofline::engine;
 namespace {
 
 DataSplit data_or_synthetic() {
-  const char* env = std::getenv("ROOFLINE_DATA");
-  for (std::string dir : {std::string(env ? env : ""), default_data_dir()})
+  for (std::string dir : {env::get(env::Var::Data).value_or(""), default_data_dir()})
     if (!dir.empty() && ::access(dir.c_str(), R_OK) == 0) return load_mnist_dir(dir);
   roofline::test::TempDir tmp;
   roofline::test::write_synthetic_mnist(tmp.path(), 2048, 256);

@@ -44,7 +44,7 @@ struct Expected {
   // HFMA2 instructions per thread that nvcc 13.0 emits for sm_90 as register moves
   // (`HFMA2.MMA Rd, -RZ, RZ, 0, 0`, zeroing a register outside the loops); the hfma
   // counter reads instructions["hfma"] + threads x this. -1: not known (the SASS
-  // check in tools/device/counters.sh counts them on the device).
+  // check in tools/checks/counters.sh counts them on the device).
   int hfma_moves_per_thread = 0;
 };
 

@@ -2,7 +2,7 @@
 // their counters must read, as JSON. With --counters FILE it also profiles them
 // in-process with roofline's range profiler and writes every range's metric
 // values; run it under `ncu --clock-control none --metrics ...` (without
-// --counters) to get ncu's values for the same launches. tools/device/counters.sh
+// --counters) to get ncu's values for the same launches. tools/checks/counters.sh
 // compares the two.
 //
 //   known_flops [--repeat N] [--phases fp32_fma,poly,...] [--counters FILE] [--verification]

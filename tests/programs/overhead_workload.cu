@@ -1,5 +1,5 @@
 // overhead_workload: steady GPU work for measuring the profiler's overhead
-// (tools/device/profiler.sh runs it with and without `roofline profile`).
+// (tools/checks/profiler.sh runs it with and without `roofline profile`).
 //
 // Usage: overhead_workload small|busy|large
 //   small: 300000 launches of a tiny kernel (one block), synchronised every

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "roofline/core/env.hpp"
+
 namespace roofline::test {
 
 namespace {
@@ -20,7 +22,7 @@ namespace {
 // recorded, when it exists; else `roofline` beside this test executable (a build
 // folder carried to another machine, e.g. the GPU machine, keeps that layout).
 std::string roofline_binary() {
-  if (const char* env = std::getenv("ROOFLINE_TEST_BINARY"); env && *env) return env;
+  if (auto path = env::get(env::Var::TestBinary)) return *path;
   std::error_code ec;
   if (std::filesystem::exists(ROOFLINE_BINARY, ec)) return ROOFLINE_BINARY;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

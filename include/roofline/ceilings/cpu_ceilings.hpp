@@ -8,6 +8,9 @@
 
 namespace roofline::ceilings {
 
-std::vector<measure::Figure> measure_cpu_ceilings(const CeilingOptions& opts, const measure::Progress& progress);
+// Every figure is passed to `sink` as soon as it is measured, then returned
+// with the others.
+std::vector<measure::Figure> measure_cpu_ceilings(const CeilingOptions& opts, const measure::Progress& progress,
+                                                  const FigureSink& sink = {});
 
 }  // namespace roofline::ceilings

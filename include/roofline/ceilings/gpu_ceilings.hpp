@@ -29,10 +29,6 @@ struct GpuCeilingsResult {
   std::vector<std::string> warnings;    // what the user must not miss (a failed self-check, ...)
 };
 
-// Called with each figure as soon as it is measured (to store it at once, so an
-// interrupted run keeps what it had).
-using FigureSink = std::function<void(const measure::Figure&)>;
-
 // Measures every figure `opts` wants on GPU `device`. A figure that fails is
 // recorded in `failures` and the others still run; throws only when the device
 // cannot be used at all.

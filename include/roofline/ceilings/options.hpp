@@ -1,9 +1,11 @@
 // What a `roofline ceilings` pass measures and how carefully: shared by the
 // CPU and GPU ceilings.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "roofline/measure/figure.hpp"
 #include "roofline/measure/measure.hpp"
 
 namespace roofline::ceilings {
@@ -14,5 +16,9 @@ struct CeilingOptions {
   measure::MeasureOptions measure;   // sampling discipline (quick() when quick)
   bool wants(const std::string& name) const;
 };
+
+// Called with each figure as soon as it is measured (to store it at once, so an
+// interrupted run keeps what it had).
+using FigureSink = std::function<void(const measure::Figure&)>;
 
 }  // namespace roofline::ceilings

@@ -16,13 +16,24 @@ enum class Var {
   Data,        // ROOFLINE_DATA
   PeerScript,  // ROOFLINE_PEER_SCRIPT
   CpuIsa,      // ROOFLINE_CPU_ISA
-  ConvKernel,  // ROOFLINE_CONV_KERNEL
-  InjectLib,   // ROOFLINE_INJECT_LIB
+  ConvKernel,   // ROOFLINE_CONV_KERNEL
+  FusedPhases,  // ROOFLINE_FUSED_PHASES
+  StudyEpochs,  // ROOFLINE_STUDY_EPOCHS
+  TestBinary,   // ROOFLINE_TEST_BINARY
+  InjectLib,    // ROOFLINE_INJECT_LIB
+  // The profiler's rows.
+  ProfileConfig,   // ROOFLINE_PROFILE_CONFIG
+  ProfileApi,      // ROOFLINE_API
+  ProfileNvtx,     // ROOFLINE_NVTX
+  CuptiDebug,      // ROOFLINE_CUPTI_DEBUG
+  CrashBacktrace,  // ROOFLINE_CRASH_BACKTRACE
 };
 
-// Who sets it: a user (documented option), a developer comparing paths, or
-// roofline itself for a process it starts (never set by hand).
-enum class Audience { User, Developer, Internal };
+// Who sets it: a user (documented option), a developer comparing paths,
+// roofline itself for a process it starts (never set by hand), or a developer
+// running the test suites (read by tests/ only). `roofline --help` lists the
+// User and Developer rows; docs/environment.md lists them all.
+enum class Audience { User, Developer, Internal, Test };
 
 struct Declaration {
   Var var;
@@ -39,7 +50,7 @@ const Declaration& declaration(Var v);
 // The variable's value; nullopt when it is unset or empty.
 std::optional<std::string> get(Var v);
 
-// The table as `roofline --help` prints it (user and developer variables).
+// The table as `roofline --help` prints it (the User and Developer rows).
 std::string help_text();
 
 }  // namespace roofline::env

@@ -15,6 +15,12 @@ bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 bool contains(std::string_view s, std::string_view part);
 
+// Text safe to print on a terminal: control characters (C0, DEL, and the C1
+// controls U+0080-U+009F) shown as \xNN instead of acting (a kernel name or an
+// argument holding ESC sequences could otherwise clear the screen or set the
+// window title). Everything else, UTF-8 included, is kept; newlines too when
+// `keep_newlines` (messages of several lines).
+std::string printable(std::string_view s, bool keep_newlines = false);
 // Columns a UTF-8 string takes on a terminal (one per code point).
 size_t display_width(std::string_view s);
 // Cuts a string to at most `width` columns, ending it with "…" when cut.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/core/error.hpp"
 #include "roofline/core/report.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
@@ -27,6 +28,7 @@ struct BenchConfig {
   std::string peer;            // "" or "pytorch"
   std::string peer_script;     // empty: found next to the binary or in ./peers
   bool keep_going = false;     // a diverged run is recorded as such and the others still run
+  int repeat = 1;              // rounds (run_benchmark): every cell this many times, 1 or more
 };
 
 // One model × device × batch run (training and/or inference).
@@ -46,6 +48,8 @@ struct BenchRecord {
   std::string busy_note;
   std::vector<float> first_losses;
   std::string gpu_path;  // roofline on the GPU: "fused-mlp", "fused-cnn" or "layers"
+  // What bench_results has no column for: the options, the paths taken and
+  // their notes, the CPU check (roofline's records), or what the peer printed.
   nlohmann::json params = nlohmann::json::object();
   // Set when the training loss became NaN or Inf (with --keep-going): where,
   // e.g. "step 41 of epoch 1"; nothing after that point was measured.
@@ -58,7 +62,7 @@ struct BenchRecord {
 // a register-only FMA loop on one thread, then on `threads` threads at once
 // (the fast path's own pool), best of three each. Free cores read near the
 // thread count; hyperthreads on half as many cores near half of it (the H100
-// hosts' 16 vCPUs: 7.6–13.2× from call to call, 2026-11-25); a host whose
+// hosts' 16 vCPUs: 7.6–13.2× from call to call); a host whose
 // vCPUs are contended reads lower still, and every CPU time measured there,
 // ours and the peer's, moves with it (docs/engine.md).
 struct CpuScaling {
@@ -87,11 +91,39 @@ using BenchProgress =
 // Called with each record as soon as it is measured (so it can be stored before the next run).
 using BenchSink = std::function<void(const BenchRecord&)>;
 
-// Runs the roofline side of the benchmark. Throws on bad configuration,
-// missing data, a GPU asked for but absent, or a non-finite loss (after the
-// records already passed to `sink`); with cfg.keep_going a non-finite loss
-// gives a record with `diverged` set and the next run starts.
+// A line for the user about what runs next (a round, the peer).
+using BenchStatus = std::function<void(const std::string& line)>;
+
+// Runs the roofline side of the benchmark once on each device cfg names, in
+// the order models × batches × devices. Throws on bad configuration, missing
+// data, a GPU asked for but absent, or a non-finite loss (after the records
+// already passed to `sink`); with cfg.keep_going a non-finite loss gives a
+// record with `diverged` set and the next run starts.
 std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress);
+
+// What a whole benchmark measured, each side's records in the order they ran.
+struct BenchResults {
+  std::vector<BenchRecord> ours, peer;
+  // The peer was asked for and failed (its later rounds were then skipped):
+  // the benchmark's report says so, and the benchmark ends in this error.
+  std::optional<Error> peer_error;
+};
+
+// `roofline bench` as a whole: every CPU cell first (all rounds), then the
+// GPU's, since CPU runs that come after GPU training runs in the same process
+// read slower. Each of cfg.repeat rounds runs roofline's cells on the device
+// (run_bench), then the peer's (cfg.peer) on the same device in a fresh
+// process: interleaved, so that a slow spell of the machine falls on both
+// sides. `sink` gets every record, ours and the peer's, as soon as it is
+// measured, with params.round set when there are several rounds; `status`
+// announces each round (when there are several) and each peer run. Throws as
+// run_bench does; the peer's failure is kept in the results instead.
+BenchResults run_benchmark(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress,
+                           const BenchStatus& status);
+// The error a finished benchmark ends with once its report is shown: the
+// peer's failure, else Error(Numeric) naming every diverged run; none when
+// every run succeeded.
+std::optional<Error> bench_failure(const BenchResults& results);
 
 // Runs the peer script and parses its records. Throws Error(Unsupported)
 // when python3 or the peer's framework is missing (the message says which).
@@ -105,6 +137,8 @@ std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::str
 void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
                         const BenchConfig& cfg);
 void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& model, std::int64_t batch);
+// ... for every model and batch the benchmark runs.
+void store_layer_costs(store::Db& db, std::int64_t run_id, const BenchConfig& cfg);
 
 // "roofline simple-cnn cpu batch 1 at step 41 of epoch 1; ..." for every
 // diverged record, or "" when none diverged.
@@ -131,5 +165,12 @@ std::vector<BenchRecord> median_records(const std::vector<BenchRecord>& records)
 Table repeat_table(const std::vector<BenchRecord>& ours, const std::vector<BenchRecord>& peer, bool train);
 // FLOPs and bytes per layer and pass at a batch size.
 Table cost_table(const std::string& model, std::int64_t batch);
+
+// A benchmark's tables and warnings: Table 4 from each cell's median round
+// (roofline's, then the peer's), the peer table (one round) or the rounds'
+// spread (several), every run in detail, the peer's failure, dead classes and
+// a contended CPU check; with `costs`, each model's per-layer costs at the
+// last batch size.
+void add_bench_tables(Report& report, const BenchConfig& cfg, const BenchResults& results, bool costs);
 
 }  // namespace roofline::engine

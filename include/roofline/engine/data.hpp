@@ -15,17 +15,16 @@ struct IdxArray {
   std::vector<std::int64_t> dims;
   std::vector<std::uint8_t> data;  // product(dims) bytes, row-major
 };
-// Parses an IDX image in memory. Throws Error(Input) naming `source` when the
-// magic, the type, the dimensions or the size is wrong (truncated or trailing bytes).
+// IDX data in memory or in a file, gzip-compressed or raw (told by the gzip
+// magic), read as a stream: the header is checked first, and no more is read
+// or held than the data it announces (at most 2 GiB), so a huge or sparse file
+// and a gzip bomb are refused without reading them whole. Throws Error(Input)
+// naming `source` (or the path) when the magic, the type, the dimensions or the
+// size is wrong (truncated or trailing bytes), or the gzip data is corrupt,
+// truncated or followed by other bytes. One reader serves both (the fuzz target
+// calls parse_idx).
 IdxArray parse_idx(const std::uint8_t* bytes, size_t size, const std::string& source);
-// Inflates gzip data in memory. Throws Error(Input) naming `source` when it is
-// corrupt or truncated, or expands past `max_bytes`.
-std::vector<std::uint8_t> gunzip(const std::uint8_t* bytes, size_t size, const std::string& source,
-                                 size_t max_bytes = size_t(1) << 31);
-// Reads a file, gunzipping it when it starts with the gzip magic.
 IdxArray read_idx_file(const std::string& path);
-// The whole content of a file, gunzipped when it is gzip. Throws Error(Input).
-std::vector<std::uint8_t> read_maybe_gzip(const std::string& path);
 
 struct ImageSet {
   std::int64_t n = 0, h = 0, w = 0;

@@ -72,11 +72,9 @@ bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const Line
 // thread has not started are taken by the others), and every op f calls runs
 // on its calling thread alone, so one parallel region serves the whole network
 // instead of one (and its barrier) per op. Elsewhere, or with fewer than 4 rows
-// per thread: f(0, n). `training`: the work is part of a training step (weights
-// change every step). ROOFLINE_ROW_CHUNKS=0 turns the split off, =infer keeps
-// it for work outside training steps only.
+// per thread: f(0, n).
 void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
-                    bool training = false, double row_flops = 0);
+                    double row_flops = 0);
 // Whether a training step's Linear forward with `in` input features at the
 // start of a network should run inside the row split (each thread its own rows)
 // or before it, split by columns over the whole batch. On the fast CPU backend

@@ -63,6 +63,7 @@ struct DatasheetMatch {
   const Datasheet* entry = nullptr;
   std::string reason;                 // the evidence for the match, or why there is none
   std::vector<std::string> rejected;  // "h100-pcie-80gb: 114 SMs, this GPU has 132"
+  std::vector<const Datasheet*> fits; // every entry nothing speaks against (entry is set when there is one)
 };
 DatasheetMatch explain_match(const std::string& name, std::uint64_t memory_bytes, int sms);
 DatasheetMatch explain_match(const GpuInfo& gpu);

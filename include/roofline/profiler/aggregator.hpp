@@ -27,7 +27,9 @@ namespace roofline::prof {
 class NvtxTracker;
 
 struct Activity {
-  enum class Type : std::uint8_t { Kernel, Memcpy, Memset, RuntimeApi, DriverApi };
+  // UntimedKernel: a launch without timestamps (one --counters replayed): counted
+  // by name, never placed in the timeline.
+  enum class Type : std::uint8_t { Kernel, UntimedKernel, Memcpy, Memset, RuntimeApi, DriverApi };
   Type type = Type::Kernel;
   std::uint64_t start = 0, end = 0;  // ns
   std::uint32_t correlation = 0;
@@ -51,7 +53,7 @@ struct Activity {
 class Aggregator {
  public:
   struct Options {
-    size_t max_open_intervals = 4096;
+    size_t max_open_intervals = BusyTracker::kDefaultMaxOpen;
     size_t sequence_capacity = 20000;
     size_t max_pending_launches = size_t{1} << 16;
     size_t top_sequences = 30;
@@ -123,6 +125,7 @@ class Aggregator {
   std::unordered_map<std::uint64_t, KernelAgg> kernels_;  // (name << 32 | path)
   std::unordered_map<std::uint32_t, ApiAgg> apis_;        // by name id
   std::map<std::string, MemcpySummary> memcpys_;
+  std::map<std::string, std::uint64_t> untimed_;  // kernel name -> launches without timestamps
   std::unordered_map<std::uint32_t, PendingLaunch> pending_;  // by correlation id
   std::uint32_t max_correlation_ = 0;
   size_t sweep_at_ = 0;                                    // pending_ size that triggers the next sweep

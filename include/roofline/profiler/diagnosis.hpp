@@ -46,7 +46,7 @@ struct DiagnosisOptions {
   // low-utilization-small-batch: with the GPU busy < busy_low, kernels that
   // launch fewer blocks than the GPU has SMs take this share of kernel time.
   double small_grid_share = 0.50;
-  int sm_count = 0;  // 0: from the device name when roofline knows it
+  int sm_count = 0;  // 0: from the device name, when the hardware database knows it
 
   // waiting-on-data / pageable / synchronous copies: a per-step pattern needs
   // at least this many host-to-device copies and long gaps.
@@ -70,7 +70,8 @@ struct RuleInfo {
   std::string title;
   std::string when;  // the condition, in words, with the option names
 };
-// Every rule, in the order diagnose() runs them.
+// Every rule, in the order diagnose() runs them: the rows of the one table
+// (src/profiler/diagnosis/rules.cpp) the findings take their ids and titles from.
 const std::vector<RuleInfo>& diagnosis_rules();
 
 // Runs every rule; the result is sorted by impact (largest first), then by
@@ -80,7 +81,9 @@ std::vector<Diagnosis> diagnose(const ProfileData& profile, const DiagnosisOptio
 // "high", "medium", "low" or "info" for `impact_ns` out of `base_ns`.
 std::string severity_for(double impact_ns, double base_ns, const DiagnosisOptions& options);
 
-// SMs of a GPU known by name ("NVIDIA H100 80GB HBM3" -> 132); 0 when unknown.
+// SMs of a GPU by its driver name, from the hardware database (the datasheet
+// entries the name fits, when they agree): "NVIDIA H100 80GB HBM3" -> 132,
+// "NVIDIA A100-SXM4-80GB" -> 108; 0 when the database does not know it.
 int sm_count_from_name(const std::string& device_name);
 
 }  // namespace roofline::prof

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/profiler/injection_config.hpp"
 #include "roofline/profiler/profile_data.hpp"
 
 namespace roofline::prof {
@@ -24,11 +25,8 @@ std::string find_program(const std::string& name);
 struct LaunchOptions {
   std::vector<std::string> argv;  // the program and its arguments
   std::string inject_library;     // from find_inject_library()
-  std::string out_dir;            // where the processes write profile-<pid>.json
-  bool trace = false;             // also trace-<pid>.jsonl
-  std::uint64_t trace_limit = 1'000'000;
-  std::vector<std::string> extra_env;  // more "NAME=value" entries
-  bool stdout_to_stderr = false;       // keeps roofline's --json/--csv output on stdout clean
+  InjectionConfig config;         // for the library; config.out_dir is where the processes write
+  bool stdout_to_stderr = false;  // keeps roofline's --json/--csv output on stdout clean
 };
 
 struct LaunchResult {

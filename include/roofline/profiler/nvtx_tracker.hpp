@@ -89,4 +89,8 @@ class NvtxTracker {
   Sink sink_;
 };
 
+// An NVTX wide-character message (nvtxRangePushW, ...) as a range name:
+// printable ASCII kept, every other character '?'; "" for null.
+std::string nvtx_narrow(const wchar_t* message);
+
 }  // namespace roofline::prof

@@ -106,11 +106,11 @@ class PmSampler {
   // At process exit: stops sampling and decodes what is left like try_stop(),
   // but leaves the PM-sampling object enabled for the driver to free with the
   // process. cuptiPmSamplingDisable at exit crashed (SIGSEGV in
-  // libnvperf_host) after a 1.5 s program of 300,000 launches on the H100
-  // (CUDA 13.0, driver 580, 2026-11-24), losing the program's final profile.
-  // That was while the injection library still started the sampler from a
-  // second thread (counters_bridge.cpp says why that broke); disabling at
-  // exit buys nothing, so it stays skipped.
+  // libnvperf_host) after a 1.5 s program of 300,000 launches on an H100
+  // (CUDA 13.0, driver 580), losing the program's final profile. The crash
+  // came with the sampler started from a second thread, which the injection
+  // library does not do (counters_bridge.cpp says why); disabling at exit
+  // buys nothing, so it is skipped.
   CounterStatus try_stop_at_exit() noexcept;
 
   bool running() const;

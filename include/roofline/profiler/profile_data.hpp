@@ -163,6 +163,10 @@ struct ProfileData {
   std::vector<PmSample> pm_samples;
   std::vector<KernelCounters> counters;
   std::vector<KernelSequence> sequences;
+  // Kernel launches that came without timestamps, by kernel name: the ones
+  // --counters replayed. time_replayed_launches() gives them their measured
+  // time in `kernels`; they have no place in the timeline.
+  std::map<std::string, std::uint64_t> untimed_launches;
   std::vector<Diagnosis> diagnoses;
   std::vector<std::string> warnings;  // e.g. counters not permitted, CUPTI busy
 
@@ -173,6 +177,13 @@ struct ProfileData {
   // Sum of kernel durations (not their union: concurrent kernels add up).
   double kernel_time_ns() const;
   bool has_gpu_activity() const { return !kernels.empty() || !memcpys.empty(); }
+  // Launches without timestamps (untimed_launches): the timeline misses them.
+  std::uint64_t untimed_launch_count() const;
+  // Adds each untimed launch to its kernel's row in `kernels` with the mean
+  // duration the range profiler measured for that kernel (its replayed runs),
+  // so a --counters run still lists and times every kernel. Launches of a
+  // kernel without counters stay untimed. Returns the launches added.
+  std::uint64_t time_replayed_launches();
 };
 
 }  // namespace roofline::prof

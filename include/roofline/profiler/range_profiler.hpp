@@ -37,8 +37,8 @@ namespace roofline::prof {
 // What the profiler does to the L2 cache before each profiled launch. L2 is
 // write-back: lines that earlier work left dirty are written to DRAM whenever
 // they are evicted, and when that happens inside a profiled kernel's range
-// dram__bytes_write counts them as the kernel's own (the first H100 run read
-// 16-18 MB too much per kernel, docs/counters.md "DRAM writes").
+// dram__bytes_write counts them as the kernel's own (16-18 MB too much per
+// kernel on an H100 without a clean, docs/counters.md "DRAM writes").
 enum class L2Clean {
   None,    // nothing: earlier work's dirty lines may be counted
   Memset,  // write a scratch buffer of 2 x L2 first (evicts them but leaves the scratch dirty; for comparison)
@@ -115,7 +115,7 @@ struct RangeProfilerStats {
 // replay (stats.dram_replayed > 0 with dram__bytes_write among the metrics and more
 // than one pass): replay's save and restore of device memory leaves dirty lines in
 // L2 that the kernel's range then writes back, so those counts run high (+16-19 MB
-// per kernel against ncu on the H100, 2026-11-24, docs/counters.md). Empty when
+// per kernel against ncu on an H100, docs/counters.md). Empty when
 // every record's DRAM counts came from a one-pass DRAM launch or a one-pass set.
 std::string replay_dram_write_warning(const RangeProfilerStats& stats, const std::vector<std::string>& metrics);
 

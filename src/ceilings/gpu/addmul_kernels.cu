@@ -7,11 +7,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "kernels/fma_chain.cuh"
 #include "kernels/poly_terms.cuh"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
+#include "src/ceilings/gpu/chain_types.cuh"
 #include "src/ceilings/gpu/kernels.hpp"
-#include "src/ceilings/gpu/pattern.hpp"
+#include "src/ceilings/gpu/persistent_grid.cuh"
 
 namespace roofline::ceilings::gpu {
 
@@ -19,37 +21,6 @@ namespace {
 
 // Four blocks of 256 (1024 threads) per SM at least, as the overlap kernels run.
 constexpr int kMinBlocks = 4;
-
-template <class T>
-__device__ __forceinline__ T start_value(uint32_t tid, int chain);
-template <>
-__device__ __forceinline__ float start_value<float>(uint32_t tid, int chain) {
-  return fma_start(tid, chain, 0);
-}
-template <>
-__device__ __forceinline__ double start_value<double>(uint32_t tid, int chain) {
-  return static_cast<double>(fma_start(tid, chain, 0));
-}
-template <>
-__device__ __forceinline__ __half2 start_value<__half2>(uint32_t tid, int chain) {
-  return __floats2half2_rn(fma_start(tid, chain, 0), fma_start(tid, chain, 1));
-}
-template <>
-__device__ __forceinline__ __nv_bfloat162 start_value<__nv_bfloat162>(uint32_t tid, int chain) {
-  return __floats2bfloat162_rn(fma_start(tid, chain, 0), fma_start(tid, chain, 1));
-}
-
-template <class T>
-__device__ __forceinline__ uint32_t bits_of(T v) {
-  if constexpr (sizeof(T) == 8) {
-    const auto u = static_cast<unsigned long long>(__double_as_longlong(v));
-    return static_cast<uint32_t>(u ^ (u >> 32));
-  } else {
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return u;
-  }
-}
 
 // xs: the E multipliers (the same for every thread; arguments the compiler
 // cannot see, so it can neither fold nor shorten the chains).
@@ -74,7 +45,7 @@ __global__ void __launch_bounds__(kAddmulThreads, kMinBlocks)
   for (int e = 1; e < E; ++e) s = Op::add(s, r[e]);
 #pragma unroll
   for (int e = 0; e < E; ++e) s = Op::add(s, p[e]);
-  const uint32_t bits = bits_of(s);
+  const uint32_t bits = kernels::Fma<T>::bits(s);
   kernels::probe_end(probe, bits);
   if (store_all) {
 #pragma unroll
@@ -89,11 +60,7 @@ __global__ void __launch_bounds__(kAddmulThreads, kMinBlocks)
 
 template <class T>
 int grid_of(int device) {
-  int per_sm = 0, sms = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, addmul_kernel<T>, kAddmulThreads, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (per_sm < 1) throw_device("the add+multiply kernel does not fit on an SM");
-  return per_sm * sms;
+  return persistent_grid(addmul_kernel<T>, kAddmulThreads, 0, device, "the add+multiply kernel does not fit on an SM");
 }
 
 template <class T>
@@ -107,33 +74,16 @@ void launch(int grid, int iters, const void* xs, void* out, bool store_all, uint
 }  // namespace
 
 int addmul_elements(FmaType t) {
-  switch (t) {
-    case FmaType::FP64: return kernels::poly_elements<double>();
-    case FmaType::FP32: return kernels::poly_elements<float>();
-    case FmaType::FP16x2:
-    case FmaType::BF16x2: return kernels::poly_elements<uint32_t>();  // 4-byte pairs
-  }
-  return 0;
+  return with_fma_type(t, [](auto v) { return kernels::poly_elements<decltype(v)>(); });
 }
 
 int addmul_grid(FmaType t, int device) {
-  switch (t) {
-    case FmaType::FP64: return grid_of<double>(device);
-    case FmaType::FP32: return grid_of<float>(device);
-    case FmaType::FP16x2: return grid_of<__half2>(device);
-    case FmaType::BF16x2: return grid_of<__nv_bfloat162>(device);
-  }
-  return 0;
+  return with_fma_type(t, [&](auto v) { return grid_of<decltype(v)>(device); });
 }
 
 void launch_addmul(FmaType t, int grid, int iters, const void* xs, void* out, bool store_all, uint32_t sentinel,
                    ClockProbe* probe, cudaStream_t s) {
-  switch (t) {
-    case FmaType::FP64: return launch<double>(grid, iters, xs, out, store_all, sentinel, probe, s);
-    case FmaType::FP32: return launch<float>(grid, iters, xs, out, store_all, sentinel, probe, s);
-    case FmaType::FP16x2: return launch<__half2>(grid, iters, xs, out, store_all, sentinel, probe, s);
-    case FmaType::BF16x2: return launch<__nv_bfloat162>(grid, iters, xs, out, store_all, sentinel, probe, s);
-  }
+  with_fma_type(t, [&](auto v) { launch<decltype(v)>(grid, iters, xs, out, store_all, sentinel, probe, s); });
 }
 
 }  // namespace roofline::ceilings::gpu

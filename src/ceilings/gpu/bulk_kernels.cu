@@ -14,6 +14,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
 #include "src/ceilings/gpu/bulk_kernels.hpp"
+#include "src/ceilings/gpu/persistent_grid.cuh"
 
 namespace roofline::ceilings::gpu {
 
@@ -172,11 +173,9 @@ __global__ void __launch_bounds__(kThreads) bulk_write_kernel(uint8_t* __restric
 template <class Fn>
 int grid_for(Fn fn, size_t smem, int device) {
   CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  int per_sm = 0, sms = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kThreads, smem));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (per_sm < 1) throw_device("the bulk-copy kernel does not fit on an SM (" + std::to_string(smem) + " bytes of shared memory)");
-  return per_sm * sms;
+  return persistent_grid(
+      fn, kThreads, smem, device,
+      "the bulk-copy kernel does not fit on an SM (" + std::to_string(smem) + " bytes of shared memory)");
 }
 
 size_t chunks_of(size_t bytes) {

@@ -9,6 +9,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
 #include "src/ceilings/gpu/kernels.hpp"
+#include "src/ceilings/gpu/persistent_grid.cuh"
 
 namespace roofline::ceilings::gpu {
 
@@ -134,11 +135,8 @@ Dmma16Fn dmma16_fn(int k) {
 }  // namespace
 
 int dmma16_grid(int k, int device) {
-  int per_sm = 0, sms = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma16_fn(k), kDmma16Threads, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (per_sm < 1) throw_device("the DMMA m16n8k" + std::to_string(k) + " kernel does not fit on an SM");
-  return per_sm * sms;
+  return persistent_grid(dmma16_fn(k), kDmma16Threads, 0, device,
+                         "the DMMA m16n8k" + std::to_string(k) + " kernel does not fit on an SM");
 }
 
 void launch_dmma16(int k, int grid, int iters, const double* frag, double* out, bool store_all, ClockProbe* probe,
@@ -148,11 +146,7 @@ void launch_dmma16(int k, int grid, int iters, const double* frag, double* out, 
 }
 
 int dmma_grid(int device) {
-  int per_sm = 0, sms = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dmma_kernel, kDmmaThreads, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (per_sm < 1) throw_device("the DMMA kernel does not fit on an SM");
-  return per_sm * sms;
+  return persistent_grid(dmma_kernel, kDmmaThreads, 0, device, "the DMMA kernel does not fit on an SM");
 }
 
 void launch_dmma(int grid, int iters, const double* ab, double* out, bool store_all, ClockProbe* probe, int* error,

@@ -4,12 +4,14 @@
 #include <cuda_fp16.h>
 
 #include <string>
+#include <type_traits>
 
 #include "kernels/fma_chain.cuh"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/check.hpp"
+#include "src/ceilings/gpu/chain_types.cuh"
 #include "src/ceilings/gpu/kernels.hpp"
-#include "src/ceilings/gpu/pattern.hpp"
+#include "src/ceilings/gpu/persistent_grid.cuh"
 
 namespace roofline::ceilings::gpu {
 
@@ -22,25 +24,6 @@ constexpr int kThreads = 256;
 constexpr int kChains = 8;
 constexpr int kUnroll = 64;
 constexpr int kMinBlocks = 8;
-
-template <class T>
-__device__ __forceinline__ T start_value(uint32_t tid, int chain);
-template <>
-__device__ __forceinline__ float start_value<float>(uint32_t tid, int chain) {
-  return fma_start(tid, chain, 0);
-}
-template <>
-__device__ __forceinline__ double start_value<double>(uint32_t tid, int chain) {
-  return static_cast<double>(fma_start(tid, chain, 0));
-}
-template <>
-__device__ __forceinline__ __half2 start_value<__half2>(uint32_t tid, int chain) {
-  return __floats2half2_rn(fma_start(tid, chain, 0), fma_start(tid, chain, 1));
-}
-template <>
-__device__ __forceinline__ __nv_bfloat162 start_value<__nv_bfloat162>(uint32_t tid, int chain) {
-  return __floats2bfloat162_rn(fma_start(tid, chain, 0), fma_start(tid, chain, 1));
-}
 
 template <class T>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
@@ -56,13 +39,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   if (store_all || bits == sentinel) out[tid] = s;
 }
 
+// v rounded to T (through float for the packed types, both lanes alike).
+template <class T>
+T operand(double v) {
+  if constexpr (std::is_same_v<T, double>)
+    return v;
+  else if constexpr (std::is_same_v<T, float>)
+    return static_cast<float>(v);
+  else if constexpr (std::is_same_v<T, __half2>)
+    return __float2half2_rn(static_cast<float>(v));
+  else
+    return __float2bfloat162_rn(static_cast<float>(v));
+}
+
 template <class T>
 int grid_of(int device) {
-  int per_sm = 0, sms = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fma_kernel<T>, kThreads, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (per_sm < 1) throw_device("the FMA kernel does not fit on an SM");
-  return per_sm * sms;
+  return persistent_grid(fma_kernel<T>, kThreads, 0, device, "the FMA kernel does not fit on an SM");
 }
 
 template <class T>
@@ -89,29 +81,15 @@ FmaConfig fma_config(FmaType t) {
 }
 
 int fma_grid(FmaType t, int device) {
-  switch (t) {
-    case FmaType::FP64: return grid_of<double>(device);
-    case FmaType::FP32: return grid_of<float>(device);
-    case FmaType::FP16x2: return grid_of<__half2>(device);
-    case FmaType::BF16x2: return grid_of<__nv_bfloat162>(device);
-  }
-  return 0;
+  return with_fma_type(t, [&](auto v) { return grid_of<decltype(v)>(device); });
 }
 
 void launch_fma(FmaType t, int grid, int iters, double a, double b, void* out, bool store_all, uint32_t sentinel,
                 ClockProbe* probe, cudaStream_t s) {
-  switch (t) {
-    case FmaType::FP64: return launch<double>(grid, iters, a, b, out, store_all, sentinel, probe, s);
-    case FmaType::FP32:
-      return launch<float>(grid, iters, static_cast<float>(a), static_cast<float>(b), out, store_all, sentinel, probe,
-                           s);
-    case FmaType::FP16x2:
-      return launch<__half2>(grid, iters, __float2half2_rn(static_cast<float>(a)),
-                             __float2half2_rn(static_cast<float>(b)), out, store_all, sentinel, probe, s);
-    case FmaType::BF16x2:
-      return launch<__nv_bfloat162>(grid, iters, __float2bfloat162_rn(static_cast<float>(a)),
-                                    __float2bfloat162_rn(static_cast<float>(b)), out, store_all, sentinel, probe, s);
-  }
+  with_fma_type(t, [&](auto v) {
+    using T = decltype(v);
+    launch<T>(grid, iters, operand<T>(a), operand<T>(b), out, store_all, sentinel, probe, s);
+  });
 }
 
 }  // namespace roofline::ceilings::gpu

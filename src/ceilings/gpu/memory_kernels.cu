@@ -9,6 +9,7 @@
 #include "src/ceilings/gpu/bulk_kernels.hpp"
 #include "src/ceilings/gpu/kernels.hpp"
 #include "src/ceilings/gpu/pattern.hpp"
+#include "src/ceilings/gpu/persistent_grid.cuh"
 
 namespace roofline::ceilings::gpu {
 
@@ -147,18 +148,10 @@ std::vector<StreamVariant> list(const Table (&t)[N]) {
   return out;
 }
 
-int sm_count(int device) {
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 template <class Fn>
-int persistent_grid(Fn fn, int threads, size_t smem, int device) {
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem));
-  if (per_sm < 1) throw_device("a bandwidth kernel cannot run with " + std::to_string(threads) + " threads per block");
-  return per_sm * sm_count(device);
+int bandwidth_grid(Fn fn, int threads, int device) {
+  return persistent_grid(fn, threads, 0, device,
+                         "a bandwidth kernel cannot run with " + std::to_string(threads) + " threads per block");
 }
 
 void check_bytes(size_t bytes, const char* what) {
@@ -188,9 +181,12 @@ std::vector<StreamVariant> stream_variants(StreamKind kind) {
 int stream_grid(StreamKind kind, const StreamVariant& v, int device) {
   if (v.bulk) return bulk_grid(kind, device);
   switch (kind) {
-    case StreamKind::Read: return persistent_grid(kReads[v.index].fn, v.threads, 0, device);
-    case StreamKind::Write: return persistent_grid(kWrites[v.index].fn, v.threads, 0, device);
-    case StreamKind::Copy: return persistent_grid(kCopies[v.index].fn, v.threads, 0, device);
+    case StreamKind::Read:
+      return bandwidth_grid(kReads[v.index].fn, v.threads, device);
+    case StreamKind::Write:
+      return bandwidth_grid(kWrites[v.index].fn, v.threads, device);
+    case StreamKind::Copy:
+      return bandwidth_grid(kCopies[v.index].fn, v.threads, device);
   }
   return 0;
 }
@@ -220,7 +216,7 @@ void launch_copy(const StreamVariant& v, int grid, const void* in, void* out, si
   CUDA_CHECK_LAUNCH();
 }
 
-int l2_grid(int device) { return persistent_grid(l2_read_kernel<kL2Unroll>, kL2Threads, 0, device); }
+int l2_grid(int device) { return bandwidth_grid(l2_read_kernel<kL2Unroll>, kL2Threads, device); }
 
 void launch_l2_read(int grid, const void* in, size_t bytes, int passes, uint32_t* block_sums, cudaStream_t s) {
   check_bytes(bytes, "launch_l2_read");
@@ -228,7 +224,7 @@ void launch_l2_read(int grid, const void* in, size_t bytes, int passes, uint32_t
   CUDA_CHECK_LAUNCH();
 }
 
-int smem_grid(int device) { return persistent_grid(smem_read_kernel, kSmemThreads, 0, device); }
+int smem_grid(int device) { return bandwidth_grid(smem_read_kernel, kSmemThreads, device); }
 
 void launch_smem_read(int grid, int iters, uint32_t step, uint32_t seed, uint32_t* block_sums, ClockProbe* probe,
                       cudaStream_t s) {

@@ -4,6 +4,8 @@
 // store — and opens with a summary of what the hardware allows.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "src/cli/command.hpp"
 #include "roofline/measure/figure.hpp"
 #include "roofline/core/error.hpp"
@@ -80,6 +82,9 @@ class AnalyzeCommand : public Command {
   Report run(Invocation& ctx) override {
     DeviceChoice choice = parse_devices(device_);
     std::vector<int> gpus = resolve_gpus(choice);
+    if (!choice.cpu && gpus.empty())
+      throw Error(ErrorKind::Device, "no GPU to analyze: " + cuda::gpu_unavailable_reason(),
+                  "run on a machine with an NVIDIA GPU and driver, or use --device cpu");
     std::vector<Step> steps = {{"device", {"--device", device_}}};
     std::vector<std::string> ceil = {"--device", device_};
     if (!full_) ceil.push_back("--quick");
@@ -106,11 +111,9 @@ class AnalyzeCommand : public Command {
         .col("percent", "%", "", 1)
         .col("source", "Theoretical from")
         .col("method", "Measured by", "", -1, 60);
+    std::vector<std::string> failed;
+    std::optional<Error> first_failure;
     for (const auto& step : steps) {
-      if (!Registry::create(step.command)) {
-        out.warn(fmt::format("`roofline {}` is not part of this build: step skipped", step.command));
-        continue;
-      }
       ctx.status(fmt::format("== roofline {} {}", step.command, join(step.args, " ")));
       try {
         out.append(run_subcommand(ctx, step.command, step.args));
@@ -120,8 +123,13 @@ class AnalyzeCommand : public Command {
         if (e.kind() == ErrorKind::Internal || e.kind() == ErrorKind::Store) throw;
         out.warn(fmt::format("roofline {} failed: {}{}", step.command, e.what(),
                              e.hint().empty() ? "" : " (" + e.hint() + ")"));
+        failed.push_back(fmt::format("{}: {}", step.command, e.what()));
+        if (!first_failure) first_failure = e;
       }
     }
+    // Nothing done is a failure, not a run that ends "ok" with warnings.
+    if (failed.size() == steps.size())
+      throw Error(first_failure->kind(), "every step of analyze failed: " + join(failed, "; "), first_failure->hint());
     if (choice.cpu) {
       hw::CpuInfo cpu = hw::query_cpu();
       summarise(sum, "CPU " + cpu.model_name, true, measure::load_measured_roofline(ctx.db(), cpu.model_name),

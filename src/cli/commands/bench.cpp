@@ -60,7 +60,7 @@ class BenchCommand : public Command {
  public:
   const char* name() const override { return "bench"; }
   const char* summary() const override {
-    return "train and time the seed models (simple-mlp, simple-cnn, ece408) on CPU and GPU, beside PyTorch";
+    return "train and time the small models (simple-mlp, simple-cnn, ece408) on CPU and GPU, beside PyTorch";
   }
   void configure(CLI::App& sub) override {
     sub.add_option("models", models_, "models: simple-mlp, simple-cnn, ece408 or all (comma-separated)")->required();
@@ -70,8 +70,11 @@ class BenchCommand : public Command {
     sub.add_option("--batch", batch_, "batch sizes, comma-separated")->capture_default_str();
     sub.add_option("--epochs", o_.epochs, "training epochs")->capture_default_str();
     sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)")
+        ->check(whole_number(0))
         ->capture_default_str();
-    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling")->capture_default_str();
+    sub.add_option("--seed", o_.seed, "seed of the initial weights and the shuffling")
+        ->check(whole_number(0))
+        ->capture_default_str();
     sub.add_option("--data", data_,
                    "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
     sub.add_option("--lr", o_.sgd.lr, "SGD learning rate")->capture_default_str();
@@ -83,12 +86,14 @@ class BenchCommand : public Command {
                  "GPU: launch every kernel instead of replaying captured CUDA graphs "
                  "(NVTX ranges then appear per step, for profilers)");
     sub.add_option("--steps-per-graph", o_.steps_per_graph, "GPU: training steps captured in one graph")
+        ->check(whole_number(1, 1 << 20))
         ->capture_default_str();
     sub.add_option("--gpu-path", gpu_path_,
                    "GPU: auto (the fused kernels where a model has one, unless --no-graphs), fused (required) or "
                    "layers (one kernel per op)")
         ->capture_default_str();
     sub.add_option("--fused-steps", o_.fused_steps_per_launch, "GPU, fused path: training steps per kernel launch")
+        ->check(whole_number(1))
         ->capture_default_str();
     sub.add_flag("--check-every-step", o_.check_every_step,
                  "stop at the first non-finite loss (synchronises every step)");
@@ -96,10 +101,11 @@ class BenchCommand : public Command {
                  "record a run whose loss becomes NaN/Inf as diverged and run the others (exit status 7 at the end, "
                  "naming every diverged run); without it the first non-finite loss stops the benchmark");
     sub.add_option("--infer-reps", o_.infer_reps, "repetitions of the single-batch inference timing")
+        ->check(whole_number(1, 1 << 24))
         ->capture_default_str();
     sub.add_option("--repeat", repeat_,
-                   "rounds: run every cell this many times, each round roofline then the peer; Table 4 shows "
-                   "each cell's median round, and the spread and the speedup of the medians are printed")
+                   "rounds: run every cell this many times, each round roofline then the peer; the CPU-vs-GPU "
+                   "table shows each cell's median round, and the spread and the speedup of the medians are printed")
         ->capture_default_str();
     sub.add_flag("--costs", costs_, "also print each model's per-layer FLOPs and bytes");
     sub.add_flag("--profile", profile_,
@@ -117,6 +123,8 @@ class BenchCommand : public Command {
       } else {
         cfg.models.push_back(engine::make_model(m)->name());  // unknown names fail here
       }
+    if (cfg.models.empty())
+      throw_usage("no model named", fmt::format("name one or more of {}, or all", join(engine::model_names(), ", ")));
     cfg.batches = parse_int_list(batch_, "--batch");
     DeviceChoice dc = parse_devices(device_);
     const bool explicit_device = device_opt_->count() > 0;
@@ -156,6 +164,7 @@ class BenchCommand : public Command {
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
     cfg.keep_going = keep_going_;
+    cfg.repeat = repeat_;
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
       throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
 
@@ -171,16 +180,17 @@ class BenchCommand : public Command {
     auto progress = [&](const std::string& what, int e, int epochs, std::int64_t s, std::int64_t n) {
       bar.update(what, e, epochs, s, n);
     };
-    int round = 1;  // of --repeat; stored in each record's params when there are several
+    auto status = [&](const std::string& line) {
+      bar.finish();
+      ctx.status(line);
+    };
     auto sink = [&](const engine::BenchRecord& r) {
       bar.finish();
       std::optional<std::int64_t> dev =
           r.device == "gpu" && r.source == "roofline"   ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
           : r.device == "cpu" && r.source == "roofline" ? std::optional(ctx.cpu_device_id())
                                                         : std::nullopt;
-      engine::BenchRecord stored = r;
-      if (repeat_ > 1) stored.params["round"] = round;
-      engine::store_bench_record(ctx.db(), ctx.run_id(), dev, stored, cfg);
+      engine::store_bench_record(ctx.db(), ctx.run_id(), dev, r, cfg);
       if (profile_ && r.source == "roofline") take_profiles(ctx, r, profiles);
       if (!r.diverged.empty())
         ctx.status(fmt::format("{} {} {} batch {}: diverged (non-finite loss) at {}", r.source, r.model, r.device,
@@ -193,71 +203,15 @@ class BenchCommand : public Command {
                                    ? std::string()
                                    : " (" + r.params["infer_path"].get<std::string>() + ")"));
     };
-    for (const auto& m : cfg.models)
-      for (auto b : cfg.batches)
-        if (b > 0) engine::store_layer_costs(ctx.db(), ctx.run_id(), m, b);
-
-    // Every CPU cell first (all rounds), then the GPU's: CPU runs that came
-    // after GPU training runs in the same process read slower (simple-mlp at
-    // batch 128: step 498 against 447 µs, inference 89 against 68 µs;
-    // docs/perf-notes.md). Each round: roofline's runs on the device, then
-    // the peer's on the same device in a fresh process (interleaved, so that
-    // a slow spell of the machine falls on both sides).
-    std::vector<engine::BenchConfig> phases;
-    for (bool gpu : {false, true})
-      if (gpu ? cfg.gpu : cfg.cpu) {
-        engine::BenchConfig c = cfg;
-        c.cpu = !gpu;
-        c.gpu = gpu;
-        phases.push_back(c);
-      }
-    std::vector<engine::BenchRecord> ours, peer;
-    std::optional<Error> peer_error;
-    for (const engine::BenchConfig& phase : phases)
-      for (round = 1; round <= repeat_; ++round) {
-        if (repeat_ > 1) ctx.status(fmt::format("{} round {} of {}", phase.gpu ? "gpu" : "cpu", round, repeat_));
-        std::vector<engine::BenchRecord> o = engine::run_bench(phase, sink, progress);
-        bar.finish();
-        ours.insert(ours.end(), o.begin(), o.end());
-        if (phase.peer.empty() || peer_error) continue;
-        try {
-          ctx.status("running the PyTorch peer (peers/pytorch_bench.py)...");
-          std::vector<engine::BenchRecord> p = engine::run_peer(phase, engine::resolve_data_dir(phase.data_dir));
-          for (const auto& r : p) sink(r);
-          peer.insert(peer.end(), p.begin(), p.end());
-        } catch (const Error& e) {
-          peer_error = e;
-          report.warn(std::string("the PyTorch peer did not run: ") + e.what());
-        }
-      }
-    // Table 4 from each cell's median round (with one round, the run itself).
-    report.add(engine::table4(engine::median_records(ours), "roofline"));
-    if (!peer.empty()) report.add(engine::table4(engine::median_records(peer), "pytorch"));
-    if (repeat_ == 1 && !peer.empty()) report.add(engine::peer_table(ours, peer));
-    if (repeat_ > 1 && cfg.train) report.add(engine::repeat_table(ours, peer, true));
-    if (repeat_ > 1 && cfg.infer) report.add(engine::repeat_table(ours, peer, false));
-    std::vector<engine::BenchRecord> all = ours;
-    all.insert(all.end(), peer.begin(), peer.end());
-    report.add(engine::details_table(all));
-    for (const auto& w : engine::dead_class_warnings(all)) report.warn(w);
-    for (const auto& r : all)
-      if (const engine::CpuScaling c = engine::cpu_scaling_of(r); r.source == "roofline" && c.contended()) {
-        report.warn(engine::cpu_scaling_note(c));
-        break;
-      }
-    if (costs_)
-      for (const auto& m : cfg.models) report.add(engine::cost_table(m, cfg.batches.back()));
+    engine::store_layer_costs(ctx.db(), ctx.run_id(), cfg);
+    const engine::BenchResults results = engine::run_benchmark(cfg, sink, progress, status);
+    engine::add_bench_tables(report, cfg, results, costs_);
     for (const auto& p : profiles) report.append(p);
-    if (peer_error) {
-      // The results are stored and worth showing; the run still fails, since the peer was asked for.
+    if (const std::optional<Error> failure = engine::bench_failure(results)) {
+      // The results are stored and worth showing; the run still fails (the peer was asked for, or a run
+      // diverged under --keep-going).
       render(report, ctx.options().format(), std::cout);
-      throw *peer_error;
-    }
-    if (const std::string d = engine::describe_diverged(all); !d.empty()) {
-      // --keep-going: everything else ran and is shown; the exit status still says a run diverged.
-      render(report, ctx.options().format(), std::cout);
-      throw Error(ErrorKind::Numeric, "the training loss became NaN or Inf (diverged) in: " + d,
-                  "lower --lr or --momentum for these runs; the other runs' results are above and stored");
+      throw *failure;
     }
     return report;
   }

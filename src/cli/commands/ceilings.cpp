@@ -220,8 +220,11 @@ class CeilingsCommand : public Command {
 
     if (choice.cpu) {
       try {
-        std::vector<Figure> figures = ceilings::measure_cpu_ceilings(opts, progress);
-        for (const Figure& f : figures) measure::store_figure(ctx.db(), ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
+        // Each figure is stored as it is measured: an interrupted run keeps them.
+        auto sink = [&ctx](const Figure& f) {
+          measure::store_figure(ctx.db(), ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
+        };
+        std::vector<Figure> figures = ceilings::measure_cpu_ceilings(opts, progress, sink);
         report.add(rate_table("cpu.ceilings", "CPU: ceilings", figures, {}));
         if (has_latencies(figures)) report.add(latency_table("cpu.latency", "CPU: latency", figures));
         if (!figures.empty()) ++measured_parts;
@@ -230,6 +233,11 @@ class CeilingsCommand : public Command {
       }
     }
 
+    if (measured_parts == 0 && part_errors.empty() && !opts.only.empty())
+      throw_usage(fmt::format("--only {}: no figure of {} has a name that starts with it", only_,
+                              choice.cpu && gpus.empty() ? "the CPU" : "these devices"),
+                  "figure names are listed in docs/ceilings.md, e.g. dram, l2, fp32, bf16.tensor, launch (GPU) or "
+                  "mem, cache, fp32.simd (CPU)");
     if (measured_parts == 0) {
       std::string what = "nothing was measured: " + join(part_errors, "; ");
       if (gpu_asked && gpus.empty()) what += "; GPU: " + cuda::gpu_unavailable_reason();

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "src/cli/command.hpp"
+#include "roofline/core/json_text.hpp"
 #include "roofline/measure/figure.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -34,12 +35,12 @@ class OpsCommand : public Command {
         ->capture_default_str();
     sub.add_option("--op", op_, "only this op (see --list)");
     sub.add_option("--cases", cases_, "random shapes per op in --check and --grad")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1))
         ->capture_default_str();
     sub.add_option("--batch", batch_, "--perf: the batch size of the model shapes")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1))
         ->capture_default_str();
-    sub.add_option("--seed", seed_, "seed of the random shapes and values")->capture_default_str();
+    sub.add_option("--seed", seed_, "seed of the random shapes and values")->check(whole_number(0))->capture_default_str();
   }
 
   Report run(Invocation& ctx) override {
@@ -201,9 +202,9 @@ class OpsCommand : public Command {
           m.precision = "fp32";
           m.unit = "s";
           m.value = p.seconds;
-          m.params_json = nlohmann::json{{"shape", p.shape},      {"backend", p.backend}, {"flops", p.cost.flops},
-                                         {"bytes", p.cost.bytes}, {"rel_iqr", p.rel_iqr}, {"batch", batch_}}
-                              .dump();
+          m.params_json = json_text(nlohmann::json{{"shape", p.shape},      {"backend", p.backend},
+                                                   {"flops", p.cost.flops}, {"bytes", p.cost.bytes},
+                                                   {"rel_iqr", p.rel_iqr},  {"batch", batch_}});
           store::add_measurement(ctx.db(), m);
         }
       }

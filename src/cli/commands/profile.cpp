@@ -7,34 +7,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
-#include <type_traits>
 
 #include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/profiler/chrome_trace.hpp"
+#include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/launcher.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
-
-// Hardware counters (the counters area) when they are part of the tree: the
-// injection library then reads them; `roofline profile` passes the request on.
-#if __has_include("roofline/profiler/pm_sampler.hpp") && __has_include("roofline/profiler/range_profiler.hpp")
-#define ROOFLINE_PROFILE_COUNTERS 1
-#else
-#define ROOFLINE_PROFILE_COUNTERS 0
-#endif
-
-#if __has_include("roofline/profiler/diagnosis.hpp")
-#include "roofline/profiler/diagnosis.hpp"
-#define ROOFLINE_HAVE_DIAGNOSIS 1
-#else
-#define ROOFLINE_HAVE_DIAGNOSIS 0
-#endif
 
 namespace roofline::cli {
 
@@ -81,23 +68,6 @@ class OutputDir {
   bool remove_ = false;
 };
 
-void run_diagnosis(prof::ProfileData& p, Report& r) {
-#if ROOFLINE_HAVE_DIAGNOSIS
-  using Result = decltype(prof::diagnose(p));
-  if constexpr (std::is_void_v<Result>) {
-    prof::diagnose(p);
-  } else {
-    auto found = prof::diagnose(p);
-    if constexpr (std::is_convertible_v<decltype(found), std::vector<prof::Diagnosis>>)
-      if (p.diagnoses.empty()) p.diagnoses = found;
-  }
-  (void)r;
-#else
-  (void)p;
-  r.info("diagnosis rules are not part of this build yet: the profile is shown and stored without diagnoses");
-#endif
-}
-
 }  // namespace
 
 class ProfileCommand : public Command {
@@ -114,29 +84,30 @@ class ProfileCommand : public Command {
   void configure(CLI::App& sub) override {
     sub.add_option("--trace", trace_, "also write every event as a Chrome-trace/Perfetto JSON to FILE");
     sub.add_option("--trace-limit", trace_limit_, "most events per process in the --trace file (default 1000000)")
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number(1));
     sub.add_flag("--full-names", opt_.full_names,
                  "show whole demangled kernel names (default: short names, 80 columns)");
-    sub.add_option("--top", opt_.top, "rows of the kernel, API, launch and sequence tables (0: all; default 30)");
+    sub.add_option("--top", opt_.top, "rows of the kernel, API, launch and sequence tables (0: all; default 30)")
+        ->check(whole_number(0));
     sub.add_option("--label", opt_.label, "the config column of the utilization table, e.g. \"1/train\"");
     sub.add_option("--output-dir", output_dir_,
                    "keep the per-process profile files in DIR (default: a temporary folder, removed)");
     sub.add_flag("--pm-sampling", pm_sampling_, "sample GPU utilization and DRAM bandwidth with CUPTI PM sampling");
     sub.add_option("--pm-interval", pm_interval_us_, "PM sampling interval in microseconds (default 100)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number());
     sub.add_flag("--counters", counters_,
                  "hardware counters per kernel (FLOPs by precision, DRAM/L2 bytes; kernel replay)");
     sub.add_option("--counters-limit", counters_limit_,
                    "launches measured per kernel name with --counters (default 1; 0: every launch); "
                    "each takes the launch after it too, to read its DRAM bytes in one pass")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, std::numeric_limits<std::uint32_t>::max()));
     sub.add_option("--metrics", metrics_, "counter metrics for --counters instead of the default set (comma-separated; e.g. "
                     "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum: one pass, exact DRAM bytes)")->delimiter(',');
     sub.add_option("--device", device_,
                    "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0, 1023));
     auto* show = sub.add_option("--show", show_, "print a stored profile (its id) instead of running a program")
-                     ->check(CLI::PositiveNumber);
+                     ->check(whole_number(1));
     sub.add_option("--load", load_, "print a profile file (a profile-<pid>.json that --output-dir kept) instead")
         ->check(CLI::ExistingFile)
         ->excludes(show);
@@ -173,17 +144,7 @@ class ProfileCommand : public Command {
     if (pm_sampling_ && counters_)
       throw_usage("--counters and --pm-sampling read the same counter hardware and cannot run together",
                   "profile once with --pm-sampling and once with --counters");
-#if !ROOFLINE_PROFILE_COUNTERS
-    if (pm_sampling_)
-      throw_unsupported(
-          "--pm-sampling is not available yet: CUPTI PM sampling is being integrated (prof::PmSampler)",
-          "profile without --pm-sampling for now; GPU utilization is still measured from kernel activity");
-    if (counters_)
-      throw_unsupported(
-          "--counters is not available yet: per-kernel hardware counters are being integrated "
-          "(prof::RangeProfiler)",
-          "profile without --counters for now; `ncu --clock-control none` reads the same counters");
-#endif
+    if (!trace_.empty()) prof::check_trace_path(trace_);  // before the program runs, not after it
     std::string lib = prof::find_inject_library();
     prof::find_program(command_[0]);  // a clear error before anything starts
     OutputDir dir(output_dir_);
@@ -191,22 +152,19 @@ class ProfileCommand : public Command {
     prof::LaunchOptions lo;
     lo.argv = command_;
     lo.inject_library = lib;
-    lo.out_dir = dir.path();
-    lo.trace = !trace_.empty();
-    lo.trace_limit = trace_limit_;
     lo.stdout_to_stderr = !ctx.interactive() && (ctx.options().json || ctx.options().csv);
-    lo.extra_env.push_back(fmt::format("ROOFLINE_DEVICE={}", device_));
-    if (pm_sampling_) {
-      lo.extra_env.push_back("ROOFLINE_PM=1");
-      lo.extra_env.push_back(
-          fmt::format("ROOFLINE_PM_INTERVAL_NS={}",
-                      static_cast<std::uint64_t>((pm_interval_us_ > 0 ? pm_interval_us_ : 100.0) * 1e3)));
-    }
-    if (counters_) {
-      lo.extra_env.push_back("ROOFLINE_COUNTERS=1");
-      lo.extra_env.push_back(fmt::format("ROOFLINE_COUNTERS_LIMIT={}", counters_limit_ >= 0 ? counters_limit_ : 1));
-      lo.extra_env.push_back("ROOFLINE_METRICS=" + join(metrics_, ","));
-    }
+    prof::InjectionConfig& cfg = lo.config;
+    cfg.out_dir = dir.path();
+    cfg.trace = !trace_.empty();
+    cfg.trace_limit = trace_limit_;
+    cfg.device = device_;
+    cfg.pm_sampling = pm_sampling_;
+    if (pm_interval_us_ > 0) cfg.pm_interval_ns = static_cast<std::uint64_t>(pm_interval_us_ * 1e3);
+    cfg.counters = counters_;
+    if (counters_limit_ >= 0)
+      cfg.counters_limit = static_cast<std::uint32_t>(
+          std::min<std::int64_t>(counters_limit_, std::numeric_limits<std::uint32_t>::max()));
+    cfg.metrics = metrics_;
     ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
     prof::LaunchResult lr = prof::run_profiled(lo);
     exit_code_ = lr.exit_code;
@@ -223,7 +181,7 @@ class ProfileCommand : public Command {
     p.pid = lr.pid;
     if (c.files == 0) p.complete = true;  // nothing was lost: nothing was there
     prof::fill_demangled(p);
-    if (p.has_gpu_activity()) run_diagnosis(p, r);
+    if (p.has_gpu_activity() && p.diagnoses.empty()) p.diagnoses = prof::diagnose(p);
     // The tables first: the profile's own warnings (from CUPTI) lead the list.
     prof::add_profile_tables(r, p, opt_);
 
@@ -251,8 +209,12 @@ class ProfileCommand : public Command {
     if (!trace_.empty()) {
       prof::ChromeTraceResult t = prof::write_chrome_trace(
           c.trace_files, trace_, trace_limit_ * std::max<size_t>(1, c.trace_files.size()), p.devices);
-      r.info(fmt::format("trace: {} events in {} (open it in https://ui.perfetto.dev or chrome://tracing)", t.events,
-                         trace_));
+      r.info(fmt::format("trace: {} events in {} ({}{}; open it in https://ui.perfetto.dev or chrome://tracing)",
+                         t.events, trace_, format_bytes(double(t.bytes)), t.compressed ? ", gzip" : ""));
+      if (!t.compressed && t.bytes > (std::uint64_t{64} << 20))
+        r.warn(fmt::format("the trace is {} of JSON: name it {}.gz to write it gzip-compressed (about a tenth of "
+                           "the size; Perfetto opens it as it is)",
+                           format_bytes(double(t.bytes)), trace_));
       if (t.truncated) r.warn(fmt::format("the trace stopped at {} events (--trace-limit)", t.events));
       if (t.bad_lines)
         r.warn(fmt::format("{} trace lines were cut short (a killed process) and left out", t.bad_lines));

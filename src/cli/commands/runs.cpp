@@ -10,7 +10,7 @@ class RunsCommand : public Command {
   const char* summary() const override { return "list the runs kept in the results database"; }
   bool stores_results() const override { return false; }
   void configure(CLI::App& sub) override {
-    sub.add_option("-n,--limit", limit_, "how many runs to list, newest first")->check(CLI::PositiveNumber);
+    sub.add_option("-n,--limit", limit_, "how many runs to list, newest first")->check(whole_number(1));
     sub.add_option("--command", command_, "only runs of this command (e.g. ceilings)");
   }
   Report run(Invocation& ctx) override {

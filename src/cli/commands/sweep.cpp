@@ -49,17 +49,17 @@ std::int64_t parse_n(const std::string& s) {
   std::string t = trim(s);
   if (!t.empty() && t[0] == '-')
     throw_usage(fmt::format("n must be a positive number of elements, got '{}'", s),
-                "use --n with a positive count, e.g. --n 67108864 or --n 64M (2^26, the seed's size)");
+                "use --n with a positive count, e.g. --n 67108864 or --n 64M (2^26, the lecture's size)");
   std::uint64_t v = 0;
   try {
     v = parse_size(t, "n");
   } catch (const Error&) {
     throw_usage(fmt::format("n must be a whole number of elements (K, M, G suffixes allowed), got '{}'", s),
-                "use e.g. --n 67108864 or --n 64M (2^26, the seed's size)");
+                "use e.g. --n 67108864 or --n 64M (2^26, the lecture's size)");
   }
   if (v > static_cast<std::uint64_t>(INT64_MAX / 64))
     throw_usage(fmt::format("n = {} elements would need more memory than any machine has", s),
-                "use a smaller --n, e.g. --n 64M (the seed's 2^26)");
+                "use a smaller --n, e.g. --n 64M (the lecture's 2^26)");
   return static_cast<std::int64_t>(v);
 }
 
@@ -94,23 +94,23 @@ class SweepCommand : public Command {
  public:
   const char* name() const override { return "sweep"; }
   const char* summary() const override {
-    return "arithmetic-intensity sweep (seed 004's polynomial kernel) held against this device's roofline";
+    return "arithmetic-intensity sweep (a polynomial of k terms per element) held against this device's roofline";
   }
   void configure(CLI::App& sub) override {
     sub.add_option("--device", device_, "cpu, gpu, gpu:N, all, or a comma-separated list")->default_val(device_);
     sub.add_option("--k", k_, "polynomial terms per element (comma-separated)")->default_val(k_);
-    sub.add_option("--n", n_, "elements (K/M/G suffixes: 64M = 2^26, the seed's size)")->default_val(n_);
+    sub.add_option("--n", n_, "elements (K/M/G suffixes: 64M = 2^26, the lecture's size)")->default_val(n_);
     sub.add_option("--block", block_, "GPU threads per block (a multiple of 32, at most 1024)")->default_val(block_);
-    sub.add_option("--variants", variants_, "fp32 (the seed's kernel), fma, fp64, fp16, bf16")->default_val(variants_);
+    sub.add_option("--variants", variants_, "fp32 (the lecture's loop), fma, fp64, fp16, bf16")->default_val(variants_);
     sub.add_option("--kernel", kernels_,
-                   "GPU kernels, comma-separated: seed (seed 004's, one element per thread), overlap (memory and "
+                   "GPU kernels, comma-separated: seed (the lecture's kernel as written, one element per thread), overlap (memory and "
                    "arithmetic at once), ws (warp-specialized: a producer warp bulk-copies, the others compute; "
                    "sm_90 and newer)")
         ->default_val(kernels_);
-    sub.add_option("--runs", runs_, "timed runs per k")->default_val(runs_);
-    sub.add_option("--warmup", warmup_, "untimed runs per k")->default_val(warmup_);
+    sub.add_option("--runs", runs_, "timed runs per k")->check(whole_number(1, 1 << 20))->default_val(runs_);
+    sub.add_option("--warmup", warmup_, "untimed runs per k")->check(whole_number(0, 1 << 20))->default_val(warmup_);
     sub.add_option("--csv-out", csv_out_,
-                   "write the seed's CSV (k,ai,gflops,bandwidth,percent_peak); with several devices, variants or "
+                   "write the lecture's CSV (k,ai,gflops,bandwidth,percent_peak); with several devices, variants or "
                    "kernels, one file each, named FILE-<device>-<variant>-<kernel>.csv");
   }
 
@@ -163,8 +163,9 @@ class SweepCommand : public Command {
       co.quick = true;
       co.measure = measure::MeasureOptions::quick();
       co.only = missing;
-      auto figs = ceilings::measure_cpu_ceilings(co, [&](const std::string& s) { ctx.status(s); });
-      for (const auto& f : figs) measure::store_figure(db, ctx.run_id(), ctx.cpu_device_id(), "ceiling", f);
+      (void)ceilings::measure_cpu_ceilings(
+          co, [&](const std::string& s) { ctx.status(s); },
+          [&](const measure::Figure& f) { measure::store_figure(db, ctx.run_id(), ctx.cpu_device_id(), "ceiling", f); });
       measured = measure::load_measured_roofline(db, cpu.model_name);
     }
     for (sw::Variant v : vs) {
@@ -344,7 +345,7 @@ class SweepCommand : public Command {
                                      ki.name, join(low, ", "));
       // The seed's kernel is the reference the course measured: its shortfall
       // is the finding (explained in the notes), not a defect of this tool.
-      if (kernel == sw::Kernel::Seed) r.info(line + " (the seed's kernel: see the table's notes for why)");
+      if (kernel == sw::Kernel::Seed) r.info(line + " (the lecture's kernel: see the table's notes for why)");
       else r.warn(line);
     }
     all.push_back({device, v, kernel, pts});

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/engine/context.hpp"
@@ -13,7 +14,7 @@ namespace roofline::engine {
 
 std::string resolve_data_dir(const std::string& cli) {
   if (!cli.empty()) return cli;
-  if (const char* env = std::getenv("ROOFLINE_DATA"); env && *env) return env;
+  if (auto dir = env::get(env::Var::Data)) return *dir;
   return default_data_dir();
 }
 
@@ -27,6 +28,65 @@ BenchConfig quick_bench_config() {
   c.train_options.infer_reps = 50;
   return c;
 }
+
+namespace {
+
+// roofline's record of one run: the training result's figures, each in the
+// record's field of its name.
+BenchRecord record_of(const TrainResult& tr, const TrainOptions& o, const std::string& device, bool trained) {
+  BenchRecord r;
+  r.device = device;
+  r.source = "roofline";
+  r.model = tr.model;
+  r.batch = tr.batch;
+  r.trained = trained;
+  r.epochs = o.epochs;
+  r.steps = tr.steps;
+  r.train_seconds = tr.train_seconds;
+  for (const auto& e : tr.epochs) r.epoch_seconds.push_back(e.seconds);
+  r.test_loss = tr.test_loss;
+  r.test_accuracy = tr.test_accuracy;
+  r.infer_median_s = tr.infer_seconds.median;
+  r.infer_iqr_s = tr.infer_seconds.iqr();
+  r.busy_fraction = tr.busy_fraction;
+  r.busy_note = tr.busy_note;
+  r.first_losses = tr.first_losses;
+  r.test_predictions = tr.test_predictions;
+  r.gpu_path = tr.gpu_path;
+  return r;
+}
+
+// What the record has no field for: how the run was set up and the paths it
+// took (stored in params; the record's own figures are added when stored).
+nlohmann::json run_params(const TrainResult& tr, const TrainOptions& o, const Context& ctx, const Model& model,
+                          const DataSplit& data) {
+  nlohmann::json p = {{"lr", o.sgd.lr},
+                      {"momentum", o.sgd.momentum},
+                      {"weight_decay", o.sgd.weight_decay},
+                      {"seed", o.seed},
+                      {"max_steps", o.max_steps},
+                      {"graphs", ctx.is_cuda() && o.use_graphs},
+                      {"steps_per_graph", o.steps_per_graph},
+                      {"gpu_path_note", tr.gpu_path_note},
+                      {"infer_path", tr.infer_path},
+                      {"infer_path_note", tr.infer_path_note},
+                      {"infer_prepare_us",
+                       tr.infer_prepare_seconds ? nlohmann::json(*tr.infer_prepare_seconds * 1e6) : nlohmann::json()},
+                      {"cpu_threads", ctx.cpu_threads()},
+                      {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
+                      {"data", data.dir},
+                      {"model_params", model.learnable_count()},
+                      {"train_losses", nlohmann::json::array()}};
+  for (const auto& e : tr.epochs) p["train_losses"].push_back(e.train_loss);
+  return p;
+}
+
+// The CPU check as stored (cpu_scaling_of reads it back).
+nlohmann::json scaling_json(const CpuScaling& s) {
+  return {{"threads", s.threads}, {"one_gflops", s.one_gflops}, {"all_gflops", s.all_gflops}, {"ratio", s.ratio()}};
+}
+
+}  // namespace
 
 std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress) {
   // Check everything the user typed before the first (long) run.
@@ -82,59 +142,68 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
           tr.params = model->param_count();
           tr.step_cost = model->cost(batch);
         }
-        BenchRecord r;
+        BenchRecord r = record_of(tr, o, dev, cfg.train);
         r.diverged = diverged;
-        r.device = dev;
-        r.source = "roofline";
-        r.model = model->name();
-        r.batch = batch;
-        r.trained = cfg.train;
-        r.epochs = o.epochs;
-        r.steps = tr.steps;
-        r.train_seconds = tr.train_seconds;
-        for (const auto& e : tr.epochs) r.epoch_seconds.push_back(e.seconds);
-        r.test_loss = tr.test_loss;
-        r.test_accuracy = tr.test_accuracy;
-        r.infer_median_s = tr.infer_seconds.median;
-        r.infer_iqr_s = tr.infer_seconds.iqr();
-        r.busy_fraction = tr.busy_fraction;
-        r.busy_note = tr.busy_note;
-        r.first_losses = tr.first_losses;
-        r.test_predictions = tr.test_predictions;
-        r.gpu_path = tr.gpu_path;
-        r.params = {{"lr", o.sgd.lr},
-                    {"momentum", o.sgd.momentum},
-                    {"weight_decay", o.sgd.weight_decay},
-                    {"seed", o.seed},
-                    {"max_steps", o.max_steps},
-                    {"graphs", ctx->is_cuda() && o.use_graphs},
-                    {"steps_per_graph", o.steps_per_graph},
-                    {"gpu_path", tr.gpu_path},
-                    {"gpu_path_note", tr.gpu_path_note},
-                    {"infer_path", tr.infer_path},
-                    {"infer_path_note", tr.infer_path_note},
-                    {"infer_prepare_us",
-                     tr.infer_prepare_seconds ? nlohmann::json(*tr.infer_prepare_seconds * 1e6) : nlohmann::json()},
-                    {"cpu_threads", ctx->cpu_threads()},
-                    {"normalization", {{"mean", tr.norm.mean}, {"std", tr.norm.std}, {"from", tr.norm.source}}},
-                    {"data", data.dir},
-                    {"model_params", model->learnable_count()},
-                    {"train_losses", nlohmann::json::array()},
-                    {"first_losses", tr.first_losses}};
-        for (const auto& e : tr.epochs) r.params["train_losses"].push_back(e.train_loss);
-        if (!diverged.empty()) r.params["diverged"] = diverged;
-        if (cfg.train && diverged.empty()) r.params["test_predictions"] = tr.test_predictions;
+        r.params = run_params(tr, o, *ctx, *model, data);
         if (!ctx->is_cuda()) {
           r.params["cpu_isa"] = hw::isa_name(hw::active_isa());
-          r.params["cpu_scaling"] = {{"threads", scaling.threads},
-                                     {"one_gflops", scaling.one_gflops},
-                                     {"all_gflops", scaling.all_gflops},
-                                     {"ratio", scaling.ratio()}};
+          r.params["cpu_scaling"] = scaling_json(scaling);
         }
         out.push_back(r);
         if (sink) sink(r);
       }
   return out;
+}
+
+BenchResults run_benchmark(const BenchConfig& cfg, const BenchSink& sink, const BenchProgress& progress,
+                           const BenchStatus& status) {
+  auto say = [&](const std::string& line) {
+    if (status) status(line);
+  };
+  int round = 1;
+  // Each record as it comes, with its round when there are several.
+  auto give = [&](const BenchRecord& r) {
+    if (!sink) return;
+    if (cfg.repeat <= 1) return sink(r);
+    BenchRecord numbered = r;
+    numbered.params["round"] = round;
+    sink(numbered);
+  };
+  std::vector<BenchConfig> phases;  // the CPU's cells, then the GPU's
+  for (bool gpu : {false, true})
+    if (gpu ? cfg.gpu : cfg.cpu) {
+      BenchConfig c = cfg;
+      c.cpu = !gpu;
+      c.gpu = gpu;
+      phases.push_back(c);
+    }
+  BenchResults res;
+  for (const BenchConfig& phase : phases)
+    for (round = 1; round <= cfg.repeat; ++round) {
+      if (cfg.repeat > 1) say(fmt::format("{} round {} of {}", phase.gpu ? "gpu" : "cpu", round, cfg.repeat));
+      std::vector<BenchRecord> o = run_bench(phase, give, progress);
+      res.ours.insert(res.ours.end(), o.begin(), o.end());
+      if (phase.peer.empty() || res.peer_error) continue;
+      try {
+        say("running the PyTorch peer (peers/pytorch_bench.py)...");
+        std::vector<BenchRecord> p = run_peer(phase, resolve_data_dir(phase.data_dir));
+        for (const auto& r : p) give(r);
+        res.peer.insert(res.peer.end(), p.begin(), p.end());
+      } catch (const Error& e) {
+        res.peer_error = e;
+      }
+    }
+  return res;
+}
+
+std::optional<Error> bench_failure(const BenchResults& results) {
+  if (results.peer_error) return results.peer_error;
+  std::vector<BenchRecord> all = results.ours;
+  all.insert(all.end(), results.peer.begin(), results.peer.end());
+  if (const std::string d = describe_diverged(all); !d.empty())
+    return Error(ErrorKind::Numeric, "the training loss became NaN or Inf (diverged) in: " + d,
+                 "lower --lr or --momentum for these runs; the other runs' results are above and stored");
+  return std::nullopt;
 }
 
 std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& records) {
@@ -156,7 +225,7 @@ std::vector<std::string> dead_class_warnings(const std::vector<BenchRecord>& rec
         "points of accuracy per class; whether training revives it depends on rounding, so runs that differ only in "
         "summation order (CPU vs GPU, another thread count on the peer) can land on either side{}",
         r.source, r.model, r.device, r.batch, list,
-        mlp ? "is held at 0 by the seed's ReLU after fc3 while the others win" : "never wins the argmax",
+        mlp ? "is held at 0 by the ReLU after fc3 (kept from the course lab's model) while the others win" : "never wins the argmax",
         mlp ? "; see docs/engine.md, \"simple-mlp at 78%\"" : ""));
   }
   return out;

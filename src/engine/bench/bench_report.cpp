@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "roofline/core/json_text.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/store/results.hpp"
@@ -32,7 +33,7 @@ Cell measured(const BenchRecord* r, bool ok, double v) {
 }  // namespace
 
 Table table4(const std::vector<BenchRecord>& records, const std::string& source) {
-  Table t("table4." + source, fmt::format("CPU vs GPU training and inference time ({}; seed 000 Table 4)", source));
+  Table t("table4." + source, fmt::format("CPU vs GPU training and inference time ({})", source));
   t.col("batch", "Batch")
       .col("cpu_train_s", "CPU Train", "s")
       .col("cpu_infer_us", "CPU Infer", "µs")
@@ -62,7 +63,7 @@ Table table4(const std::vector<BenchRecord>& records, const std::string& source)
   }
   t.note(
       "Train: wall time of all epochs (data on the device, shuffled every epoch); Infer: median of synchronised "
-      "single-batch forward passes to probabilities. The seed's 'Infer' column timed an unsynchronised call.");
+      "single-batch forward passes to probabilities. The course lab's 'Infer' column timed an unsynchronised call.");
   return t;
 }
 
@@ -130,7 +131,7 @@ Table details_table(const std::vector<BenchRecord>& records) {
       break;
     }
   t.note(
-      "Test loss: mean log-softmax + NLL over the 10,000 test images (the seed's negative 'losses' came from "
+      "Test loss: mean log-softmax + NLL over the 10,000 test images (the course lab's negative 'losses' came from "
       "applying NLL to softmax probabilities).");
   return t;
 }
@@ -198,12 +199,50 @@ Table cost_table(const std::string& model_name, std::int64_t batch) {
   return t;
 }
 
-void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
-                        const BenchConfig& cfg) {
-  nlohmann::json epochs = r.epoch_seconds;
+void add_bench_tables(Report& report, const BenchConfig& cfg, const BenchResults& results, bool costs) {
+  const std::vector<BenchRecord>& ours = results.ours;
+  const std::vector<BenchRecord>& peer = results.peer;
+  if (results.peer_error) report.warn(std::string("the PyTorch peer did not run: ") + results.peer_error->what());
+  // Table 4 from each cell's median round (with one round, the run itself).
+  report.add(table4(median_records(ours), "roofline"));
+  if (!peer.empty()) report.add(table4(median_records(peer), "pytorch"));
+  if (cfg.repeat == 1 && !peer.empty()) report.add(peer_table(ours, peer));
+  if (cfg.repeat > 1 && cfg.train) report.add(repeat_table(ours, peer, true));
+  if (cfg.repeat > 1 && cfg.infer) report.add(repeat_table(ours, peer, false));
+  std::vector<BenchRecord> all = ours;
+  all.insert(all.end(), peer.begin(), peer.end());
+  report.add(details_table(all));
+  for (const auto& w : dead_class_warnings(all)) report.warn(w);
+  for (const auto& r : all)
+    if (const CpuScaling c = cpu_scaling_of(r); r.source == "roofline" && c.contended()) {
+      report.warn(cpu_scaling_note(c));
+      break;
+    }
+  if (costs)
+    for (const auto& m : cfg.models) report.add(cost_table(m, cfg.batches.back()));
+}
+
+namespace {
+// A record's params as stored: its own, then the figures of the record that
+// bench_results has no column for. The peer's records keep what the peer
+// printed (their first losses and predictions are not stored).
+nlohmann::json stored_params(const BenchRecord& r) {
   nlohmann::json params = r.params;
   params["source"] = r.source;
   if (!r.diverged.empty()) params["diverged"] = r.diverged;
+  if (r.source == "roofline") {
+    params["gpu_path"] = r.gpu_path;
+    params["first_losses"] = r.first_losses;
+    if (r.trained && r.diverged.empty()) params["test_predictions"] = r.test_predictions;
+  }
+  return params;
+}
+}  // namespace
+
+void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const BenchRecord& r,
+                        const BenchConfig& cfg) {
+  nlohmann::json epochs = r.epoch_seconds;
+  const nlohmann::json params = stored_params(r);
   auto insert = [&](const char* mode) {
     auto st = db.prepare(
         "INSERT INTO bench_results (run_id, device_id, device, model, mode, batch, epochs, steps, train_seconds, "
@@ -221,7 +260,7 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
     if (!r.diverged.empty()) {  // nothing was measured: every figure NULL, params.diverged says where
       for (int i = 9; i <= 14; ++i) st.bind(i, std::nullopt);
     } else if (train) {
-      st.bind(9, r.train_seconds).bind(10, epochs.dump()).bind(11, r.test_loss).bind(12, r.test_accuracy);
+      st.bind(9, r.train_seconds).bind(10, json_text(epochs)).bind(11, r.test_loss).bind(12, r.test_accuracy);
       st.bind(13, std::nullopt).bind(14, std::nullopt);
     } else {
       st.bind(9, std::nullopt).bind(10, std::nullopt).bind(11, std::nullopt).bind(12, std::nullopt);
@@ -232,7 +271,7 @@ void store_bench_record(store::Db& db, std::int64_t run_id, std::optional<std::i
       st.bind(16, std::nullopt);
     else
       st.bind(16, r.source);
-    st.bind(17, params.dump()).bind(18, store::utc_now());
+    st.bind(17, json_text(params)).bind(18, store::utc_now());
     st.run();
   };
   store::Transaction tx(db);
@@ -247,42 +286,40 @@ void store_layer_costs(store::Db& db, std::int64_t run_id, const std::string& mo
   auto st = db.prepare(
       "INSERT INTO layers (run_id, model, layer_index, layer_name, op, pass, batch, flops, bytes, seconds, params) "
       "VALUES (?,?,?,?,?,?,?,?,?,NULL,?)");
+  auto row = [&](std::int64_t index, const std::string& name, const std::string& op, Pass p, const OpCost& c,
+                 const nlohmann::json& params) {
+    st.reset();
+    st.bind(1, run_id)
+        .bind(2, model->name())
+        .bind(3, index)
+        .bind(4, name)
+        .bind(5, op)
+        .bind(6, to_string(p))
+        .bind(7, batch)
+        .bind(8, c.flops)
+        .bind(9, c.bytes)
+        .bind(10, json_text(params));
+    st.run();
+  };
   auto layers = model->describe(batch);
   for (size_t i = 0; i < layers.size(); ++i) {
     const auto& l = layers[i];
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad}) {
       const OpCost& c = l.cost.of(p);
       if (c.flops == 0 && c.bytes == 0) continue;
-      nlohmann::json params = {{"in", l.in}, {"out", l.out}, {"params", l.params}};
-      st.reset();
-      st.bind(1, run_id)
-          .bind(2, model->name())
-          .bind(3, static_cast<std::int64_t>(i))
-          .bind(4, l.name)
-          .bind(5, l.op)
-          .bind(6, to_string(p))
-          .bind(7, batch)
-          .bind(8, c.flops)
-          .bind(9, c.bytes)
-          .bind(10, params.dump());
-      st.run();
+      row(static_cast<std::int64_t>(i), l.name, l.op, p, c, {{"in", l.in}, {"out", l.out}, {"params", l.params}});
     }
   }
   ops::SgdShape sgd{model->param_count(), true};
-  OpCost c = sgd.cost();
-  st.reset();
-  st.bind(1, run_id)
-      .bind(2, model->name())
-      .bind(3, static_cast<std::int64_t>(layers.size()))
-      .bind(4, "sgd")
-      .bind(5, "sgd")
-      .bind(6, to_string(Pass::Optimizer))
-      .bind(7, batch)
-      .bind(8, c.flops)
-      .bind(9, c.bytes)
-      .bind(10, nlohmann::json{{"params", model->param_count()}}.dump());
-  st.run();
+  row(static_cast<std::int64_t>(layers.size()), "sgd", "sgd", Pass::Optimizer, sgd.cost(),
+      {{"params", model->param_count()}});
   tx.commit();
+}
+
+void store_layer_costs(store::Db& db, std::int64_t run_id, const BenchConfig& cfg) {
+  for (const auto& m : cfg.models)
+    for (auto b : cfg.batches)
+      if (b > 0) store_layer_costs(db, run_id, m, b);
 }
 
 }  // namespace roofline::engine

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
@@ -49,7 +50,7 @@ std::string find_peer_script(const std::string& hint) {
     if (!exists(hint)) throw_usage(fmt::format("peer script {} does not exist", hint), "check --peer-script");
     return hint;
   }
-  if (const char* env = std::getenv("ROOFLINE_PEER_SCRIPT"); env && *env && exists(env)) return env;
+  if (auto path = env::get(env::Var::PeerScript); path && exists(*path)) return *path;
   const std::string rel = "peers/pytorch_bench.py";
   for (const std::string& dir : {std::string("."), exe_dir() + "/../..", exe_dir() + "/.."})
     if (exists(dir + "/" + rel)) return dir + "/" + rel;

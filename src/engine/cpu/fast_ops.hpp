@@ -47,8 +47,7 @@ void sgd_update(const ops::SgdShape& s, float* p, const float* g, float* buf, co
 // sgd_update's arithmetic on n parameters, on the calling thread (buf null without momentum).
 void sgd_span(float* p, const float* g, float* buf, std::int64_t n, const ops::SgdConfig& cfg);
 // ops::for_row_chunks on the fast CPU backend.
-void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, bool training,
-                    double row_flops);
+void for_row_chunks(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f, double row_flops);
 // ops::linear_joins_row_split on the fast CPU backend.
 bool linear_joins_row_split(std::int64_t in);
 void gather_batch(const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,

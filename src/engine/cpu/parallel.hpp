@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 
 #include "src/engine/cpu/thread_pool.hpp"
@@ -35,22 +34,6 @@ constexpr double kElementsPerThread = 2048;
 constexpr double kFlopsPerTask = 16e3;
 
 inline int max_threads() { return std::max(1, omp_get_max_threads()); }
-
-// Regions run on the fast path's own thread pool (thread_pool.hpp);
-// ROOFLINE_CPU_POOL=0 runs them as OpenMP regions instead, for comparisons (the
-// same tasks on the same thread ids: the same results, bit for bit).
-inline bool use_pool() {
-  static const bool on = [] { const char* v = std::getenv("ROOFLINE_CPU_POOL"); return !(v && v[0] == '0'); }();
-  return on;
-}
-
-// Threads take the tasks other threads have not started (parallel_for);
-// ROOFLINE_CPU_TAKE=0 keeps every thread to its own block and every region
-// waits for all its threads, as before, for comparisons (the same results).
-inline bool take_others_tasks() {
-  static const bool on = [] { const char* v = std::getenv("ROOFLINE_CPU_TAKE"); return !(v && v[0] == '0'); }();
-  return on;
-}
 
 // Inside a parallel region already: the pool's or an OpenMP one (the direct
 // convolution's loops).
@@ -109,16 +92,6 @@ void drain(TaskCursor& c, F& f) {
 // task writes its own outputs and uses its own thread's scratch, so results do
 // not depend on which thread ran it, nor on the thread count.
 //
-// As OpenMP regions (ROOFLINE_CPU_POOL=0) the region always has the full team
-// (max_threads()), of which only the first `threads` work: libgomp ends the
-// surplus threads of its pool when a region asks for fewer threads than the one
-// before, and creates new ones when a later region asks for more. Ops with
-// different team sizes one after the other (14 threads for a convolution, 2 for
-// the pooling after it) then created and destroyed threads every step: on the
-// 16-core GPU host, simple-cnn inference at batch 128 took 913 µs on 16 threads
-// and 306 µs on one (2026-11-24, docs/perf-notes.md). Idle members only pass the
-// closing barrier.
-//
 // Inside a parallel region already (for_row_chunks: each thread runs a whole
 // forward on its own rows) it runs on the calling thread alone.
 template <class F>
@@ -136,17 +109,10 @@ void parallel_for(std::int64_t n, int threads, F&& f) {
     cursors[id].end = r.end;
     cursors[id].grain = std::max<std::int64_t>(1, (r.end - r.begin) / 4);  // ~4 claims a block
   }
-  const bool take = take_others_tasks();
   auto body = [&](std::int64_t id) {
-    if (id >= t) return;
-    for (std::int64_t k = 0; k < (take ? t : 1); ++k) drain(cursors[(id + k) % t], f);
+    for (std::int64_t k = 0; k < t; ++k) drain(cursors[(id + k) % t], f);
   };
-  if (use_pool()) {
-    run_on_threads(static_cast<int>(t), body, take ? ThreadPool::Join::WhileOpen : ThreadPool::Join::Every);
-    return;
-  }
-#pragma omp parallel num_threads(team)
-  body(omp_get_thread_num());
+  run_on_threads(static_cast<int>(t), body, ThreadPool::Join::WhileOpen);
 }
 
 // Rows whose forward costs at least this many FLOPs (~16 µs of one core) are

@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline::engine::cuda_ops {
@@ -71,8 +72,8 @@ ConvKernelChoice parse_conv_kernel(std::string_view text) {
 
 const ConvKernelChoice& conv_kernel_override() {
   static const ConvKernelChoice choice = [] {
-    const char* env = std::getenv("ROOFLINE_CONV_KERNEL");
-    return parse_conv_kernel(env ? std::string_view(env) : std::string_view());
+    const std::optional<std::string> chosen = env::get(env::Var::ConvKernel);
+    return parse_conv_kernel(chosen ? std::string_view(*chosen) : std::string_view());
   }();
   return choice;
 }

@@ -12,6 +12,7 @@
 #include "kernels/conv2d_direct.cuh"
 #include "kernels/conv2d_regtile.cuh"
 #include "kernels/conv2d_tiled.cuh"
+#include "kernels/pool_window.cuh"
 #include "src/engine/cuda/conv_choice.hpp"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/ops_cuda.hpp"
@@ -39,7 +40,7 @@ kernels::ConvDims dims(const ops::Conv2dShape& s) {
   return d;
 }
 
-// out, argmax (n·c, oh, ow): first maximum in row-major window order; NaN wins (as PyTorch).
+// out, argmax (n·c, oh, ow): each window's max and its index (kernels/pool_window.cuh).
 __global__ void maxpool_forward_kernel(std::int64_t planes, int h, int w, int kernel, int stride, int oh, int ow,
                                        float* __restrict__ out, std::int32_t* __restrict__ argmax,
                                        const float* __restrict__ in) {
@@ -48,20 +49,9 @@ __global__ void maxpool_forward_kernel(std::int64_t planes, int h, int w, int ke
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const int x = int(i % ow), y = int((i / ow) % oh);
     const std::int64_t p = i / (std::int64_t(ow) * oh);
-    const float* ip = in + p * h * w;
-    int best = (y * stride) * w + x * stride;
-    float m = ip[best];
-    for (int r = 0; r < kernel; ++r)
-      for (int q = 0; q < kernel; ++q) {
-        const int idx = (y * stride + r) * w + x * stride + q;
-        const float v = ip[idx];
-        if (v > m || isnan(v)) {
-          m = v;
-          best = idx;
-        }
-      }
-    out[i] = m;
-    argmax[i] = best;
+    const kernels::MaxAt best = kernels::window_max(in + p * h * w, w, y * stride, x * stride, kernel);
+    out[i] = best.m;
+    argmax[i] = best.arg;
   }
 }
 
@@ -135,12 +125,12 @@ int tiled_bytes(const kernels::TiledConvDims& d, int kb, int px, int cs) {
 // have fewer than 1.5 blocks per SM (320 blocks of 16 channels ran at 28%
 // occupancy; 640 of 8 took the same time). 4-channel blocks take 4 pixels per
 // thread when the grid stays that large: one LDS.128 of weights then serves
-// 16 FMAs, not 4 (ncu, ece408 at batch 64 on the H100, 2026-11-24: conv 1→4
+// 16 FMAs, not 4 (ncu, ece408 at batch 64 on the H100: conv 1→4
 // 7×7 22.4 → 15.7 µs; conv2's input gradient at batch 128 122 → 85 µs). Wider
 // blocks gained nothing from 4 pixels (8 channels at batch 64: 35 → 37 µs, 16
 // at batch 128: 51 → 59 µs). A grid still smaller than the GPU splits the
 // input channels over 2 or 4 thread groups (ece408's conv2 at batch 1: 20
-// blocks, each thread a chain of 196 taps; ncu, 2026-11-25: 11.3 µs, issue
+// blocks, each thread a chain of 196 taps; ncu: 11.3 µs, issue
 // stalls on each FMA's operands, 8 warps on 20 of 132 SMs).
 struct TiledShape {
   int kb = 4, px = 1, cs = 1;

@@ -2,6 +2,7 @@
 // per row (rows here are short: 10 classes), shuffles for the reductions.
 #include <cfloat>
 
+#include "kernels/warp_softmax.cuh"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/ops_cuda.hpp"
 
@@ -9,16 +10,7 @@ namespace roofline::engine::cuda_ops {
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
-  return v;
-}
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
+using kernels::warp_sum;
 
 // Row max that lets NaN through (fmaxf would drop it), so NaN rows stay NaN.
 __device__ __forceinline__ float row_max(const float* x, std::int64_t cols, int lane) {
@@ -28,9 +20,9 @@ __device__ __forceinline__ float row_max(const float* x, std::int64_t cols, int 
     m = fmaxf(m, x[j]);
     nan |= isnan(x[j]);
   }
-  m = warp_max(m);
-  nan = __any_sync(kFull, nan);
-  return nan ? __int_as_float(0x7fc00000) : m;
+  m = kernels::warp_max(m);
+  kernels::warp_nan_max(m, nan);
+  return m;
 }
 
 __global__ void softmax_kernel(std::int64_t rows, std::int64_t cols, float* __restrict__ out,
@@ -114,20 +106,13 @@ __global__ void cross_entropy_kernel(std::int64_t rows, std::int64_t cols, float
         arg = int(j);
       }
     }
-    for (int o = 16; o > 0; o >>= 1) {
-      const float om = __shfl_xor_sync(kFull, m, o);
-      const int oa = __shfl_xor_sync(kFull, arg, o);
-      if (om > m || (om == m && oa < arg)) {
-        m = om;
-        arg = oa;
-      }
-    }
-    nan = __any_sync(kFull, nan);
-    if (nan) m = __int_as_float(0x7fc00000);
+    const kernels::MaxAt row = kernels::warp_argmax(m, arg);
+    m = row.m;
+    arg = row.arg;
+    nan = kernels::warp_nan_max(m, nan);
     float sum = 0.f;
     for (std::int64_t j = lane; j < cols; j += 32) sum += expf(x[j] - m);
-    sum = warp_sum(sum);
-    const float lse = m + logf(sum);
+    const float lse = kernels::warp_logsumexp(m, sum);
     const int label = labels[r];
     if (lane == 0) {
       loss_acc += static_cast<double>(lse - x[label]);

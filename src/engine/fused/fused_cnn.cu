@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/pool_window.cuh"
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/cuda_state.hpp"
 #include "src/engine/fused/fused_device.cuh"
@@ -97,25 +98,15 @@ __device__ void conv(float* out, const float* in, int in_w, int n, const float* 
   }
 }
 
-// out (n×n), arg: max over 2×2 windows of in (2n wide); the first maximum
-// wins and NaN wins (as PyTorch and the layer path).
+// out (n×n), arg: max over 2×2 windows of in (2n wide), as the layer path's
+// pool (kernels/pool_window.cuh).
 __device__ void pool(float* out, int* arg, const float* in, int n) {
   const int in_w = 2 * n;
   for (int o = threadIdx.x; o < n * n; o += kThreads) {
     const int y = o / n, x = o - y * n;
-    int best = (2 * y) * in_w + 2 * x;
-    float m = in[best];
-    for (int r = 0; r < 2; ++r)
-      for (int q = 0; q < 2; ++q) {
-        const int i = (2 * y + r) * in_w + 2 * x + q;
-        const float v = in[i];
-        if (v > m || isnan(v)) {
-          m = v;
-          best = i;
-        }
-      }
-    out[o] = m;
-    arg[o] = best;
+    const kernels::MaxAt best = kernels::window_max(in, in_w, 2 * y, 2 * x, 2);
+    out[o] = best.m;
+    arg[o] = best.arg;
   }
 }
 

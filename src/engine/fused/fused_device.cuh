@@ -16,7 +16,7 @@ namespace roofline::engine::fused {
 
 namespace cg = cooperative_groups;
 
-constexpr unsigned kFull = 0xffffffffu;
+constexpr unsigned kFull = kernels::kWarpMask;
 constexpr int kWarps = kThreads / 32;
 
 // Buffers written earlier in the same launch (by any block, before a grid
@@ -26,18 +26,7 @@ constexpr int kWarps = kThreads / 32;
 __device__ __forceinline__ float ldf(const float* p) { return __ldcg(p); }
 __device__ __forceinline__ std::int32_t ldi(const std::int32_t* p) { return __ldcg(p); }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-__device__ __forceinline__ double warp_sum(double v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-__device__ __forceinline__ int warp_sum(int v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
+using kernels::warp_sum;
 
 __device__ __forceinline__ float relu(float v) { return v <= 0.f ? 0.f : v; }  // keeps NaN, as torch.relu
 
@@ -80,18 +69,11 @@ __device__ __forceinline__ float row_loss_grad(float z, int classes, int label, 
   float m = valid ? z : -FLT_MAX;
   int arg = valid ? lane : INT_MAX;
   bool nan = valid && isnan(z);
-  for (int o = 16; o > 0; o >>= 1) {
-    const float om = __shfl_xor_sync(kFull, m, o);
-    const int oa = __shfl_xor_sync(kFull, arg, o);
-    if (om > m || (om == m && oa < arg)) {
-      m = om;
-      arg = oa;
-    }
-  }
-  nan = __any_sync(kFull, nan);
-  if (nan) m = __int_as_float(0x7fc00000);
-  const float sum = warp_sum(valid ? expf(z - m) : 0.f);
-  const float lse = m + logf(sum);
+  const kernels::MaxAt row = kernels::warp_argmax(m, arg);
+  m = row.m;
+  arg = row.arg;
+  nan = kernels::warp_nan_max(m, nan);
+  const float lse = kernels::warp_logsumexp(m, valid ? expf(z - m) : 0.f);
   const float zl = __shfl_sync(kFull, z, label);
   *loss = lse - zl;
   *correct = !nan && arg == label;
@@ -186,7 +168,7 @@ __device__ __forceinline__ void load_vec(float (&v)[R], const float* row, int t)
 // next chunk's loads overlap this chunk's arithmetic. Loaded in runs of 4
 // floats adjacent in memory: one 16-byte load where the operand allows it, a
 // quarter of the load instructions (a weight tile's chunk loads took 2598 →
-// 1006 cycles on an H100; docs/perf-notes.md, sixth session). Elements past
+// 1006 cycles on an H100; docs/perf-notes.md). Elements past
 // `rows` or `kc` are zero.
 template <int T, int KC, class Op>
 struct Staged {

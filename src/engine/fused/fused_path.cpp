@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/fused.hpp"
@@ -253,6 +254,32 @@ void check_batch(const FusedBatch& b, std::int64_t max_batch, std::int64_t pixel
 // op advances it on the layer path; a fused launch is that op too.
 std::int32_t* step_counter(const ops::LossStats& s) { return const_cast<std::int32_t*>(s.step); }
 
+// A training launch's arguments: the path's own (layers, buffers) with this
+// call's batch, optimiser, statistics and step count, once checked.
+template <class Args>
+Args train_args(Args a, const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
+                const ops::SgdConfig& sgd, const ops::LossStats& stats) {
+  check_batch(b, max_batch, pixels, steps, stats);
+  a.src = source(b);
+  a.sgd = sgd;
+  a.stats = stats;
+  a.step = step_counter(stats);
+  a.rows = static_cast<int>(b.shape.batch);
+  a.steps = static_cast<int>(steps);
+  return a;
+}
+
+// An inference launch's arguments: the path's own with this call's rows (of
+// the network's input) and the probabilities' buffer.
+template <class Args>
+Args infer_args(Args a, std::int64_t rows, std::int64_t max_batch, const float* x, float* probs) {
+  ROOFLINE_ASSERT(rows > 0 && rows <= max_batch, "fused inference: rows");
+  a.x = x;
+  a.probs = probs;
+  a.rows = static_cast<int>(rows);
+  return a;
+}
+
 class FusedMlp final : public FusedPath {
  public:
   FusedMlp(const Model& model, Network& net, const std::vector<fused::MlpLayer>& layers) : model_(model), net_(net) {
@@ -290,7 +317,7 @@ class FusedMlp final : public FusedPath {
     partial_ = ctx.empty({fused::mlp_partial_floats(layers[0], B, launch_.blocks)}, DType::F32,
                          "fused first-layer partial sums");
     a_.partial = partial_.f32();
-    if (const char* e = std::getenv("ROOFLINE_FUSED_PHASES"); e && *e && std::string(e) != "0") {
+    if (auto on = env::get(env::Var::FusedPhases); on && *on != "0") {
       phases_ = ctx.empty({(fused::kPhaseSteps + 1) * fused::kMaxPhases * 2}, DType::F64, "fused phase clocks");
       ctx.memset_async(phases_.raw(), 0, phases_.nbytes());
       a_.phase_clock = reinterpret_cast<std::int64_t*>(phases_.raw());
@@ -318,14 +345,7 @@ class FusedMlp final : public FusedPath {
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
-    check_batch(b, net_.max_batch(), a_.layer[0].in, steps, stats);
-    fused::MlpArgs a = a_;
-    a.src = source(b);
-    a.sgd = sgd;
-    a.stats = stats;
-    a.step = step_counter(stats);
-    a.rows = static_cast<int>(b.shape.batch);
-    a.steps = static_cast<int>(steps);
+    fused::MlpArgs a = train_args(a_, b, net_.max_batch(), a_.layer[0].in, steps, sgd, stats);
     // Diagnostics: only launches of at least 4 steps are recorded, each
     // replacing the last (rows of different launches may come from different
     // SMs' clocks, and an epoch's short last chunk would overwrite a few).
@@ -345,11 +365,7 @@ class FusedMlp final : public FusedPath {
   }
 
   void infer(std::int64_t rows, float* probs) override {
-    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
-    fused::MlpArgs a = a_;
-    a.x = net_.input();
-    a.probs = probs;
-    a.rows = static_cast<int>(rows);
+    const fused::MlpArgs a = infer_args(a_, rows, net_.max_batch(), net_.input(), probs);
     NvtxRange range(model_.name() + "/fused/forward");
     fused::mlp_infer(net_.context().cuda(), a, launch_);
   }
@@ -409,24 +425,13 @@ class FusedCnn final : public FusedPath {
   }
 
   void train(const FusedBatch& b, std::int64_t steps, const ops::SgdConfig& sgd, const ops::LossStats& stats) override {
-    check_batch(b, net_.max_batch(), 28 * 28, steps, stats);
-    fused::CnnArgs a = a_;
-    a.src = source(b);
-    a.sgd = sgd;
-    a.stats = stats;
-    a.step = step_counter(stats);
-    a.rows = static_cast<int>(b.shape.batch);
-    a.steps = static_cast<int>(steps);
+    const fused::CnnArgs a = train_args(a_, b, net_.max_batch(), 28 * 28, steps, sgd, stats);
     NvtxRange range(model_.name() + "/fused/train");
     fused::cnn_train(net_.context().cuda(), a, launch_);
   }
 
   void infer(std::int64_t rows, float* probs) override {
-    ROOFLINE_ASSERT(rows > 0 && rows <= net_.max_batch(), "fused inference: rows");
-    fused::CnnArgs a = a_;
-    a.x = net_.input();
-    a.probs = probs;
-    a.rows = static_cast<int>(rows);
+    const fused::CnnArgs a = infer_args(a_, rows, net_.max_batch(), net_.input(), probs);
     NvtxRange range(model_.name() + "/fused/forward");
     fused::cnn_infer(net_.context().cuda(), a);
   }

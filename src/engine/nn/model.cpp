@@ -69,7 +69,7 @@ std::unique_ptr<Model> simple_mlp() {
       .add(make_linear("fc1", 784, 256, Activation::ReLU))
       .add(make_linear("fc2", 256, 128, Activation::ReLU))
       .add(make_linear("fc3", 128, 10, Activation::ReLU));
-  m->description = "SimpleMLP (seed 000 §2.1.1): 784→256→128→10, ReLU after every layer as in the seed";
+  m->description = "SimpleMLP (the course lab's MLP): 784→256→128→10, ReLU after every layer as in the lab";
   return m;
 }
 
@@ -84,7 +84,7 @@ std::unique_ptr<Model> simple_cnn() {
       .add(make_flatten("flatten"))
       .add(make_linear("fc1", 16, 100, Activation::ReLU))
       .add(make_linear("fc2", 100, 10));
-  m->description = "SimpleCNN (seed 000 §2.1.2): conv 1@5×5, pool 2, conv 1@5×5, pool 2, FC 16→100→10";
+  m->description = "SimpleCNN (the course lab's CNN): conv 1@5×5, pool 2, conv 1@5×5, pool 2, FC 16→100→10";
   return m;
 }
 

@@ -127,7 +127,7 @@ void Network::forward(std::int64_t batch, bool grad_path) {
   ops::for_row_chunks(
       ctx_, batch,
       [&](std::int64_t r0, std::int64_t r1) { forward_range(prefix, model_.layers().size(), r0, r1, grad_path); },
-      grad_path, grad_path ? train_row_flops_ : infer_row_flops_);
+      grad_path ? train_row_flops_ : infer_row_flops_);
 }
 
 void Network::infer_probs(std::int64_t batch, float* probs) {
@@ -139,7 +139,7 @@ void Network::infer_probs(std::int64_t batch, float* probs) {
     ops::for_row_chunks(ctx_, batch, [&](std::int64_t r0, std::int64_t r1) {
       forward_range(0, L, r0, r1, false);
       ops::softmax_forward(ctx_, {r1 - r0, classes}, probs + r0 * classes, logits() + r0 * classes);
-    }, false, infer_row_flops_);
+    }, infer_row_flops_);
     return;
   }
   size_t done = 0;  // layers already run
@@ -243,7 +243,7 @@ void Network::backward_rows_split(std::int64_t batch, const std::vector<bool>& n
           layers[i]->backward_rows(ctx_, r1 - r0, model_.shape_before(i), buffers(i, r0, need_din[i]));
         }
       },
-      true, train_row_flops_);
+      train_row_flops_);
 }
 
 void Network::backward_sgd(std::int64_t batch, const ops::SgdConfig& cfg, std::int32_t* step) {

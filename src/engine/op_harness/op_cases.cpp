@@ -16,161 +16,54 @@ using ops::Activation;
 using std::int64_t;
 using namespace case_util;
 
-// ---- Linear ------------------------------------------------------------------
-OpCase linear_case(const ops::LinearShape& s) {
-  enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB, WT, OUT_WT };
-  const bool relu = s.act == Activation::ReLU;
-  OpCase c;
-  c.op = relu ? "linear+relu" : "linear";
-  c.shape = fmt::format("n={} in={} out={}{}", s.n, s.in, s.out, s.bias ? "" : " nobias");
-  const int64_t nb = s.bias ? s.out : 1;
-  c.bufs = {{"in", DType::F32, s.n * s.in},
-            {"w", DType::F32, s.out * s.in},
-            {"b", DType::F32, nb},
-            {"out", DType::F32, s.n * s.out, Role::Output},
-            {"dout", DType::F32, s.n * s.out},
-            {"y", DType::F32, s.n * s.out},
-            {"dpre_ref", DType::F32, s.n * s.out},
-            {"dpre", DType::F32, s.n * s.out, Role::Output},
-            {"din", DType::F32, s.n * s.in, Role::Output},
-            {"dw", DType::F32, s.out * s.in, Role::Output},
-            {"db", DType::F32, nb, Role::Output},
-            {"wt", DType::F32, s.in * s.out},
-            {"out_wt", DType::F32, s.n * s.out, Role::Output}};
-  auto fwd = [s](HostBufs& h, std::vector<double>& y) {
-    y.resize(static_cast<size_t>(s.n * s.out));
-    ref::linear_forward<double>(s, y.data(), h[IN].f.data(), h[W].f.data(), s.bias ? h[B].f.data() : nullptr);
-  };
-  auto mask = [s, relu](const HostBufs& h, const std::vector<double>& y) {
-    std::vector<double> d = h[DOUT].f;
-    if (relu)
-      for (size_t i = 0; i < d.size(); ++i) d[i] = y[i] > 0 ? d[i] : 0.0;
-    (void)s;
-    return d;
-  };
-  c.fill = [=](Rng& r, HostBufs& h) {
-    normal(r, h[IN], s.n * s.in);
-    normal(r, h[W], s.out * s.in);
-    normal(r, h[B], nb);
-    normal(r, h[DOUT], s.n * s.out);
-    h[WT].f.resize(static_cast<size_t>(s.in * s.out));  // w transposed (in, out)
-    for (int64_t o = 0; o < s.out; ++o)
-      for (int64_t k = 0; k < s.in; ++k)
-        h[WT].f[static_cast<size_t>(k * s.out + o)] = h[W].f[static_cast<size_t>(o * s.in + k)];
-    fwd(h, h[YFWD].f);
-    round_all(h[YFWD]);
-    h[DPRE_REF].f = mask(h, h[YFWD].f);
-  };
-  const PassCosts pc = s.cost();
-  c.passes.push_back(
-      {"forward",
-       pc.forward,
-       {IN, W, B},
-       {OUT},
-       [s](Context& ctx, const DevPtrs& p) { ops::linear_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
-       [=](HostBufs& h) { fwd(h, h[OUT].f); }});
-  // The inference form: the same forward over the weights stored transposed.
-  c.passes.push_back({"forward-wt",
-                      pc.forward,
-                      {IN, WT, B},
-                      {OUT_WT},
-                      [s](Context& ctx, const DevPtrs& p) {
-                        ops::linear_forward_wt(ctx, s, F(p, OUT_WT), F(p, IN), F(p, WT), F(p, B));
-                      },
-                      [=](HostBufs& h) {
-                        h[OUT_WT].f.resize(static_cast<size_t>(s.n * s.out));
-                        ref::linear_forward_wt<double>(s, h[OUT_WT].f.data(), h[IN].f.data(), h[WT].f.data(),
-                                                       s.bias ? h[B].f.data() : nullptr);
-                      }});
-  if (relu)
-    c.passes.push_back({"input-grad",
-                        pc.input_grad,
-                        {DOUT, YFWD, W},
-                        {DPRE, DIN},
-                        [s](Context& ctx, const DevPtrs& p) {
-                          ops::activation_backward(ctx, {s.n * s.out, s.act}, F(p, DPRE), F(p, DOUT), F(p, YFWD));
-                          ops::linear_backward_input(ctx, s, F(p, DIN), F(p, DPRE), F(p, W));
-                        },
-                        [=](HostBufs& h) {
-                          h[DPRE].f = mask(h, h[YFWD].f);
-                          ref::linear_backward_input<double>(s, h[DIN].f.data(), h[DPRE].f.data(), h[W].f.data());
-                        }});
-  else
-    c.passes.push_back(
-        {"input-grad",
-         pc.input_grad,
-         {DOUT, W},
-         {DIN},
-         [s](Context& ctx, const DevPtrs& p) { ops::linear_backward_input(ctx, s, F(p, DIN), F(p, DOUT), F(p, W)); },
-         [=](HostBufs& h) {
-           ref::linear_backward_input<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[W].f.data());
-         }});
-  std::vector<int> wout = {DW};
-  if (s.bias) wout.push_back(DB);
-  c.passes.push_back({"weight-grad",
-                      pc.weight_grad,
-                      {DPRE_REF, IN},
-                      wout,
-                      [s](Context& ctx, const DevPtrs& p) {
-                        ops::linear_backward_weight(ctx, s, F(p, DW), F(p, DB), F(p, DPRE_REF), F(p, IN));
-                      },
-                      [=](HostBufs& h) {
-                        ref::linear_backward_weight<double>(s, h[DW].f.data(), s.bias ? h[DB].f.data() : nullptr,
-                                                            h[DPRE_REF].f.data(), h[IN].f.data());
-                      }});
-  auto loss = [=](const HostBufs& h0) {
-    HostBufs h = h0;
-    std::vector<double> y;
-    fwd(h, y);
-    return dot(y, h[DOUT].f);
-  };
-  auto grads = [=](const HostBufs& h0, int which) {
-    HostBufs h = h0;
-    std::vector<double> y;
-    fwd(h, y);
-    std::vector<double> dpre = mask(h, y);
-    std::vector<double> g;
-    if (which == IN) {
-      g.resize(static_cast<size_t>(s.n * s.in));
-      ref::linear_backward_input<double>(s, g.data(), dpre.data(), h[W].f.data());
-    } else {
-      std::vector<double> dw(static_cast<size_t>(s.out * s.in)), db(static_cast<size_t>(s.out));
-      ref::linear_backward_weight<double>(s, dw.data(), db.data(), dpre.data(), h[IN].f.data());
-      g = which == W ? dw : db;
-    }
-    return g;
-  };
-  c.grads.push_back({"in", IN, loss, [=](const HostBufs& h) { return grads(h, IN); }});
-  c.grads.push_back({"w", W, loss, [=](const HostBufs& h) { return grads(h, W); }});
-  if (s.bias) c.grads.push_back({"b", B, loss, [=](const HostBufs& h) { return grads(h, B); }});
-  return c;
-}
+// ---- Layers with weights: Linear and Conv2d -------------------------------------
+namespace {
 
-// ---- Conv2d ------------------------------------------------------------------
+// The buffers every layer with weights has, in this order; a layer's own
+// buffers follow from kLayerBufs.
+enum LayerBuf { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB, kLayerBufs };
 
-OpCase conv_case(const ops::Conv2dShape& s) {
-  enum { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB };
+// A layer's ops on the context and their float64 references, over its shape.
+template <class Shape>
+struct LayerOps {
+  void (*forward)(Context&, const Shape&, float* out, const float* in, const float* w, const float* b);
+  void (*backward_input)(Context&, const Shape&, float* din, const float* dpre, const float* w);
+  void (*backward_weight)(Context&, const Shape&, float* dw, float* db, const float* dpre, const float* in);
+  void (*ref_forward)(const Shape&, double* out, const double* in, const double* w, const double* b);
+  void (*ref_backward_input)(const Shape&, double* din, const double* dpre, const double* w);
+  void (*ref_backward_weight)(const Shape&, double* dw, double* db, const double* dpre, const double* in);
+};
+
+// Element counts of a layer's input, weights, output and bias (the bias's
+// even where the layer has none: its gradient is still computed).
+struct LayerSizes {
+  int64_t in, w, out, bias;
+};
+
+// y = act(layer(in; w, b)): the forward pass, the input gradient through the
+// activation's mask, the weight (and bias) gradient from the reference's own
+// mask, and finite differences on in, w and b against L = Σ y · dout.
+template <class Shape>
+OpCase layer_case(const Shape& s, const LayerOps<Shape>& f, const LayerSizes& n, std::string op, std::string shape) {
   const bool relu = s.act == Activation::ReLU;
-  const int64_t ni = s.n * s.c * s.h * s.w, nw = s.k * s.c * s.r * s.s, no = s.n * s.k * s.oh() * s.ow();
-  const int64_t nb = s.bias ? s.k : 1;
+  const int64_t nb = s.bias ? n.bias : 1;
   OpCase c;
-  c.op = relu ? "conv2d+relu" : "conv2d";
-  c.shape = fmt::format("n={} c={} {}x{} k={} {}x{} stride={} pad={}{}", s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride,
-                        s.pad, s.bias ? "" : " nobias");
-  c.bufs = {{"in", DType::F32, ni},
-            {"w", DType::F32, nw},
+  c.op = std::move(op);
+  c.shape = std::move(shape);
+  c.bufs = {{"in", DType::F32, n.in},
+            {"w", DType::F32, n.w},
             {"b", DType::F32, nb},
-            {"out", DType::F32, no, Role::Output},
-            {"dout", DType::F32, no},
-            {"y", DType::F32, no},
-            {"dpre_ref", DType::F32, no},
-            {"dpre", DType::F32, no, Role::Output},
-            {"din", DType::F32, ni, Role::Output},
-            {"dw", DType::F32, nw, Role::Output},
+            {"out", DType::F32, n.out, Role::Output},
+            {"dout", DType::F32, n.out},
+            {"y", DType::F32, n.out},
+            {"dpre_ref", DType::F32, n.out},
+            {"dpre", DType::F32, n.out, Role::Output},
+            {"din", DType::F32, n.in, Role::Output},
+            {"dw", DType::F32, n.w, Role::Output},
             {"db", DType::F32, nb, Role::Output}};
-  auto fwd = [s, no](HostBufs& h, std::vector<double>& y) {
-    y.resize(static_cast<size_t>(no));
-    ref::conv2d_forward<double>(s, y.data(), h[IN].f.data(), h[W].f.data(), s.bias ? h[B].f.data() : nullptr);
+  auto fwd = [s, f, n](const HostBufs& h, std::vector<double>& y) {
+    y.resize(static_cast<size_t>(n.out));
+    f.ref_forward(s, y.data(), h[IN].f.data(), h[W].f.data(), s.bias ? h[B].f.data() : nullptr);
   };
   auto mask = [relu](const HostBufs& h, const std::vector<double>& y) {
     std::vector<double> d = h[DOUT].f;
@@ -179,10 +72,10 @@ OpCase conv_case(const ops::Conv2dShape& s) {
     return d;
   };
   c.fill = [=](Rng& r, HostBufs& h) {
-    normal(r, h[IN], ni);
-    normal(r, h[W], nw);
+    normal(r, h[IN], n.in);
+    normal(r, h[W], n.w);
     normal(r, h[B], nb);
-    normal(r, h[DOUT], no);
+    normal(r, h[DOUT], n.out);
     fwd(h, h[YFWD].f);
     round_all(h[YFWD]);
     h[DPRE_REF].f = mask(h, h[YFWD].f);
@@ -193,19 +86,20 @@ OpCase conv_case(const ops::Conv2dShape& s) {
        pc.forward,
        {IN, W, B},
        {OUT},
-       [s](Context& ctx, const DevPtrs& p) { ops::conv2d_forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
+       [s, f](Context& ctx, const DevPtrs& p) { f.forward(ctx, s, F(p, OUT), F(p, IN), F(p, W), F(p, B)); },
        [=](HostBufs& h) { fwd(h, h[OUT].f); }});
+  // With a ReLU the pass first masks dout by the forward output (into dpre).
   const int dsrc = relu ? DPRE : DOUT;
   std::vector<int> gin = relu ? std::vector<int>{DOUT, YFWD, W} : std::vector<int>{DOUT, W};
   std::vector<int> gout = relu ? std::vector<int>{DPRE, DIN} : std::vector<int>{DIN};
   c.passes.push_back({"input-grad", pc.input_grad, gin, gout,
-                      [s, relu, no, dsrc](Context& ctx, const DevPtrs& p) {
-                        if (relu) ops::activation_backward(ctx, {no, s.act}, F(p, DPRE), F(p, DOUT), F(p, YFWD));
-                        ops::conv2d_backward_input(ctx, s, F(p, DIN), F(p, dsrc), F(p, W));
+                      [s, f, relu, n, dsrc](Context& ctx, const DevPtrs& p) {
+                        if (relu) ops::activation_backward(ctx, {n.out, s.act}, F(p, DPRE), F(p, DOUT), F(p, YFWD));
+                        f.backward_input(ctx, s, F(p, DIN), F(p, dsrc), F(p, W));
                       },
                       [=](HostBufs& h) {
-                        h[DPRE].f = mask(h, h[YFWD].f);
-                        ref::conv2d_backward_input<double>(s, h[DIN].f.data(), h[DPRE].f.data(), h[W].f.data());
+                        if (relu) h[DPRE].f = mask(h, h[YFWD].f);
+                        f.ref_backward_input(s, h[DIN].f.data(), h[dsrc].f.data(), h[W].f.data());
                       }});
   std::vector<int> wout = {DW};
   if (s.bias) wout.push_back(DB);
@@ -213,37 +107,81 @@ OpCase conv_case(const ops::Conv2dShape& s) {
                       pc.weight_grad,
                       {DPRE_REF, IN},
                       wout,
-                      [s](Context& ctx, const DevPtrs& p) {
-                        ops::conv2d_backward_weight(ctx, s, F(p, DW), F(p, DB), F(p, DPRE_REF), F(p, IN));
+                      [s, f](Context& ctx, const DevPtrs& p) {
+                        f.backward_weight(ctx, s, F(p, DW), F(p, DB), F(p, DPRE_REF), F(p, IN));
                       },
                       [=](HostBufs& h) {
-                        ref::conv2d_backward_weight<double>(s, h[DW].f.data(), s.bias ? h[DB].f.data() : nullptr,
-                                                            h[DPRE_REF].f.data(), h[IN].f.data());
+                        f.ref_backward_weight(s, h[DW].f.data(), s.bias ? h[DB].f.data() : nullptr,
+                                              h[DPRE_REF].f.data(), h[IN].f.data());
                       }});
-  auto loss = [=](const HostBufs& h0) {
-    HostBufs h = h0;
+  auto loss = [=](const HostBufs& h) {
     std::vector<double> y;
     fwd(h, y);
     return dot(y, h[DOUT].f);
   };
-  auto grads = [=](const HostBufs& h0, int which) {
-    HostBufs h = h0;
+  auto grads = [=](const HostBufs& h, int which) {
     std::vector<double> y;
     fwd(h, y);
     std::vector<double> dpre = mask(h, y);
     if (which == IN) {
-      std::vector<double> g(static_cast<size_t>(ni));
-      ref::conv2d_backward_input<double>(s, g.data(), dpre.data(), h[W].f.data());
+      std::vector<double> g(static_cast<size_t>(n.in));
+      f.ref_backward_input(s, g.data(), dpre.data(), h[W].f.data());
       return g;
     }
-    std::vector<double> dw(static_cast<size_t>(nw)), db(static_cast<size_t>(s.k));
-    ref::conv2d_backward_weight<double>(s, dw.data(), db.data(), dpre.data(), h[IN].f.data());
+    std::vector<double> dw(static_cast<size_t>(n.w)), db(static_cast<size_t>(n.bias));
+    f.ref_backward_weight(s, dw.data(), db.data(), dpre.data(), h[IN].f.data());
     return which == W ? dw : db;
   };
   c.grads.push_back({"in", IN, loss, [=](const HostBufs& h) { return grads(h, IN); }});
   c.grads.push_back({"w", W, loss, [=](const HostBufs& h) { return grads(h, W); }});
   if (s.bias) c.grads.push_back({"b", B, loss, [=](const HostBufs& h) { return grads(h, B); }});
   return c;
+}
+
+}  // namespace
+
+OpCase linear_case(const ops::LinearShape& s) {
+  static const LayerOps<ops::LinearShape> kOps = {
+      ops::linear_forward,         ops::linear_backward_input,         ops::linear_backward_weight,
+      ref::linear_forward<double>, ref::linear_backward_input<double>, ref::linear_backward_weight<double>};
+  OpCase c = layer_case(s, kOps, {s.n * s.in, s.out * s.in, s.n * s.out, s.out},
+                        s.act == Activation::ReLU ? "linear+relu" : "linear",
+                        fmt::format("n={} in={} out={}{}", s.n, s.in, s.out, s.bias ? "" : " nobias"));
+  // The inference form: the same forward over the weights stored transposed (in, out).
+  enum { WT = kLayerBufs, OUT_WT };
+  c.bufs.push_back({"wt", DType::F32, s.in * s.out});
+  c.bufs.push_back({"out_wt", DType::F32, s.n * s.out, Role::Output});
+  c.fill = [s, fill = c.fill](Rng& r, HostBufs& h) {
+    fill(r, h);
+    h[WT].f.resize(static_cast<size_t>(s.in * s.out));
+    for (int64_t o = 0; o < s.out; ++o)
+      for (int64_t k = 0; k < s.in; ++k)
+        h[WT].f[static_cast<size_t>(k * s.out + o)] = h[W].f[static_cast<size_t>(o * s.in + k)];
+  };
+  PassSpec forward_wt{"forward-wt",
+                      s.cost().forward,
+                      {IN, WT, B},
+                      {OUT_WT},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::linear_forward_wt(ctx, s, F(p, OUT_WT), F(p, IN), F(p, WT), F(p, B));
+                      },
+                      [s](HostBufs& h) {
+                        h[OUT_WT].f.resize(static_cast<size_t>(s.n * s.out));
+                        ref::linear_forward_wt<double>(s, h[OUT_WT].f.data(), h[IN].f.data(), h[WT].f.data(),
+                                                       s.bias ? h[B].f.data() : nullptr);
+                      }};
+  c.passes.insert(c.passes.begin() + 1, std::move(forward_wt));  // after the forward pass
+  return c;
+}
+
+OpCase conv_case(const ops::Conv2dShape& s) {
+  static const LayerOps<ops::Conv2dShape> kOps = {
+      ops::conv2d_forward,         ops::conv2d_backward_input,         ops::conv2d_backward_weight,
+      ref::conv2d_forward<double>, ref::conv2d_backward_input<double>, ref::conv2d_backward_weight<double>};
+  return layer_case(s, kOps, {s.n * s.c * s.h * s.w, s.k * s.c * s.r * s.s, s.n * s.k * s.oh() * s.ow(), s.k},
+                    s.act == Activation::ReLU ? "conv2d+relu" : "conv2d",
+                    fmt::format("n={} c={} {}x{} k={} {}x{} stride={} pad={}{}", s.n, s.c, s.h, s.w, s.k, s.r, s.s,
+                                s.stride, s.pad, s.bias ? "" : " nobias"));
 }
 
 namespace {

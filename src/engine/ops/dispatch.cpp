@@ -233,9 +233,9 @@ void linear_backward_weight_sgd(Context& ctx, const LinearShape& s, const Linear
 bool fuses_weight_grad_sgd(const Context& ctx) { return ctx.backend() == Backend::Cpu; }
 
 void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& f,
-                    bool training, double row_flops) {
+                    double row_flops) {
   ROOFLINE_ASSERT(n > 0, "row count");
-  if (ctx.backend() == Backend::Cpu) return fast::for_row_chunks(n, f, training, row_flops);
+  if (ctx.backend() == Backend::Cpu) return fast::for_row_chunks(n, f, row_flops);
   f(0, n);
 }
 

@@ -225,12 +225,7 @@ class Trainer {
     ops::gather_batch(ctx_, batch_shape(rows, o_.batch, train_), net_.input(), labels_.i32(), train_.images.u8(),
                       train_.labels.u8(), order_.i32(), 0, step_ptr());
     net_.forward(rows);
-    ops::LossStats st;
-    st.loss_sum = loss_sum_ptr();
-    st.correct = correct_ptr();
-    st.step_loss = step_losses_.f32();
-    st.first_bad_step = first_bad_ptr();
-    st.step = step_ptr();
+    const ops::LossStats st = train_stats();
     {
       NvtxRange range(model_.name() + "/loss/forward");
       ops::cross_entropy(ctx_, {rows, model_.classes()}, net_.dlogits(), net_.logits(), labels_.i32(),

@@ -4,7 +4,7 @@
 // L2 is left holding clean lines of the scratch (their eviction costs no DRAM
 // write). Memset writes 2 x L2 instead: it also pushes the earlier dirty lines
 // out, but leaves up to an L2 of its own dirty lines behind; it is kept to
-// compare with on the device (tools/device/counters.sh).
+// compare with on the device (tools/checks/counters.sh).
 #include <fmt/format.h>
 
 #include "src/profiler/counters/cupti_host.hpp"

@@ -19,7 +19,7 @@ bool sync_api(const std::string& n) {
 
 }  // namespace
 
-std::optional<Diagnosis> blocking_sync(const Facts& c) {
+std::optional<Diagnosis> blocking_sync(const Facts& c, const Rule& rule) {
   auto s = c.apis(sync_api);
   if (s.calls == 0) return std::nullopt;
   double share = c.base_ns > 0 ? s.ns / c.base_ns : 0;
@@ -39,7 +39,7 @@ std::optional<Diagnosis> blocking_sync(const Facts& c) {
           (per_launch >= 0.9 ? " (a synchronisation after about every kernel)" : "");
   ev += "; the GPU was idle " + t(c.idle_ns) + " (" + (c.window_ns > 0 ? pct(c.idle_ns / c.window_ns) : "-") +
         " of its active window)";
-  return c.make("blocking-sync", "Blocking synchronisation stalls the pipeline", ev,
+  return c.make(rule, ev,
                 "synchronise once per step, or only where a result is read on the host; order work with streams and "
                 "events (cudaStreamWaitEvent) instead; in PyTorch remove torch.cuda.synchronize() and .item()/.cpu() "
                 "from the loop, and unset CUDA_LAUNCH_BLOCKING",

@@ -106,6 +106,23 @@ Facts::Facts(const ProfileData& profile, const DiagnosisOptions& options) : p(pr
     short_idle_ns = std::max(0.0, idle_ns - long_idle_ns);
   }
 
+  steady_window_ns = window_ns;
+  steady_long_idle_ns = long_idle_ns;
+  if (!tl.largest_gaps.empty() && window_ns > 0) {
+    std::vector<Interval> g = tl.largest_gaps;
+    std::sort(g.begin(), g.end(), [](const Interval& a, const Interval& b) {
+      return a.end_ns - a.start_ns > b.end_ns - b.start_ns;
+    });
+    const double first = static_cast<double>(g[0].end_ns - g[0].start_ns);
+    const double second = g.size() > 1 ? static_cast<double>(g[1].end_ns - g[1].start_ns) : 0;
+    const double starts_at = static_cast<double>(g[0].start_ns) - static_cast<double>(tl.first_gpu_ns);
+    if (first >= 1e9 && first >= 5 * second && starts_at <= 0.25 * window_ns && first <= long_idle_ns) {
+      one_time_gap = g[0];
+      steady_window_ns = window_ns - first;
+      steady_long_idle_ns = long_idle_ns - first;
+    }
+  }
+
   sm_count = o.sm_count;
   if (sm_count == 0)
     for (const auto& d : p.devices)
@@ -118,11 +135,10 @@ const KernelAgg* Facts::kernel(const std::string& name) const {
   return nullptr;
 }
 
-Diagnosis Facts::make(const std::string& rule, const std::string& title, std::string evidence, std::string suggestion,
-                        double impact_ns) const {
+Diagnosis Facts::make(const Rule& rule, std::string evidence, std::string suggestion, double impact_ns) const {
   Diagnosis d;
-  d.rule = rule;
-  d.title = title;
+  d.rule = rule.id;
+  d.title = rule.title;
   d.evidence = std::move(evidence);
   d.suggestion = std::move(suggestion);
   d.impact_ns = std::max(0.0, impact_ns);

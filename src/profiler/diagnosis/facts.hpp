@@ -2,6 +2,7 @@
 // (private to diagnosis/).
 #pragma once
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,24 @@ struct KernelAgg {
   std::uint64_t blocks = 0;  // grid size of the first launch (0: unknown)
 };
 
+struct Facts;
+
+// One diagnosis rule: a row of the table in rules.cpp, which diagnose() runs
+// in order. The function (one file per rule) returns a finding made with
+// Facts::make(rule, ...) when the profile shows what the rule looks for.
+struct Rule {
+  const char* id;     // stable: tests, stored profiles and docs/diagnosis.md name it
+  const char* title;  // the finding's heading
+  const char* when;   // the condition, in words, with the option names
+  std::optional<Diagnosis> (*check)(const Facts& facts, const Rule& rule);
+  bool empty_profile = false;  // runs on a profile without GPU work, alone, instead of the others
+  // Reads the timeline (gaps, busy fraction): off when launches are missing
+  // from it (--counters replayed them without timestamps).
+  bool reads_timeline = false;
+};
+// Every rule, in the order diagnose() runs them.
+std::span<const Rule> rules();
+
 struct Facts {
   const ProfileData& p;
   const DiagnosisOptions& o;
@@ -36,6 +55,13 @@ struct Facts {
   double short_idle_ns = 0, long_idle_ns = 0;
   bool idle_split_exact = false;  // from gap_ns_histogram; else bounds from counts
   std::uint64_t long_gaps = 0;    // number of gaps >= 1 ms
+  // A one-time phase: one gap of at least 1 s, at least 5 times any other,
+  // starting in the first quarter of the window (compilation, loading, a
+  // warm-up before the steady state; torch.compile's graphs are built so).
+  // Its length is left out of the starvation figures below.
+  Interval one_time_gap;             // {0, 0}: none
+  double steady_window_ns = 0;       // window_ns less the one-time gap
+  double steady_long_idle_ns = 0;    // long_idle_ns less the one-time gap
   int sm_count = 0;
 
   Facts(const ProfileData& profile, const DiagnosisOptions& options);
@@ -57,8 +83,9 @@ struct Facts {
       }
     return t;
   }
-  Diagnosis make(const std::string& rule, const std::string& title, std::string evidence, std::string suggestion,
-                 double impact_ns) const;
+  // A finding of `rule` (its id and title) with its evidence, suggestion and
+  // the time at stake, from which the severity follows.
+  Diagnosis make(const Rule& rule, std::string evidence, std::string suggestion, double impact_ns) const;
 };
 
 // Text helpers for evidence: "1.23 ms", "12.3%", "1,234".
@@ -66,17 +93,20 @@ std::string t(double ns);
 std::string pct(double fraction);
 std::string count(std::uint64_t n);
 
-// The rules, one per file.
-std::optional<Diagnosis> launch_bound(const Facts& c);
-std::optional<Diagnosis> host_starvation(const Facts& c);
-std::optional<Diagnosis> waiting_on_data(const Facts& c);
-std::optional<Diagnosis> pageable_memcpy(const Facts& c);
-std::optional<Diagnosis> sync_memcpy(const Facts& c);
-std::optional<Diagnosis> blocking_sync(const Facts& c);
-std::optional<Diagnosis> fp32_no_tensor_cores(const Facts& c);
-std::optional<Diagnosis> small_batch(const Facts& c);
-std::optional<Diagnosis> fusion_candidates(const Facts& c);
-std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c);
-std::optional<Diagnosis> compute_below_peak(const Facts& c);
+// The rules' checks, one file each (the memory and compute roofline rules
+// share roofline_rules.cpp).
+std::optional<Diagnosis> waiting_on_data(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> host_starvation(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> one_time_phase(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> launch_bound(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> blocking_sync(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> sync_memcpy(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> pageable_memcpy(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> fp32_no_tensor_cores(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> small_batch(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> fusion_candidates(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> compute_below_peak(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> no_gpu_work(const Facts& c, const Rule& rule);
 
 }  // namespace roofline::prof::diag

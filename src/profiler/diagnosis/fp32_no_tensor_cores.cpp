@@ -9,7 +9,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> fp32_no_tensor_cores(const Facts& c) {
+std::optional<Diagnosis> fp32_no_tensor_cores(const Facts& c, const Rule& rule) {
   if (c.kernel_total_ns <= 0) return std::nullopt;
   std::vector<const KernelAgg*> hits;
   double time = 0;
@@ -56,7 +56,7 @@ std::optional<Diagnosis> fp32_no_tensor_cores(const Facts& c) {
     s = "allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True and torch.backends.cudnn.allow_tf32 = True, or "
         "torch.set_float32_matmul_precision('high')), or train in bf16 with torch.autocast('cuda', "
         "dtype=torch.bfloat16); tensor cores want dimensions that are multiples of 8, and very small GEMMs gain little";
-  return c.make("fp32-no-tensor-cores", "FP32 GEMMs/convolutions run on CUDA cores, not tensor cores", ev, s, time);
+  return c.make(rule, ev, s, time);
 }
 
 }  // namespace roofline::prof::diag

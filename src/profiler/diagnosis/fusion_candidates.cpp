@@ -10,7 +10,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> fusion_candidates(const Facts& c) {
+std::optional<Diagnosis> fusion_candidates(const Facts& c, const Rule& rule) {
   if (c.p.sequences.empty() || c.kernel_total_ns <= 0) return std::nullopt;
   struct Chain {
     const KernelSequence* seq;
@@ -54,8 +54,7 @@ std::optional<Diagnosis> fusion_candidates(const Facts& c) {
   for (const Chain* ch : kept)
     parts.push_back(join(ch->shown, " → ") + ": " + count(ch->seq->count) + " times, " + t(ch->seq->total_ns) + " (" +
                     pct(ch->seq->total_ns / c.kernel_total_ns) + " of kernel time)");
-  return c.make("fusion-candidates", "Chains of memory-bound elementwise kernels (fusion candidates)",
-                join(parts, "; ") + "; fusing each chain into one kernel would save about " + t(saving),
+  return c.make(rule, join(parts, "; ") + "; fusing each chain into one kernel would save about " + t(saving),
                 "fuse the chain: torch.compile (Inductor generates one Triton kernel per chain), or fused ops "
                 "(e.g. F.gelu with bias in one Linear epilogue, fused optimizers with fused=True)",
                 saving);

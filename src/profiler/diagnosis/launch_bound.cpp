@@ -1,21 +1,13 @@
 // launch-bound: kernels shorter than the host call that launches them, so the
 // GPU idles in short gaps between them (HTA's "kernel wait" and launch
 // statistics; nsys cuda_kern_exec_sum).
-#include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/profiler/aggregator.hpp"
+#include "src/profiler/diagnosis/facts.hpp"
 
 namespace roofline::prof::diag {
 
-namespace {
-
-bool is_launch_api(const std::string& n) {
-  return starts_with(n, "cudaLaunchKernel") || starts_with(n, "cuLaunchKernel") ||
-         starts_with(n, "cudaLaunchCooperativeKernel") || starts_with(n, "cuLaunchCooperativeKernel");
-}
-
-}  // namespace
-
-std::optional<Diagnosis> launch_bound(const Facts& c) {
+std::optional<Diagnosis> launch_bound(const Facts& c, const Rule& rule) {
   if (c.launches == 0 || c.window_ns <= 0 || c.busy >= c.o.busy_low) return std::nullopt;
 
   // Launches of kernels shorter than their launch call: per kernel from the
@@ -33,7 +25,7 @@ std::optional<Diagnosis> launch_bound(const Facts& c) {
     }
     api_mean = api_n ? api_total / static_cast<double>(api_n) : 0;
   } else {
-    auto api = c.apis(is_launch_api);
+    auto api = c.apis(Aggregator::is_launch_api);
     api_mean = api.calls ? api.ns / static_cast<double>(api.calls) : 0;
     if (api_mean > 0)
       for (const auto& k : c.kernels) {
@@ -54,7 +46,7 @@ std::optional<Diagnosis> launch_bound(const Facts& c) {
           ") are of kernels shorter than their launch call";
   ev += "; idle in gaps under 1 ms: " + std::string(c.idle_split_exact ? "" : "up to ") + t(c.short_idle_ns) + " (" +
         pct(c.short_idle_ns / c.window_ns) + " of the window)";
-  return c.make("launch-bound", "Kernels are shorter than their launch: launch overhead dominates", ev,
+  return c.make(rule, ev,
                 "do more work per launch: larger batches; fuse small ops (torch.compile, fused optimizers with "
                 "foreach/fused=True); capture the step in a CUDA graph (torch.cuda.graphs or torch.compile "
                 "mode=\"reduce-overhead\") so one launch replays all kernels",

@@ -6,7 +6,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> pageable_memcpy(const Facts& c) {
+std::optional<Diagnosis> pageable_memcpy(const Facts& c, const Rule& rule) {
   std::vector<std::string> parts;
   double time = 0, bytes = 0;
   std::uint64_t n = 0;
@@ -23,7 +23,7 @@ std::optional<Diagnosis> pageable_memcpy(const Facts& c) {
     n += m.pageable;
   }
   if (n == 0) return std::nullopt;
-  return c.make("pageable-memcpy", "Copies from pageable host memory", "pageable host memory: " + join(parts, "; "),
+  return c.make(rule, "pageable host memory: " + join(parts, "; "),
                 "pin the host buffers so copies run at full PCIe/NVLink bandwidth and can overlap compute: "
                 "DataLoader(pin_memory=True) or tensor.pin_memory(), then .to(device, non_blocking=True); in C++ "
                 "cudaMallocHost/cudaHostRegister",

@@ -5,6 +5,7 @@
 
 #include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/profiler/metrics.hpp"
 
 namespace roofline::prof::diag {
 
@@ -20,16 +21,13 @@ struct Judged {
 };
 
 // The compute ceiling matching the kernel's dominant kind of FLOPs.
+// The roof of the kernel's dominant work (never its register moves, which
+// dominant_work leaves out).
 const model::Ceiling* ceiling_for(const model::Roofline& r, const KernelCounters& k) {
-  std::string prec, unit;
-  double best = 0;
-  for (const auto& [p, v] : k.tensor_flops)
-    if (v > best) best = v, prec = p, unit = "tensor";
-  for (const auto& [p, v] : k.flops)
-    if (v > best) best = v, prec = p, unit = "cuda";
-  if (prec.empty()) return nullptr;
-  const model::Ceiling* c = r.compute(prec, unit);
-  return c ? c : r.compute(prec);
+  const DominantWork d = dominant_work(k);
+  if (d.precision.empty()) return nullptr;
+  const model::Ceiling* c = r.compute(d.precision, d.unit);
+  return c ? c : r.compute(d.precision);
 }
 
 // Time above the roofline floor, scaled from the counted instances to every
@@ -54,7 +52,7 @@ std::vector<Judged> judge(const Facts& c, model::Bound want) {
     model::Ceiling none;
     none.value = 1e30;  // no FLOPs: the kernel is placed against memory alone
     model::Placement pl =
-        model::place(k.total_flops(), k.dram_bytes(), k.duration_ns * 1e-9, comp ? *comp : none, *mem);
+        model::place(work_flops(k), k.dram_bytes(), k.duration_ns * 1e-9, comp ? *comp : none, *mem);
     if (pl.bound != want) continue;
     double eff = want == model::Bound::Memory ? pl.bandwidth / mem->value : pl.achieved / comp->value;
     if (eff >= c.o.low_efficiency) continue;
@@ -67,49 +65,55 @@ std::vector<Judged> judge(const Facts& c, model::Bound want) {
   return out;
 }
 
-}  // namespace
-
-std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c) {
-  auto js = judge(c, model::Bound::Memory);
+// The finding of either rule: the kernels judged below their roof (the first
+// three described by `describe`) and the time above their floors.
+template <class Describe>
+std::optional<Diagnosis> below_roof(const Facts& c, const Rule& rule, model::Bound bound, Describe describe,
+                                    const std::string& roof, const std::string& floor, std::string suggestion) {
+  auto js = judge(c, bound);
   if (js.empty()) return std::nullopt;
   double impact = 0;
   std::vector<std::string> parts;
   for (const auto& j : js) {
     impact += above_floor(j);
-    if (parts.size() < 3)
-      parts.push_back(j.shown + ": " + format_si(j.pl.bandwidth, "B/s") + " of " + format_si(j.memory->value, "B/s") +
-                      " DRAM (" + pct(j.pl.bandwidth / j.memory->value) + "), " + format_sig(j.pl.ai, 3) + " FLOP/B, " +
-                      t(j.profile_ns) + " in all" +
-                      (j.k->achieved_occupancy > 0 ? ", occupancy " + pct(j.k->achieved_occupancy) : ""));
+    if (parts.size() < 3) parts.push_back(describe(j));
   }
-  return c.make("memory-bound-low-bandwidth", "Memory-bound kernels far below the memory bandwidth",
-                count(js.size()) + " memory-bound kernel(s) below " + pct(c.o.low_efficiency) +
-                    " of DRAM bandwidth: " + join(parts, "; ") + "; time above their bandwidth floor: " + t(impact),
-                "make each access count: coalesced, vectorised (16-byte) loads, more bytes in flight per SM (higher "
-                "occupancy, more work per thread); fuse with neighbouring kernels so data is read once; tiny "
-                "kernels cannot reach DRAM bandwidth at all (see launch-bound)",
-                impact);
+  const char* kind = bound == model::Bound::Memory ? "memory-bound" : "compute-bound";
+  return c.make(rule,
+                count(js.size()) + " " + kind + " kernel(s) below " + pct(c.o.low_efficiency) + " of " + roof + ": " +
+                    join(parts, "; ") + "; time above their " + floor + " floor: " + t(impact),
+                std::move(suggestion), impact);
 }
 
-std::optional<Diagnosis> compute_below_peak(const Facts& c) {
-  auto js = judge(c, model::Bound::Compute);
-  if (js.empty()) return std::nullopt;
-  double impact = 0;
-  std::vector<std::string> parts;
-  for (const auto& j : js) {
-    impact += above_floor(j);
-    if (parts.size() < 3)
-      parts.push_back(j.shown + ": " + format_si(j.pl.achieved, "FLOP/s") + " of " +
-                      format_si(j.compute->value, "FLOP/s") + " " + j.compute->label + " (" +
-                      pct(j.pl.achieved / j.compute->value) + "), " + t(j.profile_ns) + " in all");
-  }
-  return c.make("compute-bound-below-peak", "Compute-bound kernels far below the compute peak",
-                count(js.size()) + " compute-bound kernel(s) below " + pct(c.o.low_efficiency) +
-                    " of their compute roof: " + join(parts, "; ") + "; time above their compute floor: " + t(impact),
-                "check the precision and unit (FP32 on CUDA cores vs TF32/bf16 on tensor cores), tile shapes against "
-                "the problem shape (partial last waves), and occupancy; cuBLAS/cuDNN pick better kernels for "
-                "dimensions that are multiples of 8 or 16",
-                impact);
+}  // namespace
+
+std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c, const Rule& rule) {
+  return below_roof(
+      c, rule, model::Bound::Memory,
+      [](const Judged& j) {
+        return j.shown + ": " + format_si(j.pl.bandwidth, "B/s") + " of " + format_si(j.memory->value, "B/s") +
+               " DRAM (" + pct(j.pl.bandwidth / j.memory->value) + "), " + format_sig(j.pl.ai, 3) + " FLOP/B, " +
+               t(j.profile_ns) + " in all" +
+               (j.k->achieved_occupancy > 0 ? ", occupancy " + pct(j.k->achieved_occupancy) : "");
+      },
+      "DRAM bandwidth", "bandwidth",
+      "make each access count: coalesced, vectorised (16-byte) loads, more bytes in flight per SM (higher "
+      "occupancy, more work per thread); fuse with neighbouring kernels so data is read once; tiny "
+      "kernels cannot reach DRAM bandwidth at all (see launch-bound)");
+}
+
+std::optional<Diagnosis> compute_below_peak(const Facts& c, const Rule& rule) {
+  return below_roof(
+      c, rule, model::Bound::Compute,
+      [](const Judged& j) {
+        return j.shown + ": " + format_si(j.pl.achieved, "FLOP/s") + " of " + format_si(j.compute->value, "FLOP/s") +
+               " " + j.compute->label + " (" + pct(j.pl.achieved / j.compute->value) + "), " + t(j.profile_ns) +
+               " in all";
+      },
+      "their compute roof", "compute",
+      "check the precision and unit (FP32 on CUDA cores vs TF32/bf16 on tensor cores), tile shapes against "
+      "the problem shape (partial last waves), and occupancy; cuBLAS/cuDNN pick better kernels for "
+      "dimensions that are multiples of 8 or 16");
 }
 
 }  // namespace roofline::prof::diag

@@ -8,7 +8,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> small_batch(const Facts& c) {
+std::optional<Diagnosis> small_batch(const Facts& c, const Rule& rule) {
   if (c.sm_count <= 0 || c.kernel_total_ns <= 0 || c.busy >= c.o.busy_low) return std::nullopt;
   double small_time = 0, unused = 0, known_time = 0;
   std::vector<const KernelAgg*> small;
@@ -28,7 +28,7 @@ std::optional<Diagnosis> small_batch(const Facts& c) {
   std::string ev = "GPU busy " + pct(c.busy) + " of its active window; " + pct(small_time / c.kernel_total_ns) +
                    " of kernel time is in kernels launching fewer blocks than the " + std::to_string(c.sm_count) +
                    " SMs: " + join(top, "; ") + "; about " + t(unused) + " of SM time left unused inside them";
-  return c.make("low-utilization-small-batch", "Kernels too small to fill the GPU", ev,
+  return c.make(rule, ev,
                 "give each launch more work: a larger batch (scale the learning rate with it), batching requests at "
                 "inference; independent small work can run concurrently on several CUDA streams",
                 unused);

@@ -16,7 +16,7 @@ bool sync_copy_api(const std::string& n) {
 
 }  // namespace
 
-std::optional<Diagnosis> sync_memcpy(const Facts& c) {
+std::optional<Diagnosis> sync_memcpy(const Facts& c, const Rule& rule) {
   std::vector<std::string> parts;
   std::uint64_t n = 0;
   double copy_time = 0;
@@ -42,7 +42,7 @@ std::optional<Diagnosis> sync_memcpy(const Facts& c) {
       "issue copies with cudaMemcpyAsync/cudaMemsetAsync on a stream, from pinned memory, and synchronise "
       "only where the result is needed";
   if (item_pattern) s = "read scalars back rarely: accumulate the loss on the GPU and call .item() every N steps; " + s;
-  return c.make("sync-memcpy", "Synchronous copies or memsets block the host", ev, s, api.calls ? api.ns : copy_time);
+  return c.make(rule, ev, s, api.calls ? api.ns : copy_time);
 }
 
 }  // namespace roofline::prof::diag

@@ -6,7 +6,7 @@
 
 namespace roofline::prof::diag {
 
-std::optional<Diagnosis> waiting_on_data(const Facts& c) {
+std::optional<Diagnosis> waiting_on_data(const Facts& c, const Rule& rule) {
   auto it = c.p.memcpys.find("HtoD");
   if (it == c.p.memcpys.end()) return std::nullopt;
   const MemcpySummary& h = it->second;
@@ -30,7 +30,7 @@ std::optional<Diagnosis> waiting_on_data(const Facts& c) {
   if (h.total_bytes < (4ull << 30))
     s += "; the whole run copied only " + format_bytes(static_cast<double>(h.total_bytes)) +
          " to the GPU, so the dataset may fit there: load it once and index batches on the GPU";
-  return c.make("waiting-on-data", "GPU waits for input data between steps", ev, s, c.long_idle_ns);
+  return c.make(rule, ev, s, c.long_idle_ns);
 }
 
 }  // namespace roofline::prof::diag

@@ -11,34 +11,7 @@ namespace roofline::prof::detail {
 
 namespace {
 
-// "1688" -> {16,8,8}, "16816" -> {16,8,16}, "884" -> {8,8,4}, "161616" -> {16,16,16}.
-std::vector<int> mma_shape(std::string_view digits) {
-  static constexpr std::string_view parts[] = {"16", "32", "64", "8", "4"};
-  std::vector<int> out;
-  std::string_view v = digits;
-  while (!v.empty() && out.size() < 3) {
-    bool ok = false;
-    for (auto p : parts) {
-      if (starts_with(v, p)) {
-        out.push_back(to_int(p));
-        v.remove_prefix(p.size());
-        ok = true;
-        break;
-      }
-    }
-    if (!ok) return {};
-  }
-  if (!v.empty() || out.size() != 3) return {};
-  return out;
-}
-
 bool flat(const Signature& s) { return s.scopes.empty() && s.template_args.empty() && !s.base.empty(); }
-
-std::string upper(std::string s) {
-  for (char& c : s)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return s;
-}
 
 }  // namespace
 

@@ -12,25 +12,6 @@ namespace roofline::prof::detail {
 
 namespace {
 
-std::vector<int> mma_digits(std::string_view digits) {
-  static constexpr std::string_view parts[] = {"16", "32", "64", "8", "4"};
-  std::vector<int> out;
-  std::string_view v = digits;
-  while (!v.empty() && out.size() < 3) {
-    bool ok = false;
-    for (auto p : parts)
-      if (starts_with(v, p)) {
-        out.push_back(to_int(p));
-        v.remove_prefix(p.size());
-        ok = true;
-        break;
-      }
-    if (!ok) return {};
-  }
-  if (!v.empty() || out.size() != 3) return {};
-  return out;
-}
-
 KernelOp op_from_word(const std::string& w) {
   if (w == "gemm" || w == "spgemm" || w == "gemm_grouped") return KernelOp::Gemm;
   if (w == "fprop") return KernelOp::ConvFprop;
@@ -38,12 +19,6 @@ KernelOp op_from_word(const std::string& w) {
   if (w == "wgrad") return KernelOp::ConvWgrad;
   if (w == "gemv") return KernelOp::Gemv;
   return KernelOp::Unknown;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  return s;
 }
 
 // CUTLASS 2: cutlass[_NN]_<opclass>_[C_]<acc><mma><op>[_relu][_<variant>][_A]_<MxN>_<K>x<stages>_<layout>[...]_align<N>
@@ -149,7 +124,7 @@ bool decode_cutlass2(const std::string& name, Builder& b) {
   // either is left out when it equals the accumulator's.
   std::string input = a_type.empty() ? accum : a_type;
   std::string output = c_type.empty() ? accum : c_type;
-  std::vector<int> shape = digits.empty() ? std::vector<int>{} : mma_digits(digits);
+  std::vector<int> shape = digits.empty() ? std::vector<int>{} : mma_shape(digits);
   std::string math;
   if (opclass != "simt" && input == "fp32" && shape == std::vector<int>{16, 8, 8}) math = "tf32";
   std::string ev = (c_tok.empty() ? "" : c_tok + "_") + core + (a_tok.empty() ? "" : "_" + a_tok);

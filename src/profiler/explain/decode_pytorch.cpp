@@ -84,33 +84,6 @@ constexpr Known kKnown[] = {
     {"upsample_bilinear2d_out_frame", KernelOp::Layout, "bilinear upsampling"},
 };
 
-// Template-argument identifiers that never name the operation.
-bool generic_identifier(const std::string& id) {
-  static const char* skip[] = {"gpu_kernel_impl",
-                               "gpu_kernel_impl_nocast",
-                               "gpu_kernel_with_scalars",
-                               "opmath_gpu_kernel_with_scalars",
-                               "opmath_symmetric_gpu_kernel_with_scalars",
-                               "launch_vectorized_kernel",
-                               "launch_legacy_kernel",
-                               "launch_unrolled_kernel",
-                               "elementwise_kernel_helper",
-                               "func_wrapper_t",
-                               "BinaryFunctor",
-                               "AUnaryFunctor",
-                               "BUnaryFunctor",
-                               "ReduceOp",
-                               "TensorListMetadata",
-                               "TensorListScalarListMetadata",
-                               "FusedOptimizerTensorListMetadata",
-                               "TrivialOffsetCalculator",
-                               "OffsetCalculator",
-                               "gpu_reduce_kernel"};
-  for (const char* s : skip)
-    if (id == s) return true;
-  return false;
-}
-
 // The identifier among the template arguments that names the operation: a
 // functor ("CUDAFunctor_add", "FillFunctor", "sum_functor", "MeanOps") or the
 // function whose lambda the kernel runs ("launch_clamp_scalar",
@@ -118,7 +91,7 @@ bool generic_identifier(const std::string& id) {
 bool find_functor(const Signature& s, std::string* ident, std::string* op) {
   std::string args = join(s.template_args, ",");
   for (const auto& id : identifiers(args)) {
-    if (generic_identifier(id)) continue;
+    if (generic_pytorch_identifier(id)) continue;
     std::string o;
     auto strip_suffix = [&](const char* suf) {
       if (o.empty() && ends_with(id, suf) && id.size() > std::string(suf).size())

@@ -91,7 +91,7 @@ constexpr OwnKernel kOwn[] = {
     {"empty_kernel", KernelOp::Benchmark, "", "an empty kernel: launch overhead", "src/ceilings/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
     {"grid_sync_kernel", KernelOp::Benchmark, "", "a cooperative kernel crossing grid barriers: cooperative launch and grid barrier cost", "src/ceilings/gpu/latency_kernels.cu", {}, Tc::NotMatmul, ""},
     {"spin_kernel", KernelOp::Benchmark, "", "spins for a set time (timer calibration)", "src/measure/measure_delay.cu", {}, Tc::NotMatmul, ""},
-    {"compute_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep: the seed's polynomial of k terms per element", "src/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
+    {"compute_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep: the lecture's polynomial of k terms per element", "src/sweep/kernels.cu", {}, Tc::NotMatmul, ""},
     {"overlap_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep, loads overlapped with the arithmetic", "src/sweep/overlap_kernels.cu", {}, Tc::NotMatmul, ""},
     {"ws_k_terms", KernelOp::Benchmark, "", "arithmetic-intensity sweep, warp-specialised loads", "src/sweep/ws_kernels.cu", {}, Tc::NotMatmul, ""},
     {"init_kernel", KernelOp::Benchmark, "", "fills the sweep's input", "src/sweep/kernels.cu", {}, Tc::NotMatmul, ""},

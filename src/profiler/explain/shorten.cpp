@@ -4,6 +4,7 @@
 #include "roofline/core/strings.hpp"
 #include "roofline/profiler/explain.hpp"
 #include "src/profiler/explain/signature.hpp"
+#include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof {
 
@@ -27,22 +28,8 @@ bool is_number(const std::string& s) {
 // Identifiers that name what an argument does (a functor, or the function
 // whose lambda it is), in the order the PyTorch decoder also uses.
 std::string informative(const std::string& arg) {
-  static const char* generic[] = {"gpu_kernel_impl",
-                                  "gpu_kernel_impl_nocast",
-                                  "gpu_kernel_with_scalars",
-                                  "opmath_gpu_kernel_with_scalars",
-                                  "opmath_symmetric_gpu_kernel_with_scalars",
-                                  "launch_vectorized_kernel",
-                                  "launch_legacy_kernel",
-                                  "launch_unrolled_kernel",
-                                  "func_wrapper_t",
-                                  "BinaryFunctor",
-                                  "AUnaryFunctor",
-                                  "BUnaryFunctor"};
   for (const auto& id : identifiers(arg)) {
-    bool skip = false;
-    for (const char* g : generic) skip |= id == g;
-    if (skip) continue;
+    if (detail::generic_pytorch_identifier(id)) continue;
     if (ends_with(id, "Functor") || ends_with(id, "_functor") || ends_with(id, "_kernel_cuda") ||
         ends_with(id, "_kernel_impl") || ends_with(id, "Ops") || ends_with(id, "Epilogue") ||
         ends_with(id, "CUDAKernelImpl") || starts_with(id, "CUDAFunctor") || starts_with(id, "launch_"))

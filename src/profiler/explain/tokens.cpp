@@ -1,6 +1,8 @@
 #include "src/profiler/explain/tokens.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <span>
 
 #include "roofline/core/strings.hpp"
 
@@ -57,24 +59,42 @@ std::string type_from_token(std::string_view tok) {
   return "";
 }
 
+namespace {
+
+// The `parts` (views of them, not of `tok`) that make up `tok` end to end, the
+// first that fits taken at each step; empty unless they make up all of it.
+std::vector<std::string_view> split_run(std::string_view tok, std::span<const std::string_view> parts) {
+  std::vector<std::string_view> out;
+  while (!tok.empty()) {
+    auto fit = std::find_if(parts.begin(), parts.end(), [&](std::string_view p) { return starts_with(tok, p); });
+    if (fit == parts.end()) return {};
+    out.push_back(*fit);
+    tok.remove_prefix(fit->size());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> split_type_run(std::string_view tok) {
   static constexpr std::string_view spellings[] = {"bf16", "tf32", "e4m3", "e5m2", "f16", "f32",
                                                    "f64",  "s8",   "s32",  "u8",   "i8",  "i32"};
   std::vector<std::string> out;
-  std::string t = to_lower(tok);
-  std::string_view v = t;
-  while (!v.empty()) {
-    bool found = false;
-    for (auto s : spellings) {
-      if (starts_with(v, s)) {
-        out.push_back(type_from_token(s));
-        v.remove_prefix(s.size());
-        found = true;
-        break;
-      }
-    }
-    if (!found) return {};
-  }
+  for (std::string_view s : split_run(to_lower(tok), spellings)) out.push_back(type_from_token(s));
+  return out;
+}
+
+std::vector<int> mma_shape(std::string_view digits) {
+  static constexpr std::string_view parts[] = {"16", "32", "64", "8", "4"};
+  std::vector<std::string_view> run = split_run(digits, parts);
+  if (run.size() != 3) return {};
+  return {to_int(run[0]), to_int(run[1]), to_int(run[2])};
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   return out;
 }
 
@@ -152,6 +172,30 @@ std::string display_type(std::string_view c) {
 bool tensor_core_type(std::string_view c) {
   return c == "tf32" || c == "fp16" || c == "bf16" || c == "fp8e4m3" || c == "fp8e5m2" || c == "fp8" || c == "int8" ||
          c == "uint8" || c == "int4" || c == "fp4e2m1";
+}
+
+bool generic_pytorch_identifier(std::string_view id) {
+  static constexpr std::string_view generic[] = {"gpu_kernel_impl",
+                                                 "gpu_kernel_impl_nocast",
+                                                 "gpu_kernel_with_scalars",
+                                                 "opmath_gpu_kernel_with_scalars",
+                                                 "opmath_symmetric_gpu_kernel_with_scalars",
+                                                 "launch_vectorized_kernel",
+                                                 "launch_legacy_kernel",
+                                                 "launch_unrolled_kernel",
+                                                 "elementwise_kernel_helper",
+                                                 "func_wrapper_t",
+                                                 "BinaryFunctor",
+                                                 "AUnaryFunctor",
+                                                 "BUnaryFunctor",
+                                                 "ReduceOp",
+                                                 "TensorListMetadata",
+                                                 "TensorListScalarListMetadata",
+                                                 "FusedOptimizerTensorListMetadata",
+                                                 "TrivialOffsetCalculator",
+                                                 "OffsetCalculator",
+                                                 "gpu_reduce_kernel"};
+  return std::find(std::begin(generic), std::end(generic), id) != std::end(generic);
 }
 
 bool is_number(std::string_view tok) {

@@ -29,6 +29,14 @@ std::string display_type(std::string_view canonical);
 // Types tensor cores multiply (tf32, fp16, bf16, fp8, int8, int4; fp64 from sm_80).
 bool tensor_core_type(std::string_view canonical);
 
+// An MMA instruction's M×N×K as library names write it, digits run together:
+// "1688" -> {16, 8, 8}, "16816" -> {16, 8, 16}, "884" -> {8, 8, 4},
+// "161616" -> {16, 16, 16}; empty unless the token is exactly three of 16,
+// 32, 64, 8, 4.
+std::vector<int> mma_shape(std::string_view digits);
+// "nhwc" -> "NHWC": layouts and epilogues as people write them.
+std::string upper(std::string_view s);
+
 // "128x64x32" -> {128, 64, 32}; empty unless the token is numbers joined by 'x'.
 std::vector<int> parse_dims(std::string_view tok);
 std::string dims_text(const std::vector<int>& d, std::string_view sep = "\xC3\x97");  // "128×64"
@@ -38,6 +46,11 @@ std::string dims_text(const std::vector<int>& d, std::string_view sep = "\xC3\x9
 bool is_blas_layout(std::string_view tok);
 // "tn" -> "A transposed, B not (tn)".
 std::string blas_layout_phrase(std::string_view tok);
+
+// Template-argument identifiers of PyTorch's kernel machinery that never name
+// the operation ("gpu_kernel_impl", "BinaryFunctor", "OffsetCalculator", ...):
+// the decoder and the short names look past them for the functor that does.
+bool generic_pytorch_identifier(std::string_view id);
 
 bool is_number(std::string_view tok);
 int to_int(std::string_view tok);

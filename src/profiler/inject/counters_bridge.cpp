@@ -3,36 +3,20 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "src/profiler/cupti_collector.hpp"
-
-#if ROOFLINE_INJECT_COUNTERS
 #include "roofline/profiler/pm_sampler.hpp"
 #include "roofline/profiler/pm_series.hpp"
 #include "roofline/profiler/range_profiler.hpp"
-#endif
+#include "src/profiler/cupti_collector.hpp"
 
 namespace roofline::inject {
 
 using prof::CuptiCollector;
-
-namespace {
-
-std::string env(const char* name, const char* fallback = "") {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
-bool wanted(const char* name) { return env(name) == "1"; }
-
-}  // namespace
-
-#if ROOFLINE_INJECT_COUNTERS
 
 namespace {
 
@@ -46,23 +30,12 @@ prof::PmSeries* g_series = nullptr;
 // writer thread's snapshots of its samples.
 std::mutex g_pm_mu;
 bool g_pm_wanted = false, g_pm_tried = false, g_pm_done = false;
+prof::PmSamplerOptions g_pm_options;  // from the configuration, set in counters_init
 std::atomic<bool> g_rp_pending{false};  // attach at the first context
 bool g_child = false;  // a forked child: g_pm_mu may have been held by the parent's writer at the fork
 
 void forward(void* user, int domain, std::uint32_t cbid, const void* data) {
   static_cast<prof::RangeProfiler*>(user)->handle_callback(domain, cbid, data);
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    size_t e = s.find(',', b);
-    if (e == std::string::npos) e = s.size();
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
 }
 
 void stop_pm_at_exit();
@@ -72,13 +45,7 @@ void start_pm() {
   std::lock_guard<std::mutex> lock(g_pm_mu);
   if (!g_pm_wanted || g_pm_tried || g_pm_done) return;
   g_pm_tried = true;
-  prof::PmSamplerOptions o;
-  o.device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
-  o.interval_ns = std::strtoull(env("ROOFLINE_PM_INTERVAL_NS", "100000").c_str(), nullptr, 10);
-  // Experiments (tools/device/pm_crash_rate.sh): counter-data image and hardware buffer sizes.
-  o.min_image_samples = std::strtoull(env("ROOFLINE_PM_IMAGE_SAMPLES", "0").c_str(), nullptr, 10);
-  o.hw_buffer_bytes = std::strtoull(env("ROOFLINE_PM_HW_MB", "0").c_str(), nullptr, 10) << 20;
-  auto* pm = new prof::PmSampler(o);
+  auto* pm = new prof::PmSampler(g_pm_options);
   prof::CounterStatus s = pm->try_start();
   if (!s.ok()) {
     CuptiCollector::instance().add_warning("PM sampling did not start (tracing goes on without it): " + s.message());
@@ -104,9 +71,9 @@ void on_context_created() {
     // on the writer thread instead let a short program exit during the start:
     // exit handlers run newest first, so the static destructors of the
     // profiler libraries the start had just loaded (libnvperf_host) ran while
-    // the start was still inside them (SIGSEGV in NVPW_CUDA_LoadDriver, 4 of 4
-    // runs of the 0.4 s profile_target on the H100, 2026-11-24). Registered
-    // after them, stop_pm_at_exit runs before them.
+    // the start was still inside them (SIGSEGV in NVPW_CUDA_LoadDriver in
+    // every run of the 0.4 s profile_target on an H100). Registered after
+    // them, stop_pm_at_exit runs before them.
     static std::once_flag started;
     std::call_once(started, [] {
       start_pm();
@@ -139,21 +106,18 @@ void stop_pm_at_exit() { stop_pm("at exit", true); }
 
 }  // namespace
 
-void counters_init() {
+void counters_init(const prof::InjectionConfig& config) {
   CuptiCollector& c = CuptiCollector::instance();
-  bool counters = wanted("ROOFLINE_COUNTERS"), pm = wanted("ROOFLINE_PM");
-  if ((counters || pm) && !c.subscriber()) {
+  if ((config.counters || config.pm_sampling) && !c.subscriber()) {
     c.add_warning("hardware counters were not read: CUPTI is not available in this process (see the other warning)");
     return;
   }
-  if (!counters && !pm) return;
-  int device = std::atoi(env("ROOFLINE_DEVICE", "0").c_str());
-  if (counters) {
+  if (!config.counters && !config.pm_sampling) return;
+  if (config.counters) {
     prof::RangeProfilerOptions o;
-    o.device = device;
-    o.max_instances_per_kernel =
-        static_cast<std::uint32_t>(std::strtoul(env("ROOFLINE_COUNTERS_LIMIT", "1").c_str(), nullptr, 10));
-    o.metrics = split_commas(env("ROOFLINE_METRICS"));
+    o.device = config.device;
+    o.max_instances_per_kernel = config.counters_limit;
+    o.metrics = config.metrics;
     o.nvtx_path = [] { return CuptiCollector::instance().current_nvtx_path(); };
     g_rp = new prof::RangeProfiler(o);
     // The forward is set once, before any callback it needs is enabled; the
@@ -161,9 +125,11 @@ void counters_init() {
     c.set_forward(forward, g_rp);
     g_rp_pending.store(true);
   }
-  if (pm) {
+  if (config.pm_sampling) {
     // PM sampling needs an initialised driver and a context: it starts in the
     // context-created callback (on_context_created).
+    g_pm_options.device = config.device;
+    g_pm_options.interval_ns = config.pm_interval_ns;
     g_pm_wanted = true;
     g_series = new prof::PmSeries();
   }
@@ -229,18 +195,5 @@ void counters_child_after_fork() {
   g_pm_done = true;
   g_rp_pending.store(false);
 }
-
-#else
-
-void counters_init() {
-  if (wanted("ROOFLINE_COUNTERS") || wanted("ROOFLINE_PM"))
-    CuptiCollector::instance().add_warning(
-        "this injection library was built without hardware-counter support: --counters and --pm-sampling were ignored");
-}
-void counters_fill(prof::ProfileData&) {}
-void counters_finish() {}
-void counters_child_after_fork() {}
-
-#endif
 
 }  // namespace roofline::inject

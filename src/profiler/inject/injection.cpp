@@ -2,7 +2,8 @@
 // `roofline profile` (CUDA_INJECTION64_PATH) and calls InitializeInjection()
 // during cuInit. From then on CUPTI activity is aggregated on the fly (see
 // cupti_collector.hpp) and the profile is written to
-// $ROOFLINE_PROFILE_OUT/profile-<pid>.json:
+// <out_dir>/profile-<pid>.json (out_dir and the other options come from
+// `roofline profile` as one prof::InjectionConfig, ROOFLINE_PROFILE_CONFIG):
 //   - every ~0.5 s while data changes, as a snapshot (complete=false), so a
 //     SIGKILL still leaves the data up to the last snapshot;
 //   - on SIGTERM/SIGINT (when the program has not installed its own handler,
@@ -12,18 +13,10 @@
 // A forked child starts empty and writes its own profile-<childpid>.json if
 // it produces GPU work; `roofline profile` merges the files.
 //
-// Environment (set by `roofline profile`):
-//   ROOFLINE_PROFILE_OUT   folder for the files (default: the current folder)
-//   ROOFLINE_TRACE=1       also write per-event lines to trace-<pid>.jsonl
-//   ROOFLINE_TRACE_LIMIT   events per process in the trace (default 1000000)
-//   ROOFLINE_NVTX=0        no NVTX callbacks
-//   ROOFLINE_API=0         no CUDA API records (kernels and copies only)
-//   ROOFLINE_SNAPSHOT_MS   shortest time between snapshots (default 500)
-//   ROOFLINE_COUNTERS, ROOFLINE_PM, ...: hardware counters (counters_bridge.hpp)
-//   ROOFLINE_CRASH_BACKTRACE=1  on SIGSEGV/SIGBUS/SIGABRT, print the crashing
-//                          thread's frames to stderr (for debugging a crash inside
-//                          the profiled program; addresses are library-relative:
-//                          resolve them with addr2line on an unstripped build)
+// Developer switches (rows of the env registry, src/core/env.cpp):
+// ROOFLINE_API=0 (no CUDA API records), ROOFLINE_NVTX=0 (no NVTX), and
+// ROOFLINE_CRASH_BACKTRACE=1 (on SIGSEGV/SIGBUS/SIGABRT, the crashing thread's
+// frames on stderr, for debugging a crash inside the profiled program).
 //
 // Nothing here throws across the C boundary: failures become warnings in the
 // profile, or a line on stderr when even the profile cannot be written.
@@ -46,8 +39,12 @@
 #include <string>
 #include <thread>
 
-#include "src/profiler/inject/counters_bridge.hpp"
+#include "roofline/core/env.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/json_text.hpp"
+#include "roofline/profiler/injection_config.hpp"
 #include "src/profiler/cupti_collector.hpp"
+#include "src/profiler/inject/counters_bridge.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -55,10 +52,13 @@ using roofline::prof::CuptiCollector;
 
 namespace {
 
+// The shortest time between two periodic snapshots; the writer stretches it
+// as the profile grows (writer_loop).
+constexpr std::uint64_t kMinSnapshotIntervalMs = 500;
+
 struct State {
-  std::string out_dir = ".";
+  roofline::prof::InjectionConfig config;
   std::string command;
-  std::uint64_t min_interval_ms = 500;
   std::thread* writer = nullptr;   // leaked in a forked child, where the thread does not exist
   int pipe_rd = -1, pipe_wr = -1;  // wakes the writer: 's' snapshot now, 'q' quit
   std::atomic<bool> stopping{false};
@@ -71,11 +71,6 @@ struct State {
 };
 
 State* g = nullptr;
-
-std::string env(const char* name, const char* fallback = "") {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
 
 std::string read_cmdline() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
@@ -93,15 +88,16 @@ void write_profile(bool complete) {
   if (g->child && !c.has_records()) return;
   roofline::prof::ProfileData p = c.snapshot();
   roofline::inject::counters_fill(p);
+  p.time_replayed_launches();  // --counters: replayed launches take their measured time
   p.complete = complete;
   p.command = g->command;
-  std::string path = g->out_dir + "/profile-" + std::to_string(getpid()) + ".json";
+  std::string path = g->config.out_dir + "/profile-" + std::to_string(getpid()) + ".json";
   std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     // Invalid UTF-8 in a name (NVTX messages are the program's bytes) must not
     // cost the whole profile.
-    f << p.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    f << roofline::json_text(p.to_json());
     if (!f) {
       std::fprintf(stderr, "roofline: cannot write the profile %s: %s\n", tmp.c_str(), std::strerror(errno));
       return;
@@ -122,7 +118,7 @@ void writer_loop() {
   sigaddset(&block, SIGINT);
   pthread_sigmask(SIG_BLOCK, &block, nullptr);
   std::uint64_t last_gen = ~std::uint64_t{0};
-  std::uint64_t interval = g->min_interval_ms;
+  std::uint64_t interval = kMinSnapshotIntervalMs;
   CuptiCollector& c = CuptiCollector::instance();
   while (!g->stopping.load()) {
     pollfd pfd{g->pipe_rd, POLLIN, 0};
@@ -152,7 +148,7 @@ void writer_loop() {
     write_profile(false);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     // Keep the writer under ~2% of one core however large the profile grows.
-    interval = std::max<std::uint64_t>(g->min_interval_ms, static_cast<std::uint64_t>(ms) * 50);
+    interval = std::max<std::uint64_t>(kMinSnapshotIntervalMs, static_cast<std::uint64_t>(ms) * 50);
   }
 }
 
@@ -213,7 +209,7 @@ void on_crash(int sig) {
 }
 
 void install_crash_backtrace() {
-  if (std::getenv("ROOFLINE_CRASH_BACKTRACE") == nullptr) return;
+  if (!roofline::env::get(roofline::env::Var::CrashBacktrace)) return;
   void* warm[1];
   (void)backtrace(warm, 1);
   for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, on_crash);
@@ -267,23 +263,18 @@ void child_after_fork() {
 }
 
 void start() {
+  // A malformed configuration stops here, before anything is installed.
+  roofline::prof::InjectionConfig config = roofline::prof::InjectionConfig::from_environment();
   g = new State();  // never freed: used until the very end of the process
-  g->out_dir = env("ROOFLINE_PROFILE_OUT", ".");
+  g->config = std::move(config);
   g->command = read_cmdline();
-  g->min_interval_ms = std::strtoull(env("ROOFLINE_SNAPSHOT_MS", "500").c_str(), nullptr, 10);
-  if (g->min_interval_ms < 50) g->min_interval_ms = 50;
   roofline::prof::CollectorOptions opt;
-  opt.api = env("ROOFLINE_API", "1") != "0";
-  opt.nvtx = env("ROOFLINE_NVTX", "1") != "0";
-  // Activity-buffer experiments (docs/profiler.md, overhead): size in MiB and
-  // whether buffers are recycled.
-  if (auto mb = std::strtoull(env("ROOFLINE_CUPTI_BUFFER_MB", "0").c_str(), nullptr, 10); mb > 0 && mb <= 256)
-    opt.buffer_bytes = static_cast<size_t>(mb) << 20;
-  opt.recycle_buffers = env("ROOFLINE_CUPTI_POOL", "1") != "0";
+  opt.api = roofline::env::get(roofline::env::Var::ProfileApi) != "0";
+  opt.nvtx = roofline::env::get(roofline::env::Var::ProfileNvtx) != "0";
   opt.command = g->command;
-  if (env("ROOFLINE_TRACE") == "1") {
-    opt.trace_dir = g->out_dir;
-    opt.trace_limit = std::strtoull(env("ROOFLINE_TRACE_LIMIT", "1000000").c_str(), nullptr, 10);
+  if (g->config.trace) {
+    opt.trace_dir = g->config.out_dir;
+    opt.trace_limit = g->config.trace_limit;
   }
   // A failed start leaves its reason in the profile's warnings: the profile is
   // still written, so `roofline profile` can say what happened.
@@ -293,7 +284,7 @@ void start() {
     g->pipe_rd = fds[0];
     g->pipe_wr = fds[1];
   }
-  roofline::inject::counters_init();
+  roofline::inject::counters_init(g->config);
   pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
   std::atexit(at_exit);
   install_signal_handlers();
@@ -306,17 +297,26 @@ void start() {
   }
 }
 
+// No exception may leave the function std::call_once runs: it would unwind
+// through glibc's pthread_once, which with the statically linked unwinder
+// aborts the program.
+void start_or_say_why() noexcept {
+  try {
+    start();
+  } catch (const roofline::Error& e) {
+    std::fprintf(stderr, "roofline: the profiler could not start: %s (%s)\n", e.what(), e.hint().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "roofline: the profiler could not start: %s\n", e.what());
+  }
+}
+
 }  // namespace
 
 // Called by the CUDA driver while it initialises (cuInit). Returns 1 always:
 // the program must run whether or not the profiler could attach.
 ROOFLINE_EXPORT int InitializeInjection(void) {
   static std::once_flag once;
-  try {
-    std::call_once(once, start);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "roofline: the profiler could not start: %s\n", e.what());
-  }
+  std::call_once(once, start_or_say_why);
   return 1;
 }
 

@@ -6,11 +6,12 @@
 // tracker (the range path of each thread, and the time of each range).
 //
 // Why our own hooks rather than handing NVTX over to CUPTI (libcupti's
-// InitializeInjectionNvtx2 + CUPTI's NVTX callback domain): on the H100 run,
-// profiled programs' ranges never reached the collector that way although the
-// same forwarding worked for PyTorch; the hooks do not depend on CUPTI's
-// internal NVTX state, work before CUDA starts, and their path can be checked
-// without a GPU. The in-process tracer still uses CUPTI's NVTX callbacks.
+// InitializeInjectionNvtx2 + CUPTI's NVTX callback domain): that way the
+// ranges of profiled programs never reached the collector on an H100 with
+// CUDA 13, although the same forwarding worked for PyTorch; the hooks do not
+// depend on CUPTI's internal NVTX state, work before CUDA starts, and their
+// path can be checked without a GPU. The in-process tracer uses CUPTI's NVTX
+// callbacks.
 //
 // Hooks are called on the program's threads: no exceptions escape (NVTX is
 // C), and the work is a few pushes/pops on thread-local stacks.
@@ -23,22 +24,17 @@
 #include <cstring>
 #include <string>
 
+#include "roofline/core/env.hpp"
 #include "src/profiler/cupti_collector.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
 
 using roofline::prof::CuptiCollector;
+using roofline::prof::nvtx_narrow;
 
 namespace {
 
 std::atomic<std::uint64_t> g_next_range{1};
-
-std::string narrow(const wchar_t* w) {
-  std::string s;
-  if (!w) return s;
-  for (; *w; ++w) s += (*w >= 32 && *w < 127) ? static_cast<char>(*w) : '?';
-  return s;
-}
 
 // Registered strings: the handle is our own copy of the text (never freed:
 // handles stay valid for the life of the process).
@@ -55,7 +51,7 @@ std::string attr_text(const nvtxEventAttributes_t* a) {
     case NVTX_MESSAGE_TYPE_ASCII:
       return a->message.ascii ? a->message.ascii : "";
     case NVTX_MESSAGE_TYPE_UNICODE:
-      return narrow(a->message.unicode);
+      return nvtx_narrow(a->message.unicode);
     case NVTX_MESSAGE_TYPE_REGISTERED:
       return a->message.registered ? reinterpret_cast<const char*>(a->message.registered) : "(registered string)";
     default:
@@ -96,11 +92,11 @@ void end(nvtxRangeId_t id) {
 }
 
 int NVTX_API push_a(const char* m) { return push(m ? m : ""); }
-int NVTX_API push_w(const wchar_t* m) { return push(narrow(m)); }
+int NVTX_API push_w(const wchar_t* m) { return push(nvtx_narrow(m)); }
 int NVTX_API push_ex(const nvtxEventAttributes_t* a) { return push(attr_text(a)); }
 int NVTX_API pop_core() { return pop(); }
 nvtxRangeId_t NVTX_API start_a(const char* m) { return start(m ? m : ""); }
-nvtxRangeId_t NVTX_API start_w(const wchar_t* m) { return start(narrow(m)); }
+nvtxRangeId_t NVTX_API start_w(const wchar_t* m) { return start(nvtx_narrow(m)); }
 nvtxRangeId_t NVTX_API start_ex(const nvtxEventAttributes_t* a) { return start(attr_text(a)); }
 void NVTX_API end_core(nvtxRangeId_t id) { end(id); }
 
@@ -114,7 +110,7 @@ nvtxStringHandle_t NVTX_API domain_register_a(nvtxDomainHandle_t, const char* s)
   return register_string(s ? s : "");
 }
 nvtxStringHandle_t NVTX_API domain_register_w(nvtxDomainHandle_t, const wchar_t* s) {
-  return register_string(narrow(s));
+  return register_string(nvtx_narrow(s));
 }
 // Domains are not told apart (ranges of every domain share the thread's
 // path); a non-null handle keeps programs that check it happy.
@@ -143,8 +139,11 @@ NvtxFunctionPointer fp(Fn f) {
 // Returns 1 when the hooks are in place, 0 (NVTX stays a no-op) when NVTX
 // tracing is off (ROOFLINE_NVTX=0) or the program's NVTX offers no tables.
 ROOFLINE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
-  const char* off = std::getenv("ROOFLINE_NVTX");
-  if (off && std::strcmp(off, "0") == 0) return 0;
+  try {
+    if (roofline::env::get(roofline::env::Var::ProfileNvtx) == "0") return 0;
+  } catch (...) {
+    return 0;  // no memory: NVTX stays a no-op
+  }
   if (!get_export_table) return 0;
   auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks) || !cb->GetModuleFunctionTable) return 0;
