@@ -114,6 +114,7 @@ TEST(Cli, NumbersOutOfRangeAreRefusedPlainly) {
       {{"runs", "-n", "-1"}, "-1 is not allowed"},
       {{"profile", "--pm-sampling", "--pm-interval", "-5", "--", "/bin/true"}, "give a number greater than 0"},
       {{"bench", "", "--device", "cpu"}, "no model named"},
+      {{"profile", "--pm-sampling", "--pm-interval", "20", "--", "/bin/true"}, "use --pm-interval 100 or more"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--db", db};

@@ -21,6 +21,13 @@
 
 namespace roofline::prof {
 
+// The shortest interval `roofline profile --pm-sampling` accepts. Measured on an
+// H200 with CUPTI 13.0 (2026-11-27, a PyTorch CNN script): at 10, 20 and 50 us
+// the hardware buffer overflowed after 2,044, 1,020 and 4,950 samples, leaving
+// most of the run unsampled (50 us covered the run in a second call); 70, 100
+// and 200 us covered it. Below this the series would not cover the run.
+inline constexpr std::uint64_t kMinPmIntervalNs = 100'000;
+
 // ----------------------------------------------------------------- metric choice (plain C++)
 
 enum class PmQuantity { GrActive, SmActive, TensorActive, DramRead, DramWrite };

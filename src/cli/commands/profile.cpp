@@ -20,6 +20,7 @@
 #include "roofline/profiler/chrome_trace.hpp"
 #include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/launcher.hpp"
+#include "roofline/profiler/pm_sampler.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
 
@@ -139,6 +140,11 @@ class ProfileCommand : public Command {
     if (command_.empty())
       throw_usage("no program to profile", "give it after --, e.g. roofline profile -- python3 train.py");
     if (pm_interval_us_ > 0 && !pm_sampling_) throw_usage("--pm-interval needs --pm-sampling");
+    if (pm_interval_us_ > 0 && pm_interval_us_ * 1e3 < static_cast<double>(prof::kMinPmIntervalNs))
+      throw_usage(fmt::format("--pm-interval {} us is shorter than PM sampling keeps up with: at 10-50 us the "
+                              "hardware buffer overflowed after 1,000-5,000 samples, leaving most of the run unsampled",
+                              pm_interval_us_),
+                  fmt::format("use --pm-interval {} or more", prof::kMinPmIntervalNs / 1000));
     if ((counters_limit_ >= 0 || !metrics_.empty()) && !counters_)
       throw_usage("--counters-limit and --metrics need --counters");
     if (pm_sampling_ && counters_)
