@@ -351,7 +351,8 @@ TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
   // their DRAM bytes come from a one-pass launch (RangeProfilerOptions::dram_pass)
   // and no replay warning is due. The one expected counter warning: the replayed
   // launches (one per kernel name; the one-pass DRAM launches may be counted too)
-  // have no timestamps and are left out of the kernel tables, which says so.
+  // have no timestamps, so the kernel tables give them their measured time and
+  // the timeline leaves them out, which says so.
   bool untimed_warning = false;
   for (const auto& w : p.warnings) {
     if (contains(w, "ERR_NVGPUCTRPERM")) GTEST_SKIP() << "counters not permitted here: " << w;
@@ -379,12 +380,14 @@ TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
   EXPECT_DOUBLE_EQ(add->flops.at("fp32"), 8.0 * 2 * 32 * 4);
   EXPECT_EQ(add->nvtx_path, "epoch/forward");
   EXPECT_NE(r.out.find("Hardware counters per kernel"), std::string::npos);
-  // Tracing went on: every launch but the replayed one is in the kernel table, none
-  // of them at 0 ns (the replayed launch's record has no duration).
+  // Tracing went on: every launch is in the kernel table, the replayed ones with
+  // the time of their measured runs, none of them at 0 ns (a replayed launch's
+  // own record has no duration); the profile counts the replayed ones by name.
   const auto scale_timed = instances(p, "scale_kernel"), add_timed = instances(p, "add_kernel");
-  std::printf("note: timed instances scale_kernel %zu of 200, add_kernel %zu of 50\n", size_t(scale_timed),
-              size_t(add_timed));
-  EXPECT_TRUE(scale_timed == 199u || scale_timed == 198u) << scale_timed;
-  EXPECT_EQ(200u - scale_timed, 50u - add_timed) << "the same launches untimed for both names";
+  std::printf("note: instances scale_kernel %zu of 200, add_kernel %zu of 50, %zu replayed without timestamps\n",
+              size_t(scale_timed), size_t(add_timed), size_t(p.untimed_launch_count()));
+  EXPECT_EQ(scale_timed, 200u);
+  EXPECT_EQ(add_timed, 50u);
+  EXPECT_TRUE(p.untimed_launch_count() == 2 || p.untimed_launch_count() == 4) << p.untimed_launch_count();
   for (const auto& [key, k] : p.kernels) EXPECT_GT(k.duration.min(), 0) << k.name << ": a kernel of 0 ns in the timing table";
 }
