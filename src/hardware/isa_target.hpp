@@ -29,6 +29,20 @@
 
 #define ROOFLINE_ISA_PRAGMA(x) _Pragma(#x)
 
+#if defined(__clang__)
+// clang (the sanitizer and fuzz builds, tools/san_build.sh) has no GCC
+// push_options; its attribute regions give every function in the region the
+// same target. Release builds use GCC, whose exact targets are kept below.
+#define ROOFLINE_ISA_CLANG_TARGET(t) \
+  ROOFLINE_ISA_PRAGMA(clang attribute push(__attribute__((target(t))), apply_to = function))
+#define ROOFLINE_ISA_BEGIN_AVX512 ROOFLINE_ISA_CLANG_TARGET("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+#define ROOFLINE_ISA_BEGIN_AVX2 ROOFLINE_ISA_CLANG_TARGET("avx2,fma")
+#define ROOFLINE_ISA_BEGIN_SSE2 ROOFLINE_ISA_CLANG_TARGET("sse2")
+#define ROOFLINE_ISA_LOOPS_BEGIN_AVX512 ROOFLINE_ISA_CLANG_TARGET("avx512f")
+#define ROOFLINE_ISA_LOOPS_BEGIN_AVX2 ROOFLINE_ISA_CLANG_TARGET("avx2")
+#define ROOFLINE_ISA_LOOPS_BEGIN_SSE2 ROOFLINE_ISA_CLANG_TARGET("sse2")
+#define ROOFLINE_ISA_END _Pragma("clang attribute pop")
+#else
 #define ROOFLINE_ISA_BEGIN_AVX512 \
   _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))
 #define ROOFLINE_ISA_BEGIN_AVX2 _Pragma("GCC push_options") ROOFLINE_ISA_PRAGMA(GCC target("avx2,fma"))
@@ -40,6 +54,7 @@
 #define ROOFLINE_ISA_LOOPS_BEGIN_SSE2 _Pragma("GCC push_options")
 
 #define ROOFLINE_ISA_END _Pragma("GCC pop_options")
+#endif
 
 namespace roofline::hw {
 

@@ -140,10 +140,15 @@ void bias_grad_cols(const ops::BiasGradShape& s, float* dpre, float* db, const f
 // depend on whether it falls in the vector body or the tail of a call (GCC
 // contracted one and not the other), since linear_backward_weight_sgd updates a
 // layer's rows in spans that start and end elsewhere than sgd_update's chunks.
+#if !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
+#endif
 void sgd_chunk(float* __restrict p, const float* __restrict g, float* __restrict buf, std::int64_t n, float lr, float mom,
          float wd, bool momentum) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
   if (momentum) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) {
@@ -157,4 +162,6 @@ void sgd_chunk(float* __restrict p, const float* __restrict g, float* __restrict
     for (std::int64_t i = 0; i < n; ++i) p[i] = p[i] - lr * (g[i] + wd * p[i]);
   }
 }
+#if !defined(__clang__)
 #pragma GCC pop_options
+#endif
