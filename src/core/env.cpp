@@ -18,7 +18,8 @@ constexpr Declaration kTable[] = {
   {Var::PeerScript, "ROOFLINE_PEER_SCRIPT", User, "PATH",
    "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py in the working directory or the tree above the binary)"},
   {Var::CpuIsa, "ROOFLINE_CPU_ISA", User, "avx512|avx2|sse2",
-   "the vector instruction set of the CPU paths, at most what this CPU has (default: the widest it has)"},
+   "the vector instruction set of roofline's CPU code (the engine's fast path, the CPU ceilings and the CPU sweep), "
+   "at most what this CPU has (default: the widest it has)"},
   {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|regtile:KB:R[:THREADS]",
    "forces the engine's GPU convolution kernel for stride-1 layers, to compare them (default auto: the engine's rule)"},
   {Var::FusedPhases, "ROOFLINE_FUSED_PHASES", Developer, "1",

@@ -71,7 +71,7 @@ class AnalyzeCommand : public Command {
  public:
   const char* name() const override { return "analyze"; }
   const char* summary() const override {
-    return "the main job: spec sheet, measured ceilings, AI sweep, roofline charts and a quick seed-model benchmark";
+    return "the main job: spec sheet, measured ceilings, AI sweep, roofline charts and a quick benchmark of the small models";
   }
   void configure(CLI::App& sub) override {
     sub.add_option("--device", device_, "cpu, gpu, gpu:N or all")->default_val(device_);
@@ -91,7 +91,7 @@ class AnalyzeCommand : public Command {
     steps.push_back({"ceilings", ceil});
     steps.push_back({"sweep", {"--device", device_}});
     steps.push_back({"chart", {"--device", device_, "--out", out_}});
-    // A quick version of the seed-model benchmark (one short epoch each) on the
+    // A quick version of the small models' benchmark (one short epoch each) on the
     // devices actually present, so a machine without a GPU still runs it.
     std::vector<std::string> bench_devices;
     if (choice.cpu) bench_devices.push_back("cpu");
