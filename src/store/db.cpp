@@ -177,9 +177,17 @@ Db::~Db() {
 void Db::fail(int rc, const std::string& what) const {
   std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   int primary = rc & 0xff;
-  if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
-    store_error(fmt::format("'{}' is not a roofline results database or is corrupt ({})", path_, msg),
+  if (primary == SQLITE_NOTADB)
+    store_error(fmt::format("'{}' is not a roofline results database ({})", path_, msg),
                 "move the file aside (it was not changed) and run again, or choose another file with --db PATH");
+  // Damage inside a store is found only when a statement reaches the damaged
+  // page, so what this run committed before that may be in the file.
+  if (primary == SQLITE_CORRUPT)
+    store_error(fmt::format("the results database '{}' is damaged ({}, while {}); what this run stored before "
+                            "the damage was found may be in it",
+                            path_, msg, what),
+                "move the file aside and run again, or choose another file with --db PATH; `sqlite3 FILE .recover` "
+                "saves what is still readable");
   if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || primary == SQLITE_PERM ||
       primary == SQLITE_IOERR)
     store_error(fmt::format("cannot write the results database '{}': {} ({})", path_, msg, what),

@@ -129,6 +129,29 @@ TEST(Store, RefusesACorruptFileWithoutTouchingIt) {
   EXPECT_EQ(roofline::test::read_file(path), garbage);
 }
 
+// A store whose header is sound but whose table pages are damaged: the damage
+// shows only when a statement reaches it, after the open, so the error must not
+// claim the file was left unchanged.
+TEST(Store, DamageFoundWhileWritingIsSaidWithoutClaimingTheFileUnchanged) {
+  TempDir dir;
+  std::string path = dir.file("damaged.db");
+  { Db db(path); }
+  std::string bytes = roofline::test::read_file(path);
+  ASSERT_GT(bytes.size(), 8192u);
+  for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 7919) % 251);
+  roofline::test::write_file(path, bytes);
+  try {
+    Db db(path);
+    begin_run(db, {"device", {"roofline", "device"}});
+    FAIL() << "wrote a run into a damaged store";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Store);
+    EXPECT_NE(std::string(e.what()).find("is damaged"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("not changed"), std::string::npos) << e.what();
+    EXPECT_EQ(e.hint().find("not changed"), std::string::npos) << e.hint();
+  }
+}
+
 TEST(Store, ReportsAnUnwritableLocation) {
   if (geteuid() == 0) {
     // root ignores permissions; a path under a regular file is unwritable for everyone.
