@@ -81,8 +81,9 @@ double run_seconds(const ProfileData& p) {
 std::string captured_text(const ProfileData& p) {
   const CaptureSummary& c = p.capture;
   const size_t n = c.ranges.size();
-  std::string s = n == 0 ? std::string("nothing: the capture range never opened")
-                         : fmt::format("{} range{}, {:.2f} s", n, n == 1 ? "" : "s", static_cast<double>(c.captured_ns()) * 1e-9);
+  std::string s =
+      n == 0 ? std::string("nothing: the capture range never opened")
+             : fmt::format("{} range{}, {:.2f} s", n, n == 1 ? "" : "s", static_cast<double>(c.captured_ns()) * 1e-9);
   if (const double run = run_seconds(p); n > 0 && run > 0) s += fmt::format(" of {:.1f} s run", run);
   return s + " (" + c.describe() + ")";
 }
@@ -93,9 +94,10 @@ std::string capture_warning(const ProfileData& p) {
   if (!c.active()) return {};
   if (!c.ranges.empty()) {
     if (p.has_gpu_activity()) return {};
-    return fmt::format("no kernels or memory copies ran inside the captured ranges ({} activity records fell outside "
-                       "them)",
-                       c.left_out);
+    return fmt::format(
+        "no kernels or memory copies ran inside the captured ranges ({} activity records fell outside "
+        "them)",
+        c.left_out);
   }
   const bool timed = c.delay_ns > 0 || c.duration_ns > 0;
   std::string window;
@@ -111,7 +113,8 @@ std::string capture_warning(const ProfileData& p) {
            " (NVTX goes to roofline unless ROOFLINE_NVTX=0 or NVTX_INJECTION64_PATH names another tool)";
   if (!c.range.empty())
     return "the capture range never opened inside the time window (" + window + "): the program's " +
-           (c.range == "cuda-profiler-api" ? std::string("cudaProfilerStart/Stop ranges") : "NVTX ranges named " + c.range.substr(5)) +
+           (c.range == "cuda-profiler-api" ? std::string("cudaProfilerStart/Stop ranges")
+                                           : "NVTX ranges named " + c.range.substr(5)) +
            " all fell outside it";
   return "the capture window (" + window +
          ") held none of the traced run: the program ended before it opened, or started CUDA after it closed";
