@@ -128,6 +128,18 @@ CLI::Validator positive_number() {
       "NUMBER>0");
 }
 
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return fmt::format("'{}' is not a number", text);
+        if (!(v >= 0) || !std::isfinite(v)) return fmt::format("{} is not allowed: give a number of 0 or more", text);
+        return {};
+      },
+      "NUMBER>=0");
+}
+
 Report run_subcommand(Invocation& ctx, const std::string& name, const std::vector<std::string>& args) {
   auto cmd = Registry::create(name);
   ROOFLINE_ASSERT(cmd != nullptr, "no command named " + name);

@@ -112,6 +112,8 @@ Report run_subcommand(Invocation& ctx, const std::string& name, const std::vecto
 CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
 // A finite number greater than zero.
 CLI::Validator positive_number();
+// A finite number of zero or more.
+CLI::Validator non_negative_number();
 
 // Devices named by --device: "cpu", "gpu" (every GPU), "gpu:N", "all", or a
 // comma-separated list of those. Throws a usage Error for anything else.

@@ -48,9 +48,33 @@ std::uint32_t Aggregator::intern(const char* name) {
   return id;
 }
 
+void Aggregator::set_gate(const CaptureGate* gate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_ = gate;
+  kernel_busy_.set_windows(gate ? &windows_ : nullptr);
+  gpu_busy_.set_windows(gate ? &windows_ : nullptr);
+}
+
+std::uint64_t Aggregator::busy_end(const Activity& a) const {
+  return gate_ ? std::min(a.end, windows_.end_of(a.start)) : a.end;
+}
+
 void Aggregator::add(std::vector<Activity>& batch) {
   std::sort(batch.begin(), batch.end(), [](const Activity& a, const Activity& b) { return a.start < b.start; });
   std::lock_guard<std::mutex> lock(mu_);
+  if (gate_) {
+    // Every record here started before the gate's latest boundary was read
+    // (its buffer completed after it ran), so the stretches known now decide
+    // it exactly, whatever order the records come in. A launch without
+    // timestamps (--counters replay, refused with a capture range) cannot be
+    // judged and is kept.
+    gate_->sync(windows_);
+    const size_t before = batch.size();
+    std::erase_if(batch, [&](const Activity& a) {
+      return a.type != Activity::Type::UntimedKernel && !windows_.contains(a.start);
+    });
+    left_out_ += before - batch.size();
+  }
   for (const auto& a : batch) add_one(a);
   records_ += batch.size();
   ++generation_;
@@ -126,8 +150,8 @@ void Aggregator::add_one(const Activity& a) {
         k.s.device = static_cast<int>(a.device);
       }
       k.s.duration.add(dur);
-      kernel_busy_.add(a.start, a.end);
-      gpu_busy_.add(a.start, a.end);
+      kernel_busy_.add(a.start, busy_end(a));
+      gpu_busy_.add(a.start, busy_end(a));
       sequences_.add((std::uint64_t{a.device} << 32) | a.stream, name, a.start, dur);
       if (a.nvtx_path) {
         RangeGpu& r = range_gpu_[a.nvtx_path];
@@ -159,7 +183,7 @@ void Aggregator::add_one(const Activity& a) {
       m.max_bytes = std::max(m.max_bytes, a.bytes);
       m.pageable += a.pageable ? 1 : 0;
       m.synchronous += a.synchronous ? 1 : 0;
-      gpu_busy_.add(a.start, a.end);
+      gpu_busy_.add(a.start, busy_end(a));
       break;
     }
     case Activity::Type::RuntimeApi:
@@ -246,8 +270,12 @@ ProfileData Aggregator::snapshot() const {
       }
   }
   Timeline& t = p.timeline;
+  if (gate_) gate_->sync(windows_);
   t.first_gpu_ns = gpu_busy_.first_ns();
   t.last_gpu_ns = gpu_busy_.last_ns();
+  if (gate_ && t.last_gpu_ns > t.first_gpu_ns)
+    t.uncaptured_ns = (t.last_gpu_ns - t.first_gpu_ns) - windows_.covered_ns(t.first_gpu_ns, t.last_gpu_ns);
+  p.capture.left_out = left_out_;
   t.kernel_busy_ns = kernel_busy_.busy_ns();
   t.gpu_busy_ns = gpu_busy_.busy_ns();
   t.largest_gaps = gpu_busy_.largest_gaps();
@@ -295,6 +323,9 @@ void Aggregator::reset_locked() {
   range_gpu_.clear();
   kernel_busy_ = BusyTracker(opt_.max_open_intervals, false);
   gpu_busy_ = BusyTracker(opt_.max_open_intervals, true);
+  kernel_busy_.set_windows(gate_ ? &windows_ : nullptr);
+  gpu_busy_.set_windows(gate_ ? &windows_ : nullptr);
+  left_out_ = 0;
   sequences_ = SequenceCounter(opt_.sequence_capacity);
   warnings_.clear();
   records_ = 0;

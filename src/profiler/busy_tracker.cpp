@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "roofline/profiler/capture_gate.hpp"
+
 namespace roofline::prof {
 
 BusyTracker::BusyTracker(size_t max_open, bool track_gaps)
@@ -30,6 +32,13 @@ void BusyTracker::note_gap(std::uint64_t start, std::uint64_t end, std::map<std:
     largest.insert(pos, g);
     if (largest.size() > kLargestGaps) largest.pop_back();
   }
+}
+
+void BusyTracker::note_captured_gap(std::uint64_t start, std::uint64_t end, std::map<std::string, std::uint64_t>& hist,
+                                    std::map<std::string, std::uint64_t>& hist_ns,
+                                    std::vector<Interval>& largest) const {
+  if (!windows_) return note_gap(start, end, hist, hist_ns, largest);
+  windows_->each_part(start, end, [&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, hist_ns, largest); });
 }
 
 void BusyTracker::add(std::uint64_t start, std::uint64_t end) {
@@ -83,7 +92,8 @@ void BusyTracker::close_oldest(size_t n) const {
   n = std::min(n, open_.size());
   for (size_t i = 0; i < n; ++i) {
     const auto [start, end] = open_[i];
-    if (track_gaps_ && closed_last_end_ > 0) note_gap(closed_last_end_, start, closed_hist_, closed_hist_ns_, closed_largest_);
+    if (track_gaps_ && closed_last_end_ > 0)
+      note_captured_gap(closed_last_end_, start, closed_hist_, closed_hist_ns_, closed_largest_);
     closed_busy_ += end - start;
     closed_last_end_ = end;
     frontier_ = end;
@@ -117,21 +127,21 @@ void BusyTracker::each_open_gap(F f) const {
 std::map<std::string, std::uint64_t> BusyTracker::gap_histogram() const {
   std::map<std::string, std::uint64_t> hist = closed_hist_, ns;
   std::vector<Interval> ignored;
-  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, ns, ignored); });
+  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_captured_gap(a, b, hist, ns, ignored); });
   return hist;
 }
 
 std::map<std::string, std::uint64_t> BusyTracker::gap_ns_histogram() const {
   std::map<std::string, std::uint64_t> hist, ns = closed_hist_ns_;
   std::vector<Interval> ignored;
-  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, ns, ignored); });
+  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_captured_gap(a, b, hist, ns, ignored); });
   return ns;
 }
 
 std::vector<Interval> BusyTracker::largest_gaps() const {
   std::map<std::string, std::uint64_t> hist, ns;
   std::vector<Interval> largest = closed_largest_;
-  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_gap(a, b, hist, ns, largest); });
+  each_open_gap([&](std::uint64_t a, std::uint64_t b) { note_captured_gap(a, b, hist, ns, largest); });
   return largest;
 }
 

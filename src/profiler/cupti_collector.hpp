@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "roofline/profiler/aggregator.hpp"
+#include "roofline/profiler/capture_gate.hpp"
 #include "roofline/profiler/nvtx_tracker.hpp"
 #include "roofline/profiler/profile_data.hpp"
 #include "roofline/profiler/trace_writer.hpp"
@@ -45,6 +46,12 @@ struct CollectorOptions {
 class CuptiCollector {
  public:
   static CuptiCollector& instance();
+
+  // The capture range (capture_gate.hpp), before start(): the injection
+  // library's CUDA and NVTX entry points both call it, the first call counts.
+  // `program_start_monotonic_ns` is when the program started (CLOCK_MONOTONIC;
+  // 0: now), the origin of --delay. An inactive spec changes nothing.
+  void configure_capture(const CaptureSpec& spec, std::uint64_t program_start_monotonic_ns);
 
   // Subscribes and enables activity. False when CUPTI cannot be used here
   // (another subscriber, no driver, ...): the reason is in warnings().
@@ -110,6 +117,7 @@ class CuptiCollector {
   // Records a warning for a failed CUPTI call; returns whether it succeeded.
   bool check(int status, const char* call);
   void enable_launch_callbacks();
+  void enable_profiler_api_callbacks();
   const char* api_name(bool driver, std::uint32_t cbid) const;
 
   CollectorOptions opt_;
@@ -120,6 +128,9 @@ class CuptiCollector {
   std::uint64_t start_ns_ = 0;
   Aggregator aggregator_;
   NvtxTracker nvtx_;
+  CaptureGate gate_;
+  std::atomic<bool> capture_{false};  // a capture range is configured (gate_ decides what counts)
+  std::mutex capture_mu_;             // configure_capture() runs once
   TraceWriter trace_;
   std::vector<std::string> runtime_names_, driver_names_;  // by callback id, version suffix removed
   mutable std::mutex mu_;                                  // warnings_ and the registered-string table

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <string_view>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "roofline/core/env.hpp"
 #include "src/profiler/cupti_collector.hpp"
@@ -146,6 +147,26 @@ const CUpti_ActivityKind kGpuKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVI
                                         CUPTI_ACTIVITY_KIND_MEMSET};
 const CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
 
+// The capture gate's clock: CUPTI's, the clock of every activity record.
+std::uint64_t cupti_now() {
+  uint64_t t = 0;
+  return cuptiGetTimestamp(&t) == CUPTI_SUCCESS ? t : 0;
+}
+
+bool is_profiler_api(int domain, std::uint32_t cbid, bool* start) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+                                                cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
+    *start = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+    return true;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+    *start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 CuptiCollector& CuptiCollector::instance() {
@@ -156,6 +177,23 @@ CuptiCollector& CuptiCollector::instance() {
 }
 
 CuptiCollector::CuptiCollector() { aggregator_.set_nvtx(&nvtx_); }
+
+void CuptiCollector::configure_capture(const CaptureSpec& spec, std::uint64_t program_start_monotonic_ns) {
+  std::lock_guard<std::mutex> lock(capture_mu_);
+  if (!spec.active() || capture_.load()) return;
+  // The program's start on CUPTI's clock: now, less the time since it started.
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const std::uint64_t mono =
+      static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+  const std::uint64_t now = cupti_now();
+  const std::uint64_t since =
+      program_start_monotonic_ns > 0 && program_start_monotonic_ns <= mono ? mono - program_start_monotonic_ns : 0;
+  gate_.configure(spec, now - std::min(now, since), &cupti_now);
+  aggregator_.set_gate(&gate_);
+  nvtx_.set_gate(&gate_);
+  capture_.store(true);  // last: NVTX events go through the gate once it has its clock
+}
 
 void CuptiCollector::warn(const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -254,20 +292,44 @@ bool CuptiCollector::start(const CollectorOptions& opt) {
   running_.store(true);
   // Ranges pushed before CUDA started (NVTX hooks run without CUDA).
   if (nvtx_pushed_.load()) enable_launch_callbacks();
+  if (capture_.load() && gate_.spec().range == CaptureSpec::Range::ProfilerApi) enable_profiler_api_callbacks();
   return true;
 }
 
+void CuptiCollector::enable_profiler_api_callbacks() {
+  // Both the runtime's and the driver's: cudaProfilerStart calls
+  // cuProfilerStart, and a second start (or stop) changes nothing. Two
+  // callbacks, off the launch path.
+  auto sub = static_cast<CUpti_SubscriberHandle>(subscriber_);
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000),
+        "cuptiEnableCallback(cudaProfilerStart)");
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000),
+        "cuptiEnableCallback(cudaProfilerStop)");
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart),
+        "cuptiEnableCallback(cuProfilerStart)");
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop),
+        "cuptiEnableCallback(cuProfilerStop)");
+}
+
+// With a capture range the gate stamps the time (under its lock), so a range
+// that opens the gate starts exactly at the gate's opening and counts.
 void CuptiCollector::nvtx_push(std::string_view name) {
-  nvtx_.push(name, now_ns());
+  nvtx_.push(name, capture_.load(std::memory_order_relaxed) ? gate_.nvtx_push(name) : now_ns());
   nvtx_pushed_.store(true);
   if (!launch_callbacks_.load(std::memory_order_relaxed) && running_.load()) enable_launch_callbacks();
 }
 
-void CuptiCollector::nvtx_pop() { nvtx_.pop(now_ns()); }
+void CuptiCollector::nvtx_pop() {
+  nvtx_.pop(capture_.load(std::memory_order_relaxed) ? gate_.nvtx_pop(nvtx_.current_name()) : now_ns());
+}
 
-void CuptiCollector::nvtx_start(std::uint64_t id, std::string_view name) { nvtx_.start_range(id, name, now_ns()); }
+void CuptiCollector::nvtx_start(std::uint64_t id, std::string_view name) {
+  nvtx_.start_range(id, name, capture_.load(std::memory_order_relaxed) ? gate_.nvtx_start(id, name) : now_ns());
+}
 
-void CuptiCollector::nvtx_end(std::uint64_t id) { nvtx_.end_range(id, now_ns()); }
+void CuptiCollector::nvtx_end(std::uint64_t id) {
+  nvtx_.end_range(id, capture_.load(std::memory_order_relaxed) ? gate_.nvtx_end(id) : now_ns());
+}
 
 void CuptiCollector::enable_launch_callbacks() {
   if (launch_callbacks_.exchange(true)) return;
@@ -387,9 +449,11 @@ void CuptiCollector::on_buffer(std::uint8_t* buffer, size_t valid, void* context
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(static_cast<CUcontext>(context), stream, &dropped) == CUPTI_SUCCESS && dropped)
     dropped_.fetch_add(dropped);
+  // Folded first: with a capture range the aggregator leaves in the batch only
+  // the captured records, which are all the trace gets.
+  if (!batch.empty()) aggregator_.add(batch);
   if (trace_.is_open())
     for (const auto& a : batch) trace_.activity(a, a.nvtx_path ? nvtx_.path_name(a.nvtx_path) : std::string());
-  if (!batch.empty()) aggregator_.add(batch);
 }
 
 void CuptiCollector::set_forward(Forward fn, void* user) {
@@ -495,6 +559,16 @@ void CuptiCollector::on_callback(int domain, std::uint32_t cbid, const void* dat
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (cb->callbackSite != CUPTI_API_ENTER) return;
+    bool start = false;
+    if (is_profiler_api(domain, cbid, &start)) {
+      // On entry: what the program launched before the call has been
+      // launched, what it launches after comes later.
+      if (start)
+        gate_.profiler_start();
+      else
+        gate_.profiler_stop();
+      return;
+    }
     nvtx_.note_launch(cb->correlationId);
   }
 }
@@ -505,6 +579,16 @@ ProfileData CuptiCollector::snapshot() {
   p.processes = {p.pid};
   p.timeline.process_start_ns = start_ns_;
   p.timeline.process_end_ns = now_ns();
+  if (capture_.load()) {
+    const CaptureSpec spec = gate_.spec();
+    CaptureSummary& c = p.capture;
+    c.range = spec.range_text();
+    c.delay_ns = spec.delay_ns;
+    c.duration_ns = spec.duration_ns;
+    // A range still open ends now (at exit: with the program, as nsys ends it).
+    c.ranges = gate_.windows().clipped(start_ns_, p.timeline.process_end_ns);
+    c.opens = gate_.opens();
+  }
   for (const auto& w : warnings())
     if (std::find(p.warnings.begin(), p.warnings.end(), w) == p.warnings.end()) p.warnings.push_back(w);
   if (std::uint64_t d = dropped_.load())
@@ -540,6 +624,7 @@ void CuptiCollector::prepare_fork() {
   // No other thread may hold these at the fork, or the child would deadlock.
   aggregator_.lock_for_fork();
   nvtx_.lock_for_fork();
+  gate_.lock_for_fork();
   trace_.lock_for_fork();
   mu_.lock();
 }
@@ -547,6 +632,7 @@ void CuptiCollector::prepare_fork() {
 void CuptiCollector::parent_after_fork() {
   mu_.unlock();
   trace_.unlock_after_fork();
+  gate_.unlock_after_fork();
   nvtx_.unlock_after_fork();
   aggregator_.unlock_after_fork();
 }
@@ -561,6 +647,7 @@ void CuptiCollector::child_after_fork() {
   registered_strings_.clear();
   mu_.unlock();
   trace_.unlock_after_fork();
+  gate_.unlock_after_fork();  // the child goes on with the parent's ranges (a range open at the fork stays open)
   nvtx_.unlock_after_fork();
   aggregator_.unlock_after_fork();
   dropped_.store(0);

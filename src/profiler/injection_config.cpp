@@ -47,7 +47,11 @@ std::string InjectionConfig::to_text() const {
                   {"counters_limit", counters_limit},
                   {"metrics", metrics},
                   {"pm_sampling", pm_sampling},
-                  {"pm_interval_ns", pm_interval_ns}};
+                  {"pm_interval_ns", pm_interval_ns},
+                  {"capture_range", capture_range},
+                  {"delay_ns", delay_ns},
+                  {"duration_ns", duration_ns},
+                  {"program_start_ns", program_start_ns}};
   try {
     return json_text(j);
   } catch (const json::exception&) {
@@ -88,10 +92,30 @@ InjectionConfig InjectionConfig::parse(const std::string& s) {
       c.pm_sampling = boolean(v, key);
     else if (key == "pm_interval_ns")
       c.pm_interval_ns = unsigned_int(v, key, kU64);
+    else if (key == "capture_range") {
+      if (!v.is_string()) bad(key + " must be a string, not " + json_text(v));
+      c.capture_range = v.get<std::string>();
+      if (!c.capture_range.empty())
+        if (std::string why = CaptureSpec::problem(c.capture_range); !why.empty()) bad(key + ": " + why);
+    } else if (key == "delay_ns")
+      c.delay_ns = unsigned_int(v, key, kMaxCaptureNs);
+    else if (key == "duration_ns")
+      c.duration_ns = unsigned_int(v, key, kMaxCaptureNs);
+    else if (key == "program_start_ns")
+      c.program_start_ns = unsigned_int(v, key, kU64);
     else
       bad("unknown field '" + key + "' (a roofline profile of another version?)");
   }
   return c;
+}
+
+CaptureSpec InjectionConfig::capture() const {
+  CaptureSpec s;
+  if (!capture_range.empty())
+    if (std::optional<CaptureSpec> r = CaptureSpec::parse_range(capture_range)) s = *r;
+  s.delay_ns = delay_ns;
+  s.duration_ns = duration_ns;
+  return s;
 }
 
 std::pair<std::string, std::string> InjectionConfig::environment_variable() const {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,9 +159,16 @@ LaunchResult run_profiled(const LaunchOptions& opt) {
   ROOFLINE_ASSERT(!opt.argv.empty(), "no program");
   std::string program = find_program(opt.argv[0]);
   LaunchResult r;
-  // The environment: the caller's, with the profiler's variables set.
+  // The environment: the caller's, with the profiler's variables set. The
+  // program starts now, as far as --delay is concerned (CLOCK_MONOTONIC, which
+  // the library turns into CUPTI's clock).
+  InjectionConfig config = opt.config;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  config.program_start_ns =
+      static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
   std::map<std::string, std::string> set = {{"CUDA_INJECTION64_PATH", opt.inject_library},
-                                            opt.config.environment_variable()};
+                                            config.environment_variable()};
   if (const char* old = std::getenv("CUDA_INJECTION64_PATH"); old && *old && opt.inject_library != old)
     r.notes.push_back(fmt::format("CUDA_INJECTION64_PATH was set to {}; roofline replaced it for the program", old));
   if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); nvtx && *nvtx) {

@@ -4,6 +4,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "roofline/profiler/capture_gate.hpp"
+
 namespace roofline::prof {
 
 namespace {
@@ -30,7 +32,7 @@ std::uint64_t thread_id() { return static_cast<std::uint64_t>(syscall(SYS_gettid
 
 NvtxTracker::NvtxTracker(size_t ring_size)
     : instance_(g_instances.fetch_add(1)), ring_size_(std::max<size_t>(ring_size, 16)) {
-  paths_.push_back({0, ""});
+  paths_.push_back({0, "", ""});
   path_ids_.emplace("", 0);
 }
 
@@ -51,7 +53,7 @@ std::uint32_t NvtxTracker::child_path(std::uint32_t parent, std::string_view nam
   auto it = path_ids_.find(full);
   if (it != path_ids_.end()) return it->second;
   auto id = static_cast<std::uint32_t>(paths_.size());
-  paths_.push_back({parent, full});
+  paths_.push_back({parent, full, std::string(name)});
   path_ids_.emplace(std::move(full), id);
   return id;
 }
@@ -100,6 +102,7 @@ void NvtxTracker::close(std::uint32_t path, std::uint64_t start, std::uint64_t e
   Sink sink;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (gate_ && !gate_->captures(start)) return;
     closed_[path].add(static_cast<double>(end > start ? end - start : 0));
     sink = sink_;
   }
@@ -109,6 +112,18 @@ void NvtxTracker::close(std::uint32_t path, std::uint64_t start, std::uint64_t e
 std::uint32_t NvtxTracker::current_path() const {
   if (t_stack.owner != instance_ || t_stack.frames.empty()) return 0;
   return t_stack.frames.back().first;
+}
+
+std::string NvtxTracker::current_name() const {
+  const std::uint32_t id = current_path();
+  if (id == 0) return {};
+  std::lock_guard<std::mutex> lock(mu_);
+  return id < paths_.size() ? paths_[id].leaf : std::string();
+}
+
+void NvtxTracker::set_gate(const CaptureGate* gate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_ = gate;
 }
 
 void NvtxTracker::note_launch(std::uint32_t correlation) {

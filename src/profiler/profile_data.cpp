@@ -143,9 +143,52 @@ DurationStats DurationStats::from_json(const nlohmann::json& j) {
 
 // ---------------------------------------------------------------- helpers
 
-double Timeline::busy_fraction() const {
+std::uint64_t Timeline::window_ns() const {
   if (last_gpu_ns <= first_gpu_ns) return 0;
-  return static_cast<double>(kernel_busy_ns) / static_cast<double>(last_gpu_ns - first_gpu_ns);
+  const std::uint64_t span = last_gpu_ns - first_gpu_ns;
+  return span - std::min(span, uncaptured_ns);
+}
+
+double Timeline::busy_fraction() const {
+  const std::uint64_t w = window_ns();
+  return w > 0 ? static_cast<double>(kernel_busy_ns) / static_cast<double>(w) : 0.0;
+}
+
+std::uint64_t CaptureSummary::captured_ns() const {
+  std::uint64_t n = 0;
+  for (const auto& r : ranges) n += r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0;
+  return n;
+}
+
+std::uint64_t CaptureSummary::covered_ns(std::uint64_t a, std::uint64_t b) const {
+  std::uint64_t n = 0;
+  for (const auto& r : ranges) {
+    const std::uint64_t lo = std::max(a, r.start_ns), hi = std::min(b, r.end_ns);
+    if (hi > lo) n += hi - lo;
+  }
+  return n;
+}
+
+std::string CaptureSummary::describe() const {
+  std::string s;
+  if (range == "cuda-profiler-api")
+    s = "cudaProfilerStart/Stop";
+  else if (range.rfind("nvtx:", 0) == 0)
+    s = "NVTX ranges named " + range.substr(5);
+  std::string when;
+  if (delay_ns > 0) when = fmt::format("from {:.2f} s", static_cast<double>(delay_ns) * 1e-9);
+  if (duration_ns > 0)
+    when += fmt::format("{}for {:.2f} s", when.empty() ? "" : " ", static_cast<double>(duration_ns) * 1e-9);
+  if (!when.empty()) s += (s.empty() ? "" : ", ") + when + " after the program started";
+  return s;
+}
+
+void ProfileData::keep_captured_samples() {
+  if (!capture.active()) return;
+  std::erase_if(pm_samples, [&](const PmSample& x) {
+    return std::none_of(capture.ranges.begin(), capture.ranges.end(),
+                        [&](const Interval& r) { return x.t_ns >= r.start_ns && x.t_ns < r.end_ns; });
+  });
 }
 
 double ProfileData::kernel_time_ns() const {
@@ -232,6 +275,15 @@ nlohmann::json ProfileData::to_json() const {
                    {"gap_histogram", timeline.gap_histogram},
                    {"gap_ns_histogram", timeline.gap_ns_histogram},
                    {"late_records", timeline.late_records}};
+  // Only with a capture range: profiles without one are written as before.
+  if (timeline.uncaptured_ns > 0) j["timeline"]["uncaptured_ns"] = timeline.uncaptured_ns;
+  if (capture.active()) {
+    nlohmann::json ranges = nlohmann::json::array();
+    for (const auto& r : capture.ranges) ranges.push_back({r.start_ns, r.end_ns});
+    j["capture"] = {{"range", capture.range},         {"delay_ns", capture.delay_ns},
+                    {"duration_ns", capture.duration_ns}, {"ranges", ranges},
+                    {"opens", capture.opens},           {"left_out", capture.left_out}};
+  }
   j["pm_interval_ns"] = pm_interval_ns;
   auto& jp = j["pm_samples"] = nlohmann::json::array();
   for (const auto& s : pm_samples)
@@ -344,6 +396,18 @@ ProfileData read_profile(const nlohmann::json& j) {
     if (t.contains("gap_ns_histogram"))
       p.timeline.gap_ns_histogram = integer_map(t["gap_ns_histogram"]);
     p.timeline.late_records = integer_or<std::uint64_t>(t, "late_records", 0);
+    p.timeline.uncaptured_ns = integer_or<std::uint64_t>(t, "uncaptured_ns", 0);
+  }
+  if (j.contains("capture")) {
+    const auto& c = j["capture"];
+    CaptureSummary& s = p.capture;
+    s.range = c.value("range", "");
+    s.delay_ns = integer_or<std::uint64_t>(c, "delay_ns", 0);
+    s.duration_ns = integer_or<std::uint64_t>(c, "duration_ns", 0);
+    for (const auto& r : c.value("ranges", nlohmann::json::array()))
+      s.ranges.push_back({integer<std::uint64_t>(r.at(0)), integer<std::uint64_t>(r.at(1))});
+    s.opens = integer_or<std::uint64_t>(c, "opens", 0);
+    s.left_out = integer_or<std::uint64_t>(c, "left_out", 0);
   }
   p.pm_interval_ns = j.value("pm_interval_ns", 0.0);
   for (const auto& s : j.value("pm_samples", nlohmann::json::array()))
@@ -424,6 +488,30 @@ std::uint64_t ProfileData::time_replayed_launches() {
   return added;
 }
 
+void ProfileData::merge_capture(const CaptureSummary& o) {
+  if (!o.active()) return;
+  if (!capture.active()) {
+    // The processes share one configuration: the other's request stands for both.
+    capture.range = o.range;
+    capture.delay_ns = o.delay_ns;
+    capture.duration_ns = o.duration_ns;
+  }
+  // Each process has its own ranges (its own cudaProfilerStart calls); on the
+  // one clock they share, the profile covers their union.
+  std::vector<Interval> all = capture.ranges;
+  all.insert(all.end(), o.ranges.begin(), o.ranges.end());
+  std::sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  capture.ranges.clear();
+  for (const auto& r : all) {
+    if (!capture.ranges.empty() && r.start_ns <= capture.ranges.back().end_ns)
+      capture.ranges.back().end_ns = std::max(capture.ranges.back().end_ns, r.end_ns);
+    else
+      capture.ranges.push_back(r);
+  }
+  capture.opens += o.opens;
+  capture.left_out += o.left_out;
+}
+
 void ProfileData::merge(const ProfileData& o) {
   for (const auto& [key, k] : o.kernels) {
     auto [it, inserted] = kernels.try_emplace(key, k);
@@ -470,10 +558,16 @@ void ProfileData::merge(const ProfileData& o) {
   // upper bound, so the merged figure is the sum clipped to the joint span.
   auto& t = timeline;
   const auto& u = o.timeline;
+  merge_capture(o.capture);
   if (u.last_gpu_ns > 0) {
     t.first_gpu_ns = t.first_gpu_ns ? std::min(t.first_gpu_ns, u.first_gpu_ns) : u.first_gpu_ns;
     t.last_gpu_ns = std::max(t.last_gpu_ns, u.last_gpu_ns);
-    std::uint64_t span = t.last_gpu_ns - t.first_gpu_ns;
+  }
+  // With a capture range, the joint window leaves out what neither process captured.
+  if (capture.active() && t.last_gpu_ns > t.first_gpu_ns)
+    t.uncaptured_ns = (t.last_gpu_ns - t.first_gpu_ns) - capture.covered_ns(t.first_gpu_ns, t.last_gpu_ns);
+  if (u.last_gpu_ns > 0) {
+    std::uint64_t span = t.window_ns();
     t.kernel_busy_ns = std::min(span, t.kernel_busy_ns + u.kernel_busy_ns);
     t.gpu_busy_ns = std::min(span, t.gpu_busy_ns + u.gpu_busy_ns);
   }

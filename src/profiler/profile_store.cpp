@@ -26,7 +26,7 @@ void bind_stats(store::Statement& st, int first, const DurationStats& d) {
 std::int64_t store_profile(store::Db& db, std::int64_t run_id, const ProfileData& p, const std::string& label) {
   store::Transaction tx(db);
   const Timeline& t = p.timeline;
-  double window = t.last_gpu_ns > t.first_gpu_ns ? static_cast<double>(t.last_gpu_ns - t.first_gpu_ns) : 0.0;
+  double window = static_cast<double>(t.window_ns());  // captured time only, with a capture range
   auto st = db.prepare(
       "INSERT INTO profiles(run_id, command, label, exit_status, exit_code, complete, wall_s, gpu_window_s, "
       "kernel_time_s, kernel_busy_s, gpu_busy_s, busy_fraction, processes, devices, data, created_at) "

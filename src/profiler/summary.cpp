@@ -70,11 +70,62 @@ double seconds_from(std::uint64_t t_ns, std::uint64_t origin_ns) {
   return t_ns > origin_ns ? static_cast<double>(t_ns - origin_ns) * 1e-9 : 0.0;
 }
 
+// The run's length for "of N s run": the launcher's wall time, else the traced span.
+double run_seconds(const ProfileData& p) {
+  if (p.wall_ns > 0) return p.wall_ns * 1e-9;
+  const Timeline& t = p.timeline;
+  return t.process_end_ns > t.process_start_ns ? static_cast<double>(t.process_end_ns - t.process_start_ns) * 1e-9 : 0;
+}
+
+// "captured 2 ranges, 12.40 s of 31.2 s run (cudaProfilerStart/Stop)".
+std::string captured_text(const ProfileData& p) {
+  const CaptureSummary& c = p.capture;
+  const size_t n = c.ranges.size();
+  std::string s =
+      n == 0 ? std::string("nothing: the capture range never opened")
+             : fmt::format("{} range{}, {:.2f} s", n, n == 1 ? "" : "s", static_cast<double>(c.captured_ns()) * 1e-9);
+  if (const double run = run_seconds(p); n > 0 && run > 0) s += fmt::format(" of {:.1f} s run", run);
+  return s + " (" + c.describe() + ")";
+}
+
+// Why a capture range kept nothing, "" when it kept something.
+std::string capture_warning(const ProfileData& p) {
+  const CaptureSummary& c = p.capture;
+  if (!c.active()) return {};
+  if (!c.ranges.empty()) {
+    if (p.has_gpu_activity()) return {};
+    return fmt::format(
+        "no kernels or memory copies ran inside the captured ranges ({} activity records fell outside "
+        "them)",
+        c.left_out);
+  }
+  const bool timed = c.delay_ns > 0 || c.duration_ns > 0;
+  std::string window;
+  if (timed) {
+    CaptureSummary only_time = c;
+    only_time.range.clear();
+    window = only_time.describe();
+  }
+  if (c.range == "cuda-profiler-api" && c.opens == 0)
+    return "the capture range never opened: the program called no cudaProfilerStart";
+  if (c.range.rfind("nvtx:", 0) == 0 && c.opens == 0)
+    return "the capture range never opened: no NVTX range named " + c.range.substr(5) +
+           " (NVTX goes to roofline unless ROOFLINE_NVTX=0 or NVTX_INJECTION64_PATH names another tool)";
+  if (!c.range.empty())
+    return "the capture range never opened inside the time window (" + window + "): the program's " +
+           (c.range == "cuda-profiler-api" ? std::string("cudaProfilerStart/Stop ranges")
+                                           : "NVTX ranges named " + c.range.substr(5)) +
+           " all fell outside it";
+  return "the capture window (" + window +
+         ") held none of the traced run: the program ended before it opened, or started CUDA after it closed";
+}
+
 void add_overview(Report& r, const ProfileData& p) {
   Table& t = r.add(Table("profile", "Profile"));
   t.prop("command", "Command", p.command);
   t.prop("exit_status", "Program", p.exit_status.empty() ? std::string("unknown") : p.exit_status);
   if (p.wall_ns > 0) t.prop("wall_s", "Wall time", p.wall_ns * 1e-9, "s");
+  if (p.capture.active()) t.prop("captured", "Captured", captured_text(p));
   t.prop("processes", "Processes profiled", static_cast<I64>(p.processes.size()));
   std::vector<std::string> gpus;
   for (size_t i = 0; i < p.devices.size(); ++i)
@@ -277,6 +328,12 @@ void add_utilization(Report& r, const ProfileData& p, const SummaryOptions& opt)
     t.note(fmt::format("the timeline leaves out {} launches replayed by --counters (no timestamps): the busy "
                        "fractions are of the other GPU work",
                        untimed));
+  if (p.capture.active() && u.window_s > 0)
+    t.note(p.timeline.uncaptured_ns > 0
+               ? fmt::format("over the captured ranges only: the window leaves out the {:.3f} s between its start "
+                             "and end when the capture was closed",
+                             static_cast<double>(p.timeline.uncaptured_ns) * 1e-9)
+               : std::string("over the captured ranges only"));
   if (u.window_s > 0) {
     t.row({std::string("GPU (kernels)"), config, 100.0 * u.kernel_busy, std::string("%"), Cell(), u.start_s, u.end_s,
            std::string("activity: union of kernel intervals / window")});
@@ -428,8 +485,8 @@ void add_diagnoses(Report& r, const ProfileData& p) {
 Utilization activity_utilization(const ProfileData& p) {
   Utilization u;
   const Timeline& t = p.timeline;
-  if (t.last_gpu_ns <= t.first_gpu_ns) return u;
-  double window = static_cast<double>(t.last_gpu_ns - t.first_gpu_ns);
+  if (t.window_ns() == 0) return u;
+  double window = static_cast<double>(t.window_ns());
   u.window_s = window * 1e-9;
   u.kernel_busy = static_cast<double>(t.kernel_busy_ns) / window;
   u.gpu_busy = static_cast<double>(t.gpu_busy_ns) / window;
@@ -456,6 +513,7 @@ void add_profile_tables(Report& r, const ProfileData& p, const SummaryOptions& o
   add_sequences(r, p, opt);
   add_counters(r, p, opt);
   add_diagnoses(r, p);
+  if (std::string w = capture_warning(p); !w.empty()) r.warn(w);
   for (const auto& w : p.warnings) r.warn(w);
 }
 

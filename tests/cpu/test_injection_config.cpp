@@ -25,6 +25,10 @@ InjectionConfig all_changed() {
   c.metrics = {"gpu__time_duration.sum", "dram__bytes_read.sum"};
   c.pm_sampling = true;
   c.pm_interval_ns = 2'500'000;
+  c.capture_range = "nvtx:train step";
+  c.delay_ns = 700'000'000;
+  c.duration_ns = 300'000'000;
+  c.program_start_ns = 123'456'789'012;
   return c;
 }
 
@@ -43,6 +47,14 @@ TEST(InjectionConfig, RoundTripsThroughTextAndTheEnvironment) {
   EXPECT_EQ(InjectionConfig::from_environment(), c);
   unsetenv(name.c_str());
   EXPECT_EQ(InjectionConfig::from_environment(), InjectionConfig{});
+
+  // The capture range the fields ask for.
+  const roofline::prof::CaptureSpec s = c.capture();
+  EXPECT_EQ(s.range, roofline::prof::CaptureSpec::Range::Nvtx);
+  EXPECT_EQ(s.nvtx_name, "train step");
+  EXPECT_EQ(s.delay_ns, 700'000'000u);
+  EXPECT_EQ(s.duration_ns, 300'000'000u);
+  EXPECT_FALSE(InjectionConfig{}.capture().active());
 }
 
 TEST(InjectionConfig, BadValuesAreRefusedByName) {
@@ -60,6 +72,11 @@ TEST(InjectionConfig, BadValuesAreRefusedByName) {
       {R"({"metrics": "a,b"})", "metrics must be a list"},
       {R"({"metrics": ["a", 3]})", "each metric must be a non-empty string"},
       {R"({"colour": 1})", "unknown field 'colour'"},
+      {R"({"capture_range": "cudaProfilerApi"})", "capture_range: 'cudaProfilerApi' is not a capture range"},
+      {R"({"capture_range": "nvtx:"})", "capture_range: nvtx: needs the range's name"},
+      {R"({"capture_range": 1})", "capture_range must be a string"},
+      {R"({"delay_ns": -5})", "delay_ns must be a whole number"},
+      {R"({"duration_ns": 1e30})", "duration_ns must be a whole number from 0 to 1000000000000000"},
   };
   for (const auto& k : cases) {
     try {

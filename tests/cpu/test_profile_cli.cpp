@@ -144,6 +144,47 @@ TEST(ProfileCli, BadUsage) {
   EXPECT_NE(missing.err.find("no profile 42"), std::string::npos) << missing.err;
 }
 
+// --delay, --duration and --capture-range: numbers that are not durations,
+// ranges that are not ranges, and combinations that mean nothing are usage
+// errors (exit 2) that say what to give, before any program runs.
+TEST(ProfileCli, CaptureOptionsAreValidated) {
+  test::TempDir dir;
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  } cases[] = {
+      {{"--delay=-1"}, "-1 is not allowed: give a number of 0 or more"},
+      {{"--delay", "nan"}, "nan is not allowed: give a number of 0 or more"},
+      {{"--delay", "inf"}, "inf is not allowed"},
+      {{"--delay", "soon"}, "'soon' is not a number"},
+      {{"--duration", "0"}, "0 is not allowed: give a number greater than 0"},
+      {{"--duration=-2"}, "-2 is not allowed: give a number greater than 0"},
+      {{"--delay", "2e6"}, "--delay 2000000 s is longer than roofline accepts (1000000 s, 11.6 days)"},
+      {{"--duration", "1e7"}, "--duration 10000000 s is longer than roofline accepts"},
+      {{"--capture-range", "cudaProfilerApi"}, "--capture-range: 'cudaProfilerApi' is not a capture range"},
+      {{"--capture-range", ""}, "--capture-range: '' is not a capture range"},
+      {{"--capture-range", "nvtx:"}, "nvtx: needs the range's name"},
+      {{"--counters", "--capture-range", "cuda-profiler-api"}, "--counters cannot be combined with a capture range"},
+      {{"--counters", "--delay", "1"}, "--counters cannot be combined with a capture range"},
+  };
+  for (const auto& k : cases) {
+    std::vector<std::string> cli = {"--db", dir.file("r.db"), "profile"};
+    cli.insert(cli.end(), k.args.begin(), k.args.end());
+    cli.insert(cli.end(), {"--", "/bin/true"});
+    auto r = run_cli(cli);
+    EXPECT_EQ(r.exit_code, 2) << k.args[0] << " " << r.err;
+    EXPECT_NE(r.err.find(k.says), std::string::npos) << r.err;
+  }
+  // A stored or loaded profile keeps the capture it was taken with.
+  auto load = run_cli({"--db", dir.file("r.db"), "profile", "--delay", "1", "--load", fixture()});
+  EXPECT_EQ(load.exit_code, 2);
+  EXPECT_NE(load.err.find("not of a profile it prints (--show, --load)"), std::string::npos) << load.err;
+  // Good values run the program (which never starts CUDA here).
+  auto good = run_cli({"--db", dir.file("r.db"), "profile", "--delay", "0.5", "--duration", "2", "--capture-range",
+                       "nvtx:step", "--", "/bin/true"});
+  EXPECT_EQ(good.exit_code, ROOFLINE_HAVE_CUDA ? 0 : 6) << good.err;
+}
+
 TEST(ProfileCli, LoadsARecordedProfile) {
   test::TempDir dir;
   auto r = run_cli({"--db", dir.file("r.db"), "profile", "--load", fixture(), "--label", "60/train", "--top", "5"});

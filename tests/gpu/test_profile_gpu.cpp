@@ -49,20 +49,26 @@ const KernelSummary* kernel(const ProfileData& p, const std::string& prefix) {
   return nullptr;
 }
 
-// Profiles profile_target with `args` into a fresh database; returns the
-// stored profile and the CLI result.
-std::pair<ProfileData, test::CliResult> profile_target(const test::TempDir& dir, std::vector<std::string> args,
-                                                       std::vector<std::string> extra = {}) {
+// Profiles tests/programs/`name` with `args` (under the profile options
+// `extra`) into a fresh database; returns the stored profile and the CLI result.
+std::pair<ProfileData, test::CliResult> profile_program(const test::TempDir& dir, const char* name,
+                                                        std::vector<std::string> args,
+                                                        std::vector<std::string> extra = {}) {
   std::vector<std::string> cli = {"--db", dir.file("p.db"), "profile"};
   cli.insert(cli.end(), extra.begin(), extra.end());
   cli.push_back("--");
-  cli.push_back(program("profile_target"));
+  cli.push_back(program(name));
   cli.insert(cli.end(), args.begin(), args.end());
   test::CliResult r = run_cli(cli);
   store::Db db(dir.file("p.db"));
   auto rows = list_profiles(db);
   if (rows.empty()) return {ProfileData{}, r};
   return {load_profile(db, rows.front().id), r};
+}
+
+std::pair<ProfileData, test::CliResult> profile_target(const test::TempDir& dir, std::vector<std::string> args,
+                                                       std::vector<std::string> extra = {}) {
+  return profile_program(dir, "profile_target", std::move(args), std::move(extra));
 }
 
 }  // namespace
@@ -390,4 +396,91 @@ TEST(ProfileGpu, CountersPerKernelAndNvtxRange) {
   EXPECT_EQ(add_timed, 50u);
   EXPECT_TRUE(p.untimed_launch_count() == 2 || p.untimed_launch_count() == 4) << p.untimed_launch_count();
   for (const auto& [key, k] : p.kernels) EXPECT_GT(k.duration.min(), 0) << k.name << ": a kernel of 0 ns in the timing table";
+}
+
+// Capture ranges (docs/profiler.md, "Capture ranges"): tests/programs/
+// capture_target names each kernel for the side of the boundary it runs on
+// and synchronizes at every boundary, so the counts are exact.
+TEST(ProfileGpu, CaptureRangeCudaProfilerApiKeepsExactlyTheKernelsInside) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  // 20 outside, [7 inside], 30 outside, [5 inside], 20 outside.
+  auto [p, r] = profile_program(dir, "capture_target", {"api", "20", "7", "30", "5"},
+                                {"--capture-range", "cuda-profiler-api"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(instances(p, "inside_kernel"), 12u) << r.out;
+  EXPECT_EQ(instances(p, "outside_kernel"), 0u) << r.out;
+  EXPECT_EQ(p.capture.range, "cuda-profiler-api");
+  EXPECT_EQ(p.capture.ranges.size(), 2u) << r.out;
+  EXPECT_EQ(p.capture.opens, 2u);
+  EXPECT_GE(p.capture.left_out, 70u);  // the outside kernels, and API calls outside
+  EXPECT_NE(r.out.find("2 ranges,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(cudaProfilerStart/Stop)"), std::string::npos) << r.out;
+  // The timeline is of captured time only.
+  EXPECT_LE(p.timeline.window_ns(), p.capture.captured_ns());
+  EXPECT_LE(p.timeline.kernel_busy_ns, p.timeline.window_ns());
+  EXPECT_GT(p.timeline.uncaptured_ns, 0u);  // the 30 outside kernels ran between the ranges
+  ASSERT_TRUE(p.apis.count("cudaLaunchKernel")) << r.out;
+  EXPECT_EQ(p.apis.at("cudaLaunchKernel").duration.count(), 12u);
+}
+
+TEST(ProfileGpu, CaptureRangeThatNeverOpensSaysSo) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  auto [p, r] =
+      profile_program(dir, "capture_target", {"none", "10"}, {"--capture-range", "cuda-profiler-api"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // the program's own code, as always
+  EXPECT_NE(r.out.find("the capture range never opened: the program called no cudaProfilerStart"), std::string::npos)
+      << r.out << r.err;
+  EXPECT_EQ(instances(p, "outside_kernel"), 0u);
+  EXPECT_TRUE(p.capture.ranges.empty());
+  EXPECT_GE(p.capture.left_out, 10u);
+  auto [q, r2] = profile_program(dir, "capture_target", {"nvtx", "3", "4", "5", "6"},
+                                 {"--capture-range", "nvtx:nothing_like_it"});
+  EXPECT_EQ(r2.exit_code, 0) << r2.out << r2.err;
+  EXPECT_NE(r2.out.find("the capture range never opened: no NVTX range named nothing_like_it"), std::string::npos)
+      << r2.out << r2.err;
+}
+
+TEST(ProfileGpu, CaptureRangeNvtxKeepsTheKernelsOfTheNamedRanges) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  // 20 outside, push capture_me [7 inside, half nested in "inner"], "other" [30 outside],
+  // start/end capture_me [5 inside], 20 outside.
+  auto [p, r] = profile_program(dir, "capture_target", {"nvtx", "20", "7", "30", "5"},
+                                {"--capture-range", "nvtx:capture_me"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(instances(p, "inside_kernel"), 12u) << r.out;
+  EXPECT_EQ(instances(p, "outside_kernel"), 0u) << r.out;
+  EXPECT_EQ(instances(p, "inside_kernel", "capture_me"), 3u) << r.out;        // 7 / 2 directly in the pushed range
+  EXPECT_EQ(instances(p, "inside_kernel", "capture_me/inner"), 4u) << r.out;  // the rest nested in "inner"
+  EXPECT_EQ(instances(p, "inside_kernel", ""), 5u) << r.out;  // start/end ranges are not on a thread's path
+  EXPECT_EQ(p.capture.ranges.size(), 2u) << r.out;
+  EXPECT_EQ(p.nvtx_ranges.count("other"), 0u) << r.out;  // that range began outside
+  ASSERT_TRUE(p.nvtx_ranges.count("capture_me")) << r.out;
+  EXPECT_EQ(p.nvtx_ranges.at("capture_me").cpu_ns.count(), 2u);  // the pushed one and the start/end one
+}
+
+TEST(ProfileGpu, CaptureDelayAndDurationKeepOnePhase) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  // phase1_kernel x 40 before 1.5 s, phase2_kernel x 25 from 3.0 s after the start.
+  auto [late, r] = profile_program(dir, "capture_target", {"phases", "40", "25"}, {"--delay", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(instances(late, "phase1_kernel"), 0u) << r.out;
+  EXPECT_EQ(instances(late, "phase2_kernel"), 25u) << r.out;
+  ASSERT_EQ(late.capture.ranges.size(), 1u);
+  EXPECT_EQ(late.capture.delay_ns, 2'000'000'000u);
+  test::TempDir dir2;
+  auto [early, r2] = profile_program(dir2, "capture_target", {"phases", "40", "25"}, {"--duration", "2"});
+  ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
+  EXPECT_EQ(instances(early, "phase1_kernel"), 40u) << r2.out;
+  EXPECT_EQ(instances(early, "phase2_kernel"), 0u) << r2.out;
+  // Both: from 2 s for 5 s is phase 2 again.
+  test::TempDir dir3;
+  auto [both, r3] =
+      profile_program(dir3, "capture_target", {"phases", "40", "25"}, {"--delay", "2", "--duration", "5"});
+  ASSERT_EQ(r3.exit_code, 0) << r3.out << r3.err;
+  EXPECT_EQ(instances(both, "phase1_kernel"), 0u) << r3.out;
+  EXPECT_EQ(instances(both, "phase2_kernel"), 25u) << r3.out;
 }

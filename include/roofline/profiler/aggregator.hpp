@@ -9,6 +9,9 @@
 // activity buffer into Activity records and hands the batch over at once; the
 // batch is sorted by start time here (records of one buffer come per stream,
 // not in time order). Plain C++, no CUPTI: tested on the CPU.
+//
+// With a capture range (set_gate), only the records that start in an open
+// stretch are folded in; the rest are counted as left out (CaptureSummary).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "roofline/profiler/busy_tracker.hpp"
+#include "roofline/profiler/capture_gate.hpp"
 #include "roofline/profiler/profile_data.hpp"
 #include "roofline/profiler/sequence_counter.hpp"
 
@@ -61,8 +65,13 @@ class Aggregator {
   Aggregator();
   explicit Aggregator(Options o);
 
-  // Sorts the batch by start time and folds it in (one lock per batch).
+  // Sorts the batch by start time and folds it in (one lock per batch). With
+  // a capture gate, the records outside it are removed from `batch` first
+  // (what is left is what was folded in).
   void add(std::vector<Activity>& batch);
+  // The capture range (nullptr: everything is captured); must outlive the
+  // aggregator. Set before the first add().
+  void set_gate(const CaptureGate* gate);
   void add_device(std::uint32_t ordinal, std::string name, double dram_peak_bps);
   // Warnings are kept once each.
   void warn(const std::string& text);
@@ -115,6 +124,8 @@ class Aggregator {
 
   std::uint32_t intern(const char* name);
   void add_one(const Activity& a);
+  // The end of a's busy interval: clipped to its capture stretch.
+  std::uint64_t busy_end(const Activity& a) const;
   void join_launch(std::uint32_t correlation, const PendingLaunch& part);
 
   Options opt_;
@@ -136,6 +147,9 @@ class Aggregator {
   std::map<std::uint32_t, std::pair<std::string, double>> devices_;
   std::vector<std::string> warnings_;
   const NvtxTracker* nvtx_ = nullptr;
+  const CaptureGate* gate_ = nullptr;
+  mutable CaptureWindows windows_;  // the gate's stretches, synced under mu_ (the busy trackers read them)
+  std::uint64_t left_out_ = 0;      // records outside the capture
   std::uint64_t generation_ = 0, records_ = 0, unmatched_launches_ = 0;
 };
 

@@ -12,6 +12,11 @@
 // and counted as late, its clipped part possibly under- or double-counted.
 // Memory: at most 16 B x (max_open + kPendingBatch) = 64 MiB + 1 MiB with the
 // default max_open of 4,194,304.
+//
+// With a capture range (capture_gate.hpp) the caller adds only captured
+// intervals, clipped to their stretch, and set_windows() makes the gaps leave
+// out the time the gate was closed: a gap across a closed stretch counts as
+// its parts inside open stretches.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +28,8 @@
 
 namespace roofline::prof {
 
+class CaptureWindows;
+
 class BusyTracker {
  public:
   static constexpr size_t kLargestGaps = 10;
@@ -32,6 +39,9 @@ class BusyTracker {
   explicit BusyTracker(size_t max_open = kDefaultMaxOpen, bool track_gaps = true);
 
   void add(std::uint64_t start_ns, std::uint64_t end_ns);
+  // The capture's open stretches (nullptr: everything is captured); must
+  // outlive the tracker's queries and be kept current by the caller.
+  void set_windows(const CaptureWindows* w) { windows_ = w; }
 
   // Totals over everything added so far (closed and open intervals).
   std::uint64_t busy_ns() const;
@@ -58,11 +68,15 @@ class BusyTracker {
   void close_oldest(size_t n) const;
   static void note_gap(std::uint64_t start, std::uint64_t end, std::map<std::string, std::uint64_t>& hist,
                        std::map<std::string, std::uint64_t>& hist_ns, std::vector<Interval>& largest);
+  // note_gap for the captured parts of [start, end).
+  void note_captured_gap(std::uint64_t start, std::uint64_t end, std::map<std::string, std::uint64_t>& hist,
+                         std::map<std::string, std::uint64_t>& hist_ns, std::vector<Interval>& largest) const;
   template <class F>
   void each_open_gap(F f) const;
 
   size_t max_open_;
   bool track_gaps_;
+  const CaptureWindows* windows_ = nullptr;
   // Merging is deferred to the next query or full batch, so the state below
   // changes in const queries too (they see the same union either way).
   mutable std::vector<Span> pending_;  // not yet merged, in arrival order

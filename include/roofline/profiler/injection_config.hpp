@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "roofline/profiler/capture_gate.hpp"
+
 namespace roofline::prof {
 
 struct InjectionConfig {
@@ -22,6 +24,13 @@ struct InjectionConfig {
   std::vector<std::string> metrics;        // counter metrics instead of the default set (--metrics)
   bool pm_sampling = false;                // CUPTI PM sampling (--pm-sampling)
   std::uint64_t pm_interval_ns = 100'000;  // its interval (--pm-interval, given in µs)
+  std::string capture_range;               // "cuda-profiler-api" or "nvtx:NAME" (--capture-range; "": none)
+  std::uint64_t delay_ns = 0;              // capture from this long after the program's start (--delay, in s)
+  std::uint64_t duration_ns = 0;           // capture this long (--duration, in s; 0: to the end)
+  std::uint64_t program_start_ns = 0;      // the program's start, CLOCK_MONOTONIC (the launcher's; 0: unknown)
+
+  // The capture range these fields ask for (capture_gate.hpp).
+  CaptureSpec capture() const;
 
   // The configuration as JSON text, and back. parse() takes what to_text()
   // writes; a missing field keeps its default, and a malformed text, an

@@ -24,6 +24,8 @@
 
 namespace roofline::prof {
 
+class CaptureGate;
+
 class NvtxTracker {
  public:
   // Called when a range closes (for trace output): path id, start, end, thread.
@@ -44,6 +46,12 @@ class NvtxTracker {
 
   // The calling thread's innermost path (0 when no range is open).
   std::uint32_t current_path() const;
+  // The own name of the calling thread's innermost range ("" when none): the
+  // range a pop() would close.
+  std::string current_name() const;
+  // With a capture range: a range counts (statistics, trace) only when it
+  // started while the gate was open. nullptr: every range counts.
+  void set_gate(const CaptureGate* gate);
   // Whether any range was ever pushed (launch callbacks are only needed then).
   bool active() const { return ring_.load(std::memory_order_acquire) != nullptr; }
 
@@ -71,6 +79,7 @@ class NvtxTracker {
   struct Path {
     std::uint32_t parent;
     std::string name;  // the full path, "a/b/c"
+    std::string leaf;  // the range's own name, "c"
   };
   std::uint32_t child_path(std::uint32_t parent, std::string_view name);
   void close(std::uint32_t path, std::uint64_t start, std::uint64_t end);
@@ -87,6 +96,7 @@ class NvtxTracker {
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> started_;  // range id -> path, start
   std::atomic<std::uint64_t> unmatched_pops_{0};
   Sink sink_;
+  const CaptureGate* gate_ = nullptr;
 };
 
 // An NVTX wide-character message (nvtxRangePushW, ...) as a range name:

@@ -100,7 +100,30 @@ struct Timeline {
   // (HTA's kernel wait / host wait); empty in profiles written before it existed.
   std::map<std::string, std::uint64_t> gap_ns_histogram;
   std::uint64_t late_records = 0;      // activity records that arrived after their window was closed
-  double busy_fraction() const;        // kernel_busy / (last_gpu - first_gpu)
+  // Time between first_gpu_ns and last_gpu_ns that a capture range left out
+  // (--capture-range, --delay, --duration: the gate was closed); 0 without one.
+  std::uint64_t uncaptured_ns = 0;
+  // The GPU-active window: first to last GPU activity, less uncaptured_ns.
+  std::uint64_t window_ns() const;
+  double busy_fraction() const;        // kernel_busy / window_ns()
+};
+
+// What a capture range (docs/profiler.md, "Capture ranges") kept of the run.
+// Absent (active() false) when the whole run was profiled.
+struct CaptureSummary {
+  std::string range;              // "cuda-profiler-api", "nvtx:NAME" or "" (time window only, or none)
+  std::uint64_t delay_ns = 0;     // --delay, from the program's start
+  std::uint64_t duration_ns = 0;  // --duration (0: to the end)
+  std::vector<Interval> ranges;   // the captured stretches (CUPTI clock), sorted, disjoint
+  std::uint64_t opens = 0;        // event ranges the program opened (cudaProfilerStart, NAME ranges)
+  std::uint64_t left_out = 0;     // activity records outside the captured stretches
+  bool active() const { return !range.empty() || delay_ns > 0 || duration_ns > 0; }
+  std::uint64_t captured_ns() const;
+  // How much of [a, b) the ranges cover.
+  std::uint64_t covered_ns(std::uint64_t a, std::uint64_t b) const;
+  // What was asked, in words: "cudaProfilerStart/Stop", "NVTX ranges named step",
+  // with ", from 0.70 s for 0.30 s" when --delay/--duration were given.
+  std::string describe() const;
 };
 
 struct PmSample {
@@ -159,6 +182,7 @@ struct ProfileData {
   std::map<std::string, LaunchSummary> launches; // key: kernel name
   std::map<std::string, NvtxRangeSummary> nvtx_ranges;  // key: range path
   Timeline timeline;
+  CaptureSummary capture;
   double pm_interval_ns = 0;
   std::vector<PmSample> pm_samples;
   std::vector<KernelCounters> counters;
@@ -184,6 +208,11 @@ struct ProfileData {
   // so a --counters run still lists and times every kernel. Launches of a
   // kernel without counters stay untimed. Returns the launches added.
   std::uint64_t time_replayed_launches();
+  // With a capture range: drops the PM samples outside the captured stretches.
+  void keep_captured_samples();
+
+ private:
+  void merge_capture(const CaptureSummary& other);
 };
 
 }  // namespace roofline::prof

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
+#include "roofline/profiler/capture_gate.hpp"
 #include "roofline/profiler/chrome_trace.hpp"
 #include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/launcher.hpp"
@@ -107,6 +109,15 @@ class ProfileCommand : public Command {
     sub.add_option("--device", device_,
                    "GPU whose counters --pm-sampling and --counters read (tracing covers every GPU)")
         ->check(whole_number(0, 1023));
+    sub.add_option("--delay", delay_s_,
+                   "capture from SECONDS after the program starts (with --capture-range: the ranges after it)")
+        ->check(non_negative_number());
+    sub.add_option("--duration", duration_s_,
+                   "capture for SECONDS, then stop (from the program's start, or from --delay)")
+        ->check(positive_number());
+    capture_opt_ = sub.add_option("--capture-range", capture_range_,
+                                  "capture only between cudaProfilerStart and cudaProfilerStop (cuda-profiler-api) or "
+                                  "inside NVTX ranges named NAME (nvtx:NAME)");
     auto* show = sub.add_option("--show", show_, "print a stored profile (its id) instead of running a program")
                      ->check(whole_number(1));
     sub.add_option("--load", load_, "print a profile file (a profile-<pid>.json that --output-dir kept) instead")
@@ -119,6 +130,7 @@ class ProfileCommand : public Command {
 
   Report run(Invocation& ctx) override {
     Report r("profile");
+    const prof::CaptureSpec capture = check_capture();
     if (show_ > 0) {
       prof::ProfileData p = prof::load_profile(ctx.db(), show_);
       prof::add_profile_tables(r, p, opt_);
@@ -150,6 +162,10 @@ class ProfileCommand : public Command {
     if (pm_sampling_ && counters_)
       throw_usage("--counters and --pm-sampling read the same counter hardware and cannot run together",
                   "profile once with --pm-sampling and once with --counters");
+    if (counters_ && capture.active())
+      throw_usage("--counters cannot be combined with a capture range (--delay, --duration, --capture-range): it "
+                  "measures the first launches of each kernel wherever they fall",
+                  "profile the range without --counters, and measure counters in a run of their own");
     if (!trace_.empty()) prof::check_trace_path(trace_);  // before the program runs, not after it
     std::string lib = prof::find_inject_library();
     prof::find_program(command_[0]);  // a clear error before anything starts
@@ -171,6 +187,9 @@ class ProfileCommand : public Command {
       cfg.counters_limit = static_cast<std::uint32_t>(
           std::min<std::int64_t>(counters_limit_, std::numeric_limits<std::uint32_t>::max()));
     cfg.metrics = metrics_;
+    cfg.capture_range = capture.range_text();
+    cfg.delay_ns = capture.delay_ns;
+    cfg.duration_ns = capture.duration_ns;
     ctx.status(fmt::format("roofline: profiling {}", join(command_, " ")));
     prof::LaunchResult lr = prof::run_profiled(lo);
     exit_code_ = lr.exit_code;
@@ -197,7 +216,7 @@ class ProfileCommand : public Command {
       std::string why = "the program never initialised CUDA (the profiler attaches when CUDA starts, in cuInit)";
       if (cuda::gpu_count() == 0) why += "; this machine has no usable GPU: " + cuda::gpu_unavailable_reason();
       r.warn("no GPU activity was seen: " + why);
-    } else if (!p.has_gpu_activity()) {
+    } else if (!p.has_gpu_activity() && !p.capture.active()) {  // with a capture range, the summary says why
       bool cupti_failed = false;
       for (const auto& w : p.warnings) cupti_failed |= contains(w, "CUPTI") || contains(w, "another profiler");
       if (cupti_failed)
@@ -239,6 +258,33 @@ class ProfileCommand : public Command {
   }
 
  private:
+  // The capture range the options ask for; a usage error for values out of
+  // range and for combinations that mean nothing.
+  prof::CaptureSpec check_capture() const {
+    const bool given = delay_s_ >= 0 || duration_s_ > 0 || capture_opt_->count() > 0;
+    if (given && (show_ > 0 || !load_.empty()))
+      throw_usage("--delay, --duration and --capture-range choose what to capture of a program roofline runs, not of "
+                  "a profile it prints (--show, --load)",
+                  "drop them: a stored profile keeps the capture range it was taken with");
+    prof::CaptureSpec spec;
+    if (capture_opt_->count() > 0) {
+      if (std::string why = prof::CaptureSpec::problem(capture_range_); !why.empty())
+        throw_usage("--capture-range: " + why,
+                    "--capture-range cuda-profiler-api (between cudaProfilerStart and cudaProfilerStop) or "
+                    "--capture-range nvtx:NAME (inside NVTX ranges named NAME)");
+      spec = *prof::CaptureSpec::parse_range(capture_range_);
+    }
+    const double max_s = static_cast<double>(prof::kMaxCaptureNs) * 1e-9;
+    for (auto [name, v] : {std::pair{"--delay", delay_s_}, std::pair{"--duration", duration_s_}})
+      if (v > max_s)
+        throw_usage(fmt::format("{} {} s is longer than roofline accepts ({:.0f} s, 11.6 days)", name, v, max_s),
+                    fmt::format("give {} in seconds, at most {:.0f}", name, max_s));
+    if (delay_s_ > 0) spec.delay_ns = static_cast<std::uint64_t>(std::llround(delay_s_ * 1e9));
+    if (duration_s_ > 0)
+      spec.duration_ns = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(duration_s_ * 1e9)));
+    return spec;
+  }
+
   std::vector<std::string> command_;
   prof::SummaryOptions opt_;
   std::string trace_, output_dir_, load_;
@@ -249,6 +295,9 @@ class ProfileCommand : public Command {
   std::vector<std::string> metrics_;
   int device_ = 0;
   std::int64_t show_ = 0;
+  double delay_s_ = -1, duration_s_ = 0;  // -1, 0: not given
+  std::string capture_range_;
+  CLI::Option* capture_opt_ = nullptr;
   int exit_code_ = 0;
 };
 

@@ -67,8 +67,12 @@ Facts::Facts(const ProfileData& profile, const DiagnosisOptions& options) : p(pr
   });
 
   const Timeline& tl = p.timeline;
-  window_ns = tl.last_gpu_ns > tl.first_gpu_ns ? static_cast<double>(tl.last_gpu_ns - tl.first_gpu_ns) : 0;
-  wall_ns = tl.process_end_ns > tl.process_start_ns ? static_cast<double>(tl.process_end_ns - tl.process_start_ns) : 0;
+  // With a capture range, only captured time: the window less what the gate
+  // left out, and the captured ranges in place of the process's wall time.
+  window_ns = static_cast<double>(tl.window_ns());
+  const double process_ns =
+      tl.process_end_ns > tl.process_start_ns ? static_cast<double>(tl.process_end_ns - tl.process_start_ns) : 0;
+  wall_ns = p.capture.active() ? static_cast<double>(p.capture.captured_ns()) : process_ns;
   base_ns = wall_ns > 0 ? wall_ns : window_ns;
   busy = tl.busy_fraction();
   double gpu_busy = static_cast<double>(std::max(tl.gpu_busy_ns, tl.kernel_busy_ns));

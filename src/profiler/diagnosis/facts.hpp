@@ -46,8 +46,8 @@ struct Facts {
   std::vector<KernelAgg> kernels;  // longest total first
   double kernel_total_ns = 0;
   std::uint64_t launches = 0;  // kernel instances
-  double window_ns = 0;        // GPU-active window: first GPU activity to last
-  double wall_ns = 0;          // profiled process wall time (0: unknown)
+  double window_ns = 0;        // GPU-active window: first GPU activity to last (captured time only)
+  double wall_ns = 0;          // profiled process wall time, or the captured ranges' time (0: unknown)
   double base_ns = 0;          // wall time, else the window: what shares are of
   double busy = 0;             // kernel busy fraction of the window
   double idle_ns = 0;          // window minus GPU busy (kernels, copies, memsets)

@@ -89,6 +89,7 @@ void write_profile(bool complete) {
   roofline::prof::ProfileData p = c.snapshot();
   roofline::inject::counters_fill(p);
   p.time_replayed_launches();  // --counters: replayed launches take their measured time
+  p.keep_captured_samples();   // a capture range: PM samples inside it only
   p.complete = complete;
   p.command = g->command;
   std::string path = g->config.out_dir + "/profile-" + std::to_string(getpid()) + ".json";
@@ -276,6 +277,9 @@ void start() {
     opt.trace_dir = g->config.out_dir;
     opt.trace_limit = g->config.trace_limit;
   }
+  // The capture range before the collector starts (it enables the
+  // cudaProfilerStart/Stop callbacks then); NVTX may have configured it already.
+  CuptiCollector::instance().configure_capture(g->config.capture(), g->config.program_start_ns);
   // A failed start leaves its reason in the profile's warnings: the profile is
   // still written, so `roofline profile` can say what happened.
   CuptiCollector::instance().start(opt);

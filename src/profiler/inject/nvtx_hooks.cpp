@@ -25,6 +25,7 @@
 #include <string>
 
 #include "roofline/core/env.hpp"
+#include "roofline/profiler/injection_config.hpp"
 #include "src/profiler/cupti_collector.hpp"
 
 #define ROOFLINE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -145,6 +146,13 @@ ROOFLINE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export
     return 0;  // no memory: NVTX stays a no-op
   }
   if (!get_export_table) return 0;
+  // NVTX may come before CUDA: an nvtx:NAME capture range must see the first
+  // NAME range. A malformed configuration is said when CUDA starts.
+  try {
+    const roofline::prof::InjectionConfig config = roofline::prof::InjectionConfig::from_environment();
+    CuptiCollector::instance().configure_capture(config.capture(), config.program_start_ns);
+  } catch (...) {
+  }
   auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks) || !cb->GetModuleFunctionTable) return 0;
   NvtxFunctionTable core = nullptr, core2 = nullptr;
