@@ -77,6 +77,19 @@ TEST(Explain, UnknownNamesAreNotGuessed) {
   EXPECT_EQ(k.field("scope")->value, "mykernels");
 }
 
+// Found by kernel_name_fuzzer: a warpsize token whose dimension has more
+// digits than parse_dims reads was indexed as three numbers (an empty vector:
+// undefined behaviour). Such a token is left undecoded; the largest accepted
+// dimensions multiply beyond int.
+TEST(Explain, WarpTokensWithOversizedDimensionsAreLeftUndecoded) {
+  const KernelInfo k =
+      explain_kernel("sm86_xmma_fprop_implicit_gemm_warpsize2x24444444444444444x1_g1_tensor16x8x8_kernel");
+  EXPECT_EQ(k.field("warps"), nullptr);
+  const KernelInfo big = explain_kernel("sm86_xmma_fprop_implicit_gemm_warpsize99999x99999x99999_kernel");
+  ASSERT_NE(big.field("warps"), nullptr);
+  EXPECT_NE(big.field("warps")->value.find("999970000299999 warps"), std::string::npos) << big.field("warps")->value;
+}
+
 TEST(Explain, MalformedNamesNeverThrow) {
   // Unbalanced brackets, cut names, operators, empty strings, random bytes.
   std::vector<std::string> names = {"",

@@ -285,8 +285,14 @@ bool decode_xmma(const Signature& s, Builder& b) {
     static const std::regex tile_re("^tilesize(\\d+x\\d+x\\d+)$"), stage_re("^stage(\\d+)$"),
         warp_re("^warpsize(\\d+x\\d+x\\d+)$"), wg_re("^warpgroupsize(\\d+x\\d+x\\d+)$"),
         tensor_re("^tensor(\\d+x\\d+x\\d+)$");
-    if (std::regex_match(t, m, tile_re)) {
-      auto d = parse_dims(m[1].str());
+    // A token of the shape with a dimension parse_dims refuses (over five
+    // digits) is left undecoded rather than read as three numbers.
+    auto dims3 = [&](const std::regex& re) {
+      std::vector<int> d;
+      if (std::regex_match(t, m, re)) d = parse_dims(m[1].str());
+      return d.size() == 3 ? d : std::vector<int>{};
+    };
+    if (auto d = dims3(tile_re); !d.empty()) {
       b.field("tile", "Tile (M×N×K)", dims_text(d), t, dims_text(d) + " tiles");
       continue;
     }
@@ -294,16 +300,14 @@ bool decode_xmma(const Signature& s, Builder& b) {
       b.field("stages", "Pipeline stages", m[1].str(), t, m[1].str() + "-stage pipeline");
       continue;
     }
-    if (std::regex_match(t, m, warp_re)) {
-      auto d = parse_dims(m[1].str());
-      int n = d[0] * d[1] * d[2];
+    if (auto d = dims3(warp_re); !d.empty()) {
+      const long long n = 1LL * d[0] * d[1] * d[2];  // up to 99999 each: beyond int
       b.field("warps", "Warps per block",
               dims_text(d) + " = " + std::to_string(n) + " warps (" + std::to_string(32 * n) + " threads)", t,
               dims_text(d) + " warps");
       continue;
     }
-    if (std::regex_match(t, m, wg_re)) {
-      auto d = parse_dims(m[1].str());
+    if (auto d = dims3(wg_re); !d.empty()) {
       b.field("warps", "Warp groups", dims_text(d) + " warp groups of 4 warps (wgmma)", t,
               dims_text(d) + " warp groups");
       tc_token = true;
@@ -311,8 +315,7 @@ bool decode_xmma(const Signature& s, Builder& b) {
       tc_why = "warp groups issue Hopper's wgmma tensor-core instructions";
       continue;
     }
-    if (std::regex_match(t, m, tensor_re)) {
-      auto d = parse_dims(m[1].str());
+    if (auto d = dims3(tensor_re); !d.empty()) {
       b.field("instruction", "MMA instruction", dims_text(d) + " (M×N×K per tensor-core instruction)", t);
       tc_token = true;
       tc_ev = t;
