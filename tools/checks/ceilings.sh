@@ -22,8 +22,7 @@ set -u
 OUT=${OUT:-/tmp/roofline-ceilings}
 mkdir -p "$OUT"
 BIN=./build/bin
-P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/device_env.sh"
 export PATH=/usr/local/cuda/bin:$PATH
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=(all)

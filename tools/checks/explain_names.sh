@@ -7,7 +7,7 @@
 #   tools/checks/run.sh explain_names:120
 set -euo pipefail
 : "${OUT:?set OUT to a writable folder}"
-export LD_LIBRARY_PATH=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/device_env.sh"
 ROOFLINE=./build/bin/roofline
 
 python3 - "$OUT/kernel_names.txt" <<'PY'

@@ -21,8 +21,7 @@ cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-./out}
 D=$OUT/long_run
 mkdir -p "$D"
-P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+source tools/checks/device_env.sh
 R=./build/bin/roofline
 PROG=tests/programs/torch_resnet_train.py
 steps="" secs=60

@@ -20,8 +20,7 @@ cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-./out}
 D=$OUT/profiler
 mkdir -p "$D"
-P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+source tools/checks/device_env.sh
 B=./build
 R=$B/bin/roofline
 T=$B/tests/programs

@@ -30,9 +30,7 @@ if ! tar -C build -xJf .carry/dist.tar.xz; then
   echo "FAIL no .carry/dist.tar.xz: run tools/checks/pack.sh here and carry .carry"
   exit 1
 fi
-P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:$PWD/build/lib:${LD_LIBRARY_PATH:-}
-export PATH=/usr/local/cuda/bin:$PATH
+source tools/checks/device_env.sh
 export ROOFLINE_DATA=$PWD/.carry/fashion-mnist PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv
 echo "unpacked in $(($(date +%s) - T0)) s"

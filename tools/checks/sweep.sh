@@ -15,8 +15,7 @@ cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-P=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH=$P/cudnn/lib:$P/nccl/lib:${LD_LIBRARY_PATH:-}
+source tools/checks/device_env.sh
 export PATH=/usr/local/cuda/bin:$PATH
 export ROOFLINE_DB="$OUT/roofline.db"
 R="$B/bin/roofline"
