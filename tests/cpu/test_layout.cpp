@@ -31,6 +31,7 @@ const fs::path kRoot = ROOFLINE_SOURCE_DIR;
 const std::set<std::string> kHeaderOnly = {
     "roofline/sweep/input.hpp",  // the sweep's input hash, included from .cu files too
     "roofline/core/json_text.hpp",  // one inline function: JSON text with bad UTF-8 replaced
+    "roofline/engine/half.hpp",     // inline fp32 <-> bf16/fp16 conversions, used in hot host loops
 };
 
 bool is_source(const fs::path& p) {

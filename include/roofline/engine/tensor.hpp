@@ -2,7 +2,8 @@
 // owns memory on one device (CPU: 64-byte aligned; CUDA: cudaMalloc through
 // roofline/cuda/memory.hpp). Tensors are always contiguous, row-major (NCHW
 // for images); views share the storage (reshape, a range of the first dim).
-// bf16/fp16 are reserved in DType for the mixed-precision work planned next.
+// bf16/fp16 activations run on the GPU (mixed precision); parameters and their
+// gradients stay fp32.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,13 @@ namespace roofline::engine {
 enum class DType : std::uint8_t { F32, BF16, F16, I32, U8, F64 };
 size_t dtype_size(DType t);
 const char* to_string(DType t);
+
+// How an image batch's elements are ordered in memory (PyTorch's
+// memory_format): NCHW (contiguous) or NHWC (channels_last, the layout the
+// tensor cores' convolutions prefer). A convolution's weights follow it:
+// (k, c, r, s) for NCHW, (k, r, s, c) for NHWC.
+enum class MemoryFormat : std::uint8_t { NCHW, NHWC };
+const char* to_string(MemoryFormat f);  // "nchw", "nhwc"
 
 enum class DeviceKind : std::uint8_t { Cpu, Cuda };
 struct Device {

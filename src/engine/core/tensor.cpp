@@ -46,6 +46,8 @@ const char* to_string(DType t) {
   return "?";
 }
 
+const char* to_string(MemoryFormat f) { return f == MemoryFormat::NHWC ? "nhwc" : "nchw"; }
+
 std::string Device::str() const { return kind == DeviceKind::Cpu ? "cpu" : fmt::format("cuda:{}", index); }
 
 std::int64_t numel(const Shape& s) {
