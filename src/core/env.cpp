@@ -16,7 +16,7 @@ constexpr Declaration kTable[] = {
   {Var::Data, "ROOFLINE_DATA", User, "DIR",
    "where `bench` looks for the Fashion-MNIST files when --data is not given (default /usr/share/datasets/fashion-mnist)"},
   {Var::PeerScript, "ROOFLINE_PEER_SCRIPT", User, "PATH",
-   "the PyTorch peer script `bench --peer pytorch` runs (default: peers/pytorch_bench.py in the working directory or the tree above the binary)"},
+   "the PyTorch peer script `bench --peer pytorch` runs for the small models (default: peers/pytorch_bench.py in the working directory or the tree above the binary); the networks' peer, pytorch_nets.py, is taken from the same folder"},
   {Var::CpuIsa, "ROOFLINE_CPU_ISA", User, "avx512|avx2|sse2",
    "the vector instruction set of roofline's CPU code (the engine's fast path, the CPU ceilings and the CPU sweep), "
    "at most what this CPU has (default: the widest it has)"},

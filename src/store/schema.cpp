@@ -220,10 +220,22 @@ CREATE INDEX profile_counters_by_profile ON profile_counters(profile_id);
 CREATE INDEX profile_diagnoses_by_profile ON profile_diagnoses(profile_id);
 )sql";
 
+// v4: the graph networks' cells (roofline bench alexnet,resnet18): a precision,
+// the median and spread of one step (train) or batch (infer), the peak device
+// memory and the FLOPs of one step, beside the small models' columns.
+const char* kV4 = R"sql(
+ALTER TABLE bench_results ADD COLUMN precision TEXT;
+ALTER TABLE bench_results ADD COLUMN step_median_s REAL;
+ALTER TABLE bench_results ADD COLUMN step_iqr_s REAL;
+ALTER TABLE bench_results ADD COLUMN peak_bytes REAL;
+ALTER TABLE bench_results ADD COLUMN flops REAL;
+)sql";
+
 const std::vector<Migration> kMigrations = {
     {1, "runs, devices, measurements", kV1},
     {2, "bench_results, layers", kV2},
     {3, "profiles: kernels, APIs, copies, PM samples, counters, diagnoses", kV3},
+    {4, "bench_results: precision, step median and spread, peak memory, FLOPs", kV4},
 };
 
 }  // namespace

@@ -128,7 +128,13 @@ std::optional<Error> bench_failure(const BenchResults& results);
 // Runs the peer script and parses its records. Throws Error(Unsupported)
 // when python3 or the peer's framework is missing (the message says which).
 std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& data_dir);
-std::string find_peer_script(const std::string& hint);
+// The peer script `rel` (under the repository): `hint` when given, else
+// $ROOFLINE_PEER_SCRIPT, else next to the binary or in the working directory.
+std::string find_peer_script(const std::string& hint, const std::string& rel = "peers/pytorch_bench.py");
+// Runs a peer command (python3 …), passing its stderr through, and parses the
+// JSON it prints. Throws Error(Unsupported) when python3 or the framework is
+// missing (exit status 127 or 3), Error(Internal) on another failure.
+nlohmann::json run_peer_command(const std::string& cmd);
 // Parses the peer's JSON output (also used by tests).
 std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::string& peer);
 

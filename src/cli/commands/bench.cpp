@@ -1,6 +1,8 @@
 // roofline bench: trains and times the seed models on the CPU and GPU
 // (seed 000's Table 4), beside the PyTorch peer when asked.
 #include "roofline/engine/bench.hpp"
+#include "roofline/engine/layer_graph.hpp"
+#include "roofline/engine/net_bench.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -60,10 +62,24 @@ class BenchCommand : public Command {
  public:
   const char* name() const override { return "bench"; }
   const char* summary() const override {
-    return "train and time the small models (simple-mlp, simple-cnn, ece408) on CPU and GPU, beside PyTorch";
+    return "train and time the models (simple-mlp, simple-cnn, ece408; alexnet, resnet18) on CPU and GPU, beside "
+           "PyTorch";
   }
   void configure(CLI::App& sub) override {
-    sub.add_option("models", models_, "models: simple-mlp, simple-cnn, ece408 or all (comma-separated)")->required();
+    sub.add_option("models", models_,
+                   "models: simple-mlp, simple-cnn, ece408 or all (comma-separated); or the networks alexnet, resnet18 "
+                   "(synthetic ImageNet-shaped batches; --precision, --steps)")
+        ->required();
+    sub.add_option("--precision", precision_,
+                   "networks: fp32 (TF32 off), tf32, bf16 (mixed precision, channels-last on the GPU); comma-separated")
+        ->capture_default_str();
+    sub.add_option("--steps", net_.steps, "networks: timed steps (or batches) per cell")
+        ->check(whole_number(1, 100000))
+        ->capture_default_str();
+    sub.add_option("--warmup", net_.warmup, "networks: untimed steps before them")
+        ->check(whole_number(0, 100000))
+        ->capture_default_str();
+    sub.add_flag("--no-compile", no_compile_, "networks: the peer runs eager only (no torch.compile)");
     device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
     sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
         ->capture_default_str();
@@ -115,6 +131,17 @@ class BenchCommand : public Command {
   }
 
   Report run(Invocation& ctx) override {
+    {
+      size_t nets = 0, all = 0;
+      for (const auto& m : split(join(models_, ","), ',')) {
+        ++all;
+        nets += engine::is_graph_model(to_lower(trim(m)));
+      }
+      if (nets > 0 && nets < all)
+        throw_usage("the small models and the networks (alexnet, resnet18) are benchmarked by separate calls",
+                    "name either the small models or the networks");
+      if (nets > 0) return run_nets(ctx);
+    }
     engine::BenchConfig cfg;
     cfg.models.clear();
     for (const auto& m : split(join(models_, ","), ','))
@@ -217,6 +244,70 @@ class BenchCommand : public Command {
   }
 
  private:
+  // alexnet, resnet18: the graph networks' cells (engine/net_bench.hpp).
+  Report run_nets(Invocation& ctx) {
+    engine::NetBenchConfig cfg = net_;
+    cfg.models.clear();
+    for (const auto& m : split(join(models_, ","), ',')) cfg.models.push_back(to_lower(trim(m)));
+    cfg.batches = parse_int_list(batch_, "--batch");
+    cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
+    Report report("bench");
+    DeviceChoice dc = parse_devices(device_);
+    const bool explicit_device = device_opt_->count() > 0;
+    std::vector<int> gpus;
+    if (dc.all_gpus && !explicit_device && cuda::gpu_count() == 0) {
+      report.warn("no GPU here (" + cuda::gpu_unavailable_reason() + "): GPU columns are empty");
+    } else {
+      gpus = resolve_gpus(dc);
+      if (gpus.empty() && (dc.all_gpus || !dc.gpus.empty()))
+        throw_device("no GPU available: " + cuda::gpu_unavailable_reason(), "use --device cpu");
+    }
+    cfg.cpu = dc.cpu;
+    cfg.gpu = !gpus.empty();
+    cfg.gpu_index = gpus.empty() ? 0 : gpus.front();
+    cfg.train = cfg.infer = false;
+    for (const auto& m : split(mode_, ',')) {
+      std::string v = to_lower(trim(m));
+      if (v == "train")
+        cfg.train = true;
+      else if (v == "infer" || v == "inference")
+        cfg.infer = true;
+      else
+        throw_usage(fmt::format("unknown mode '{}'", m), "use --mode train, infer or train,infer");
+    }
+    cfg.graphs = !no_graphs_;
+    cfg.peer = to_lower(trim(peer_));
+    cfg.peer_script = peer_script_;
+    cfg.peer_compile = !no_compile_;
+    if (!cfg.peer.empty() && cfg.peer != "pytorch")
+      throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
+    if (!cfg.cpu && cfg.precisions.size() == 1 && cfg.precisions[0] != engine::Precision::FP32 && !cfg.gpu)
+      throw_usage("bf16 and tf32 run on the GPU only", "add --device gpu, or use --precision fp32");
+    auto sink = [&](const engine::NetRecord& r) {
+      std::optional<std::int64_t> dev =
+          r.source != "roofline" ? std::nullopt
+          : r.device == "gpu"    ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
+                                 : std::optional(ctx.cpu_device_id());
+      engine::store_net_record(ctx.db(), ctx.run_id(), dev, r);
+      ctx.status(fmt::format("{} {} {} {} batch {} {}: {} per {}", r.source, r.model, r.device, r.precision, r.batch,
+                             r.mode, format_seconds(r.median_s), r.mode == "train" ? "step" : "batch"));
+    };
+    auto status = [&](const std::string& line) { ctx.status(line); };
+    const std::vector<engine::NetRecord> ours = engine::run_net_bench(cfg, sink, status);
+    std::vector<engine::NetRecord> peer;
+    if (!cfg.peer.empty()) {
+      ctx.status("running the PyTorch peer (eager" + std::string(cfg.peer_compile ? " and torch.compile" : "") + ")");
+      peer = engine::run_net_peer(cfg);
+      for (const auto& r : peer) sink(r);
+    }
+    report.add(engine::net_table(ours, "roofline"));
+    if (!peer.empty()) {
+      report.add(engine::net_table(peer, "pytorch"));
+      report.add(engine::net_peer_table(ours, peer));
+    }
+    return report;
+  }
+
   // The profile of the GPU training run that produced `r` (if it was traced):
   // diagnosed, stored with this run, and its tables kept for the report.
   void take_profiles(Invocation& ctx, const engine::BenchRecord& r, std::vector<Report>& out) {
@@ -248,7 +339,9 @@ class BenchCommand : public Command {
   std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
   CLI::Option* device_opt_ = nullptr;
   engine::TrainOptions o_;
-  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false;
+  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false;
+  std::string precision_ = "fp32";
+  engine::NetBenchConfig net_;
   int cfg_epochs_ = 0, repeat_ = 1;
   std::string gpu_path_ = "auto";
 };

@@ -45,13 +45,18 @@ std::string list(const std::vector<T>& v) {
 }
 }  // namespace
 
-std::string find_peer_script(const std::string& hint) {
+std::string find_peer_script(const std::string& hint, const std::string& rel) {
   if (!hint.empty()) {
     if (!exists(hint)) throw_usage(fmt::format("peer script {} does not exist", hint), "check --peer-script");
     return hint;
   }
-  if (auto path = env::get(env::Var::PeerScript); path && exists(*path)) return *path;
-  const std::string rel = "peers/pytorch_bench.py";
+  // $ROOFLINE_PEER_SCRIPT names the small models' script; the others sit beside it.
+  if (auto path = env::get(env::Var::PeerScript); path && exists(*path)) {
+    const std::string name = rel.substr(rel.find_last_of('/') + 1);
+    const size_t slash = path->find_last_of('/');
+    const std::string sibling = (slash == std::string::npos ? std::string() : path->substr(0, slash + 1)) + name;
+    if (exists(sibling)) return sibling;
+  }
   for (const std::string& dir : {std::string("."), exe_dir() + "/../..", exe_dir() + "/.."})
     if (exists(dir + "/" + rel)) return dir + "/" + rel;
   throw_unsupported("cannot find the PyTorch peer script " + rel,
@@ -92,22 +97,7 @@ std::vector<BenchRecord> parse_peer_json(const nlohmann::json& j, const std::str
   return out;
 }
 
-std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& data_dir) {
-  if (cfg.peer != "pytorch")
-    throw_usage(fmt::format("unknown peer '{}'", cfg.peer), "the only peer is pytorch (--peer pytorch)");
-  const std::string script = find_peer_script(cfg.peer_script);
-  std::vector<std::string> devices, modes;
-  if (cfg.cpu) devices.push_back("cpu");
-  if (cfg.gpu) devices.push_back("gpu");
-  if (cfg.train) modes.push_back("train");
-  if (cfg.infer) modes.push_back("infer");
-  const TrainOptions& o = cfg.train_options;
-  std::string cmd = fmt::format(
-      "python3 {} --models {} --devices {} --modes {} --batches {} --epochs {} --max-steps {} --data {} --lr {} "
-      "--momentum {} --weight-decay {} --seed {} --infer-reps {}{}",
-      quote(script), quote(join(cfg.models, ",")), join(devices, ","), join(modes, ","), list(cfg.batches), o.epochs,
-      o.max_steps, quote(data_dir), o.sgd.lr, o.sgd.momentum, o.sgd.weight_decay, o.seed, o.infer_reps,
-      cfg.keep_going ? " --keep-going" : "");
+nlohmann::json run_peer_command(const std::string& cmd) {
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) throw_unsupported("cannot start python3 for the PyTorch peer", "install python3 with PyTorch");
   std::string text;
@@ -133,7 +123,26 @@ std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& dat
     throw Error(ErrorKind::Input, fmt::format("the PyTorch peer printed something that is not JSON: {}", e.what()),
                 "run the command by hand: " + cmd);
   }
-  return parse_peer_json(j, "pytorch");
+  return j;
+}
+
+std::vector<BenchRecord> run_peer(const BenchConfig& cfg, const std::string& data_dir) {
+  if (cfg.peer != "pytorch")
+    throw_usage(fmt::format("unknown peer '{}'", cfg.peer), "the only peer is pytorch (--peer pytorch)");
+  const std::string script = find_peer_script(cfg.peer_script);
+  std::vector<std::string> devices, modes;
+  if (cfg.cpu) devices.push_back("cpu");
+  if (cfg.gpu) devices.push_back("gpu");
+  if (cfg.train) modes.push_back("train");
+  if (cfg.infer) modes.push_back("infer");
+  const TrainOptions& o = cfg.train_options;
+  std::string cmd = fmt::format(
+      "python3 {} --models {} --devices {} --modes {} --batches {} --epochs {} --max-steps {} --data {} --lr {} "
+      "--momentum {} --weight-decay {} --seed {} --infer-reps {}{}",
+      quote(script), quote(join(cfg.models, ",")), join(devices, ","), join(modes, ","), list(cfg.batches), o.epochs,
+      o.max_steps, quote(data_dir), o.sgd.lr, o.sgd.momentum, o.sgd.weight_decay, o.seed, o.infer_reps,
+      cfg.keep_going ? " --keep-going" : "");
+  return parse_peer_json(run_peer_command(cmd), "pytorch");
 }
 
 }  // namespace roofline::engine

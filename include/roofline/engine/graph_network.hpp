@@ -1,0 +1,140 @@
+// A LayerGraph instantiated on a Context for batches of up to `max_batch` in
+// one precision. Every buffer is planned once, at construction:
+//   - parameters (fp32 master weights), their gradients and the optimizer's
+//     state, each one flat allocation with tensors on 256-byte boundaries (so
+//     the optimizer is one fused pass, which also writes the bf16/fp16 copy of
+//     the weights that convolutions and GEMMs read in mixed precision);
+//   - BatchNorm's running statistics and saved batch statistics;
+//   - one arena for activations, activation gradients and scratch, each buffer
+//     placed by its lifetime within a step (forward, loss, backward), so that
+//     buffers whose lives do not overlap share memory.
+// A step allocates nothing and synchronises nothing, so it is captured whole
+// as a CUDA graph (capture_train_step) and replayed.
+//
+// Gradients: a value that feeds several layers gets the sum of what each
+// sends back. The first layer to send (in backward order) writes the
+// gradient buffer; the others write a temporary that is added in. Where
+// the first is a BatchNorm2d's residual (ResNet's shortcut), the buffer is
+// the BatchNorm's own masked output gradient: no copy.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "roofline/engine/context.hpp"
+#include "roofline/engine/graph.hpp"
+#include "roofline/engine/layer_graph.hpp"
+#include "roofline/engine/ops_optim.hpp"
+#include "roofline/engine/precision.hpp"
+
+namespace roofline::engine {
+
+enum class OptimizerKind { Sgd, AdamW };
+
+struct GraphOptions {
+  Precision precision = Precision::FP32;
+  // NCHW or NHWC; default: NHWC for bf16/fp16 on the GPU (as PyTorch's
+  // channels_last runs), NCHW otherwise.
+  std::optional<MemoryFormat> format;
+  bool training = true;  // false: inference only (no gradients, no optimizer; activations reused as soon as read)
+  OptimizerKind optimizer = OptimizerKind::Sgd;
+  ops::SgdConfig sgd{0.1f, 0.9f, 1e-4f};  // torchvision's ImageNet recipe
+  ops::AdamWConfig adamw;
+  std::uint64_t dropout_seed = 0x5eed;
+};
+
+class GraphNetwork {
+ public:
+  GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t max_batch, GraphOptions options = {});
+  ~GraphNetwork();
+  GraphNetwork(const GraphNetwork&) = delete;
+  GraphNetwork& operator=(const GraphNetwork&) = delete;
+
+  const LayerGraph& graph() const { return graph_; }
+  Context& context() const { return ctx_; }
+  std::int64_t max_batch() const { return max_batch_; }
+  Precision precision() const { return opt_.precision; }
+  DType dtype() const { return dtype_; }
+  MemoryFormat format() const { return format_; }
+  bool training() const { return opt_.training; }
+
+  // The state_dict tensors in graph().params() order, in torch's layout
+  // (convolution weights (k, c/groups, r, s) whatever format() is).
+  void load_state(const std::vector<std::vector<float>>& tensors);
+  std::vector<std::vector<float>> state() const;
+  // The learnable parameters' gradients of the last backward, in torch's
+  // layout (an empty vector for buffers).
+  std::vector<std::vector<float>> grads() const;
+
+  // (max_batch, c, h, w) in format() and dtype(); (max_batch) int32 labels.
+  void* input() const { return input_.raw(); }
+  std::int32_t* labels() const { return labels_.i32(); }
+  // Copies a host batch given in NCHW fp32 (and its labels) in, converting to
+  // format() and dtype(). Synchronous; for set-up and tests.
+  void set_batch(const std::vector<float>& nchw, const std::vector<std::int32_t>& labels, std::int64_t batch);
+  // (batch, classes) fp32 logits of the last forward (synchronous copy).
+  std::vector<float> logits(std::int64_t batch) const;
+  // The last step's mean loss (synchronous).
+  float loss() const;
+
+  // training = true: batch statistics (and their running averages), dropout;
+  // false: eval mode (running statistics, no dropout).
+  void forward(std::int64_t batch, bool training);
+  // Cross-entropy of the logits against labels(): the loss and its gradient.
+  void loss_forward(std::int64_t batch);
+  void backward(std::int64_t batch);
+  void optimizer_step();
+  // forward(training), loss_forward, backward, optimizer_step.
+  void train_step(std::int64_t batch);
+  // Captures train_step(batch) (or forward(batch, false) for infer) once as a
+  // CUDA graph after one eager run, then replays it.
+  void capture_train_step(std::int64_t batch);
+  void capture_inference(std::int64_t batch);
+  void replay() const;
+  bool captured() const { return step_graph_.ready(); }
+
+  struct Memory {
+    size_t params = 0, grads = 0, optimizer = 0, copies = 0, state = 0, arena = 0, io = 0;
+    size_t total() const { return params + grads + optimizer + copies + state + arena + io; }
+  };
+  Memory memory() const { return memory_; }
+  // Bytes the arena would need without sharing (the sum of every buffer).
+  size_t arena_unshared() const { return arena_unshared_; }
+
+  // NVTX range of a node's pass: "<model>/<node>/<pass>".
+  const std::string& range_name(size_t node, Pass pass) const { return names_[node * 4 + static_cast<size_t>(pass)]; }
+
+  struct Plan;  // graph_plan.hpp
+
+ private:
+  void* act(int value) const;
+  void* grad(int value) const;
+  void* temp(size_t node, size_t input) const;
+  const void* weight(int param) const;  // what a convolution or Linear reads (the copy in mixed precision)
+  float* param(int p) const;
+  float* param_grad(int p) const;
+  float* state_of(int p) const;  // running statistics
+  void forward_node(size_t i, std::int64_t batch, bool training);
+  void backward_node(size_t i, std::int64_t batch);
+  void refresh_copy();
+
+  const LayerGraph& graph_;
+  Context& ctx_;
+  std::int64_t max_batch_;
+  GraphOptions opt_;
+  DType dtype_;
+  MemoryFormat format_;
+  std::unique_ptr<Plan> plan_;
+  Tensor params_, grads_, opt_a_, opt_b_, copy_, state_, stats_, arena_, input_, labels_, logits32_, dlogits32_,
+      loss_, step_;
+  std::vector<std::int64_t> param_off_;  // per graph param: offset in params_/grads_ (learnable) or state_ (buffers)
+  std::vector<std::int64_t> stats_off_;  // per node: offset of save_mean (c) then save_invstd (c) in stats_
+  std::int64_t learnable_floats_ = 0;    // padded size of params_
+  Memory memory_;
+  size_t arena_unshared_ = 0;
+  std::vector<std::string> names_;
+  StepGraph step_graph_;
+};
+
+}  // namespace roofline::engine

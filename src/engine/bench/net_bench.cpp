@@ -1,0 +1,251 @@
+// The graph networks' benchmark: synthetic ImageNet-shaped batches (as
+// PyTorch's --dummy), a warm-up, then each step timed on its own (CUDA events
+// around one graph replay on the GPU, the wall clock on the CPU); the median
+// and spread are kept.
+#include "roofline/engine/net_bench.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "roofline/core/error.hpp"
+#include "roofline/core/stats.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/engine/bench.hpp"
+#include "roofline/engine/graph_network.hpp"
+#include "roofline/core/json_text.hpp"
+#include "roofline/engine/rng.hpp"
+#include "roofline/store/db.hpp"
+#include "src/engine/cuda/cuda_api.hpp"
+
+namespace roofline::engine {
+
+namespace {
+
+void fill_synthetic(GraphNetwork& net, std::int64_t batch, std::uint64_t seed) {
+  const Shape& s = net.graph().input_shape();
+  Rng rng(seed);
+  std::vector<float> x(static_cast<size_t>(batch * numel(s)));
+  for (auto& v : x) v = rng.normal();
+  std::vector<std::int32_t> y(static_cast<size_t>(batch));
+  for (auto& v : y) v = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(net.graph().classes())));
+  net.set_batch(x, y, batch);
+}
+
+NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p, std::int64_t batch,
+                       bool train) {
+  NetRecord r;
+  r.model = g.name();
+  r.device = ctx.is_cuda() ? "gpu" : "cpu";
+  r.precision = to_string(p);
+  r.mode = train ? "train" : "infer";
+  r.batch = batch;
+  GraphOptions o;
+  o.precision = p;
+  o.training = train;
+  GraphNetwork net(g, ctx, batch, o);
+  fill_synthetic(net, batch, 1);
+  const bool graphs = cfg.graphs && ctx.is_cuda();
+  const auto step = [&] {
+    if (net.captured())
+      net.replay();
+    else if (train)
+      net.train_step(batch);
+    else
+      net.forward(batch, false);
+  };
+  if (graphs) {
+    if (train)
+      net.capture_train_step(batch);
+    else
+      net.capture_inference(batch);
+  }
+  for (int i = 0; i < cfg.warmup; ++i) step();
+  ctx.synchronize();
+  r.steps = ctx.is_cuda() || batch == 1 ? cfg.steps : std::max(3, cfg.steps / 4);
+  std::vector<double> t;
+  for (int i = 0; i < r.steps; ++i) {
+    if (ctx.is_cuda()) {
+      t.push_back(detail::cuda_time(ctx.cuda(), step, 1));
+    } else {
+      const auto a = std::chrono::steady_clock::now();
+      step();
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    }
+  }
+  const Summary s = summarize(t);
+  r.median_s = s.median, r.iqr_s = s.iqr(), r.min_s = s.min, r.max_s = s.max;
+  const PassCosts c = g.cost(batch, activation_dtype(p));
+  r.flops = train ? c.train().flops : c.forward.flops;
+  if (train) r.loss = net.loss();
+  if (ctx.is_cuda()) r.peak_bytes = static_cast<double>(net.memory().total());
+  const auto m = net.memory();
+  r.params = {{"graphs", graphs},
+              {"format", to_string(net.format())},
+              {"memory", {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer}, {"copies", m.copies},
+                          {"state", m.state}, {"arena", m.arena}, {"io", m.io}, {"arena_unshared", net.arena_unshared()}}},
+              {"data", "synthetic"}};
+  return r;
+}
+
+}  // namespace
+
+std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& sink, const NetStatus& status) {
+  std::vector<NetRecord> out;
+  std::vector<LayerGraph> graphs;
+  for (const auto& m : cfg.models) graphs.push_back(make_graph_model(m));
+  std::vector<Backend> devices;
+  if (cfg.cpu) devices.push_back(Backend::Cpu);
+  if (cfg.gpu) devices.push_back(Backend::Cuda);
+  for (const LayerGraph& g : graphs)
+    for (Backend b : devices) {
+      Context ctx(b, cfg.gpu_index);
+      for (Precision p : cfg.precisions) {
+        if (b != Backend::Cuda && p != Precision::FP32) continue;  // the CPU computes in fp32 only
+        for (std::int64_t batch : cfg.batches)
+          for (bool train : {true, false}) {
+            if ((train && !cfg.train) || (!train && !cfg.infer)) continue;
+            if (status)
+              status(fmt::format("roofline {} {} {} batch {} {}", g.name(), ctx.is_cuda() ? "gpu" : "cpu",
+                                 to_string(p), batch, train ? "train" : "infer"));
+            out.push_back(measure_cell(g, ctx, cfg, p, batch, train));
+            if (sink) sink(out.back());
+          }
+      }
+    }
+  return out;
+}
+
+void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r) {
+  store::Transaction tx(db);
+  auto st = db.prepare(
+      "INSERT INTO bench_results (run_id, device_id, device, model, mode, batch, steps, peer, params, measured_at, "
+      "precision, step_median_s, step_iqr_s, peak_bytes, flops, train_seconds, infer_median_s, infer_iqr_s, "
+      "test_loss) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  const bool train = r.mode == "train";
+  st.bind(1, run_id).bind(2, device_id).bind(3, r.device).bind(4, r.model).bind(5, r.mode).bind(6, r.batch);
+  st.bind(7, static_cast<std::int64_t>(r.steps));
+  if (r.source == "roofline")
+    st.bind(8, std::nullopt);
+  else
+    st.bind(8, r.source);
+  st.bind(9, json_text(r.params)).bind(10, store::utc_now()).bind(11, r.precision);
+  st.bind(12, r.median_s).bind(13, r.iqr_s).bind(14, r.peak_bytes).bind(15, r.flops);
+  if (train) {
+    st.bind(16, r.median_s * r.steps).bind(17, std::nullopt).bind(18, std::nullopt).bind(19, r.loss);
+  } else {
+    st.bind(16, std::nullopt).bind(17, r.median_s).bind(18, r.iqr_s).bind(19, std::nullopt);
+  }
+  st.run();
+  tx.commit();
+}
+
+std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
+  if (!j.contains("records") || !j["records"].is_array())
+    throw Error(ErrorKind::Input, "the peer's output has no \"records\" list", "run the peer script by hand to see why");
+  std::vector<NetRecord> out;
+  for (const auto& x : j["records"]) {
+    NetRecord r;
+    r.source = x.at("source").get<std::string>();
+    r.model = x.at("model").get<std::string>();
+    r.device = x.at("device").get<std::string>();
+    r.precision = x.at("precision").get<std::string>();
+    r.mode = x.at("mode").get<std::string>();
+    r.batch = x.at("batch").get<std::int64_t>();
+    r.steps = x.value("steps", 0);
+    r.median_s = x.at("median_s").get<double>();
+    r.iqr_s = x.value("iqr_s", 0.0);
+    r.min_s = x.value("min_s", 0.0);
+    r.max_s = x.value("max_s", 0.0);
+    if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
+    if (x.contains("loss") && x["loss"].is_number()) r.loss = x["loss"].get<double>();
+    const LayerGraph g = make_graph_model(r.model);
+    const PassCosts c = g.cost(r.batch, activation_dtype(parse_precision(r.precision)));
+    r.flops = r.mode == "train" ? c.train().flops : c.forward.flops;
+    r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<NetRecord> run_net_peer(const NetBenchConfig& cfg) {
+  if (cfg.peer != "pytorch")
+    throw_usage(fmt::format("unknown peer '{}'", printable(cfg.peer)), "the only peer is pytorch (--peer pytorch)");
+  const std::string script = find_peer_script(cfg.peer_script, "peers/pytorch_nets.py");
+  std::vector<std::string> devices, modes, precisions, batches;
+  if (cfg.cpu) devices.push_back("cpu");
+  if (cfg.gpu) devices.push_back("gpu");
+  if (cfg.train) modes.push_back("train");
+  if (cfg.infer) modes.push_back("infer");
+  for (Precision p : cfg.precisions) precisions.push_back(to_string(p));
+  for (auto b : cfg.batches) batches.push_back(std::to_string(b));
+  const std::string cmd =
+      fmt::format("python3 '{}' --models {} --devices {} --precisions {} --batches {} --modes {} --steps {} --warmup {}{}",
+                  script, join(cfg.models, ","), join(devices, ","), join(precisions, ","), join(batches, ","),
+                  join(modes, ","), cfg.steps, cfg.warmup, cfg.peer_compile ? " --compile" : "");
+  return parse_net_peer_json(run_peer_command(cmd));
+}
+
+namespace {
+
+Cell ms(double s) { return s > 0 ? Cell{s * 1e3} : Cell{}; }
+Cell ratio(double a, double b) { return a > 0 && b > 0 ? Cell{a / b} : Cell{}; }
+Cell mib(const std::optional<double>& b) { return b ? Cell{*b / 1048576.0} : Cell{}; }
+
+const NetRecord* find(const std::vector<NetRecord>& v, const NetRecord& like, const std::string& source,
+                      const std::string& device, const std::string& mode) {
+  for (const auto& r : v)
+    if (r.source == source && r.model == like.model && r.device == device && r.precision == like.precision &&
+        r.batch == like.batch && r.mode == mode)
+      return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+Table net_table(const std::vector<NetRecord>& records, const std::string& source) {
+  Table t("bench.nets." + source, fmt::format("CPU vs GPU training step and inference per batch ({})", source));
+  t.col("model", "Model").col("precision", "Precision").col("batch", "Batch");
+  t.col("cpu_train_ms", "CPU train", "ms", 2).col("gpu_train_ms", "GPU train", "ms", 2);
+  t.col("train_speedup", "speedup", "×", 1);
+  t.col("cpu_infer_ms", "CPU infer", "ms", 2).col("gpu_infer_ms", "GPU infer", "ms", 3);
+  t.col("infer_speedup", "speedup", "×", 1);
+  std::vector<std::string> seen;
+  for (const auto& r : records) {
+    if (r.source != source) continue;
+    const std::string key = fmt::format("{}|{}|{}", r.model, r.precision, r.batch);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    auto time_of = [&](const std::string& device, const std::string& mode) {
+      const NetRecord* x = find(records, r, source, device, mode);
+      return x ? x->median_s : 0.0;
+    };
+    const double ct = time_of("cpu", "train"), gt = time_of("gpu", "train"), ci = time_of("cpu", "infer"),
+                 gi = time_of("gpu", "infer");
+    t.row({r.model, r.precision, r.batch, ms(ct), ms(gt), ratio(ct, gt), ms(ci), ms(gi), ratio(ci, gi)});
+  }
+  return t;
+}
+
+Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRecord>& peer) {
+  Table t("bench.nets.peer", "roofline beside PyTorch (same machine, same call): median per step or batch");
+  t.col("model", "Model").col("device", "Device").col("precision", "Precision").col("batch", "Batch").col("mode", "Mode");
+  t.col("ms", "roofline", "ms", 3).col("eager_ms", "eager", "ms", 3).col("compile_ms", "compile", "ms", 3);
+  t.col("vs_eager", "× eager", "", 2).col("vs_compile", "× compile", "", 2);
+  t.col("images_per_s", "images/s", "", 0).col("tflops", "TFLOP/s", "", 1);
+  t.col("memory_mib", "memory", "MiB", 0).col("eager_memory_mib", "eager mem", "MiB", 0);
+  for (const auto& r : ours) {
+    const NetRecord* e = find(peer, r, "pytorch", r.device, r.mode);
+    const NetRecord* c = find(peer, r, "pytorch-compile", r.device, r.mode);
+    t.row({r.model, r.device, r.precision, r.batch, r.mode, ms(r.median_s), e ? ms(e->median_s) : Cell{},
+           c ? ms(c->median_s) : Cell{}, e ? ratio(e->median_s, r.median_s) : Cell{},
+           c ? ratio(c->median_s, r.median_s) : Cell{}, r.images_per_s(), r.tflops(), mib(r.peak_bytes),
+           e ? mib(e->peak_bytes) : Cell{}});
+  }
+  t.note("× eager, × compile: the peer's time over roofline's (above 1: roofline is faster). memory: roofline's "
+         "planned buffers (parameters, gradients, optimizer state, weight copies, statistics, the activation arena, "
+         "input and logits; library workspaces not included); eager mem: torch.cuda.max_memory_allocated.");
+  return t;
+}
+
+}  // namespace roofline::engine
