@@ -17,7 +17,9 @@
 namespace roofline::engine::harness {
 
 // Names of the ops the harness knows: linear, linear+relu, conv2d, conv2d+relu,
-// maxpool2d, relu, relu+bias_grad, softmax, log_softmax, nll_loss, cross_entropy, sgd, gather_batch.
+// maxpool2d, relu, relu+bias_grad, softmax, log_softmax, nll_loss, cross_entropy, sgd,
+// linear_weight_sgd, gather_batch, sgd_nesterov, sgd_scaled, adamw, adamw_scaled, cast,
+// grads_check_finite, loss_scale_update.
 std::vector<std::string> op_names();
 
 // Relative error bound (‖out − ref‖₂ / ‖ref‖₂ against the float64 reference).

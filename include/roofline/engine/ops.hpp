@@ -183,21 +183,27 @@ struct LossStats {
 void cross_entropy(Context& ctx, const RowsShape& s, float* dlogits, const float* logits, const std::int32_t* labels,
                    float grad_scale, const LossStats& stats);
 
-// ---- Optimiser: torch.optim.SGD (dampening 0, not Nesterov) -------------------
+// ---- Optimiser: torch.optim.SGD (dampening 0) ---------------------------------
+// (AdamW, the low-precision parameter copies, loss scaling and casts:
+// roofline/engine/ops_optim.hpp.)
 struct SgdConfig {
   float lr = 0.01f;
   float momentum = 0.9f;
   float weight_decay = 0.0f;
+  bool nesterov = false;  // needs momentum, as torch.optim.SGD
 };
 struct SgdShape {
   std::int64_t n = 0;  // parameters
   bool momentum = true;
   OpCost cost() const;
 };
-// g' = g + wd·p;  buf = momentum·buf + g';  p −= lr·buf  (buf starts at 0, which
-// equals torch's "buf = g' on the first step" when dampening is 0).
+// g' = g + wd·p;  buf = momentum·buf + g';  step = nesterov ? g' + momentum·buf : buf;
+// p −= lr·step  (buf starts at 0, which equals torch's "buf = g' on the first
+// step" when dampening is 0; without momentum, step = g').
 // param, grad, buf (n). When `advance_step` is not null, *advance_step += 1
-// after the update (the training loop's device-side step counter).
+// after the update (the training loop's device-side step counter). The
+// overload with a low-precision copy of the parameters and gradient
+// unscaling is in ops_optim.hpp.
 void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad, float* buf, const SgdConfig& cfg,
                 std::int32_t* advance_step = nullptr);
 

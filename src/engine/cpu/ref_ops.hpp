@@ -279,14 +279,18 @@ T cross_entropy(const ops::RowsShape& s, T* dlogits, const T* logits, const std:
   return total;
 }
 
+// torch.optim.SGD with dampening 0 (the single-tensor path of its docs):
+//   g' = g·inv_scale + wd·p;  buf = momentum·buf + g';
+//   step = nesterov ? g' + momentum·buf : buf;  p = p − lr·step
+// (no momentum: step = g'). inv_scale = 1 multiplies exactly.
 template <class T>
-void sgd_update(const ops::SgdShape& s, T* p, const T* g, T* buf, const ops::SgdConfig& cfg) {
+void sgd_update(const ops::SgdShape& s, T* p, const T* g, T* buf, const ops::SgdConfig& cfg, T inv_scale = T(1)) {
   const T lr = cfg.lr, mom = cfg.momentum, wd = cfg.weight_decay;
   for (int64_t i = 0; i < s.n; ++i) {
-    T d = g[i] + wd * p[i];
+    T d = g[i] * inv_scale + wd * p[i];
     if (s.momentum) {
       buf[i] = mom * buf[i] + d;
-      d = buf[i];
+      d = cfg.nesterov ? d + mom * buf[i] : buf[i];
     }
     p[i] = p[i] - lr * d;
   }

@@ -1,5 +1,5 @@
-// Element-wise ops, bias reductions, the fused SGD update and the batch
-// gather on the GPU.
+// Element-wise ops, bias reductions and the batch gather on the GPU (the
+// optimizers: optim.cu).
 #include <cstdint>
 #include "src/engine/cuda/elementwise.cuh"
 #include "src/engine/cuda/launch.cuh"
@@ -78,24 +78,6 @@ __global__ void activation_bias_backward_kernel(std::int64_t n, std::int64_t m, 
     for (int k = 0; k < 8; ++k) sum += part[k][threadIdx.x];
     db[col] = sum;
   }
-}
-
-__global__ void sgd_kernel(std::int64_t n, float* __restrict__ p, const float* __restrict__ g, float* __restrict__ buf,
-                           float lr, float momentum, float wd, bool use_momentum, std::int32_t* step) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    // The same operations, in the same order, as the CPU paths (no contraction
-    // into FMAs), so CPU and GPU runs stay within rounding of each other.
-    const float d = __fadd_rn(g[i], __fmul_rn(wd, p[i]));
-    if (use_momentum) {
-      const float m = __fadd_rn(__fmul_rn(momentum, buf[i]), d);
-      buf[i] = m;
-      p[i] = __fsub_rn(p[i], __fmul_rn(lr, m));
-    } else {
-      p[i] = __fsub_rn(p[i], __fmul_rn(lr, d));
-    }
-  }
-  if (step && blockIdx.x == 0 && threadIdx.x == 0) *step += 1;  // no other block reads it
 }
 
 // A pixel value (0-255, resized or not) normalised: (v / 255 − mean) / std as
@@ -200,13 +182,6 @@ void activation_bias_backward(const CudaState* st, const ops::BiasGradShape& s, 
                               const float* dout, const float* out) {
   activation_bias_backward_kernel<<<static_cast<unsigned>((s.cols + 31) / 32), dim3(32, 8), 0, stream_of(st)>>>(
       s.rows, s.cols, s.act == ops::Activation::ReLU, dpre, db, dout, out);
-  CUDA_CHECK_LAUNCH();
-}
-
-void sgd_update(const CudaState* st, const ops::SgdShape& s, float* p, const float* g, float* buf,
-                const ops::SgdConfig& cfg, std::int32_t* advance_step) {
-  sgd_kernel<<<blocks_for(s.n, st), kThreads, 0, stream_of(st)>>>(s.n, p, g, buf, cfg.lr, cfg.momentum,
-                                                                  cfg.weight_decay, s.momentum, advance_step);
   CUDA_CHECK_LAUNCH();
 }
 

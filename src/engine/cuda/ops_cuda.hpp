@@ -58,8 +58,6 @@ void nll_loss_backward(const CudaState* st, const ops::RowsShape& s, float* dlog
 void cross_entropy(const CudaState* st, const ops::RowsShape& s, float* dlogits, const float* logits,
                    const std::int32_t* labels, float grad_scale, const ops::LossStats& stats);
 
-void sgd_update(const CudaState* st, const ops::SgdShape& s, float* p, const float* g, float* buf,
-                const ops::SgdConfig& cfg, std::int32_t* advance_step);
 void gather_batch(const CudaState* st, const ops::BatchShape& s, float* x, std::int32_t* y, const std::uint8_t* images,
                   const std::uint8_t* labels, const std::int32_t* order, std::int64_t first, const std::int32_t* step);
 

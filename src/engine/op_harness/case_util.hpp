@@ -29,10 +29,13 @@ inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
   for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
 }
-// Learning rate, momentum (none one time in four) and weight decay (none one time in two).
+// Learning rate, momentum (none one time in four), weight decay (none one
+// time in two) and, with momentum, Nesterov one time in three.
 inline ops::SgdConfig random_sgd(Rng& r) {
-  return {r.uniform(0.001f, 0.1f), r.below(4) == 0 ? 0.f : r.uniform(0.f, 0.95f),
-          r.below(2) == 0 ? 0.f : r.uniform(0.f, 0.01f)};
+  ops::SgdConfig c{r.uniform(0.001f, 0.1f), r.below(4) == 0 ? 0.f : r.uniform(0.f, 0.95f),
+                   r.below(2) == 0 ? 0.f : r.uniform(0.f, 0.01f)};
+  c.nesterov = c.momentum > 0.f && r.below(3) == 0;
+  return c;
 }
 
 }  // namespace roofline::engine::harness::case_util

@@ -166,7 +166,8 @@ double seconds_per_call(Context& ctx, const std::function<void()>& fn, int reps)
 std::vector<std::string> op_names() {
   return {"linear",      "linear+relu", "conv2d",        "conv2d+relu", "maxpool2d",         "relu",
           "relu+bias_grad", "softmax",  "log_softmax",   "nll_loss",    "cross_entropy",     "sgd",
-          "linear_weight_sgd", "gather_batch"};
+          "linear_weight_sgd", "gather_batch", "sgd_nesterov", "sgd_scaled", "adamw", "adamw_scaled", "cast",
+          "grads_check_finite", "loss_scale_update"};
 }
 
 double error_bound(DType dtype) {

@@ -76,5 +76,15 @@ OpCase linear_case(const ops::LinearShape& s);
 // Optimiser cases (op_cases_optim.cpp).
 OpCase sgd_case(std::int64_t n, const ops::SgdConfig& cfg);
 OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& cfg);
+// The ops of ops_optim.hpp (sgd_nesterov, sgd_scaled, adamw, adamw_scaled,
+// cast, grads_check_finite, loss_scale_update): whether `op` is one, a random
+// case of it, its model-sized cases (op_cases_optim.cpp).
+bool is_optim_op(const std::string& op);
+OpCase optim_case(const std::string& op, Rng& rng);
+std::vector<OpCase> optim_perf_cases(const std::string& op, std::int64_t batch);
+// Casts, the finiteness check and loss scaling (op_cases_mixed.cpp).
+OpCase cast_case(std::int64_t n, Rng& rng);
+OpCase finite_case(std::int64_t n, Rng& rng);
+OpCase loss_scale_case(Rng& rng);
 
 }  // namespace roofline::engine::harness

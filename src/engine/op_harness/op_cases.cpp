@@ -568,6 +568,7 @@ ops::Conv2dShape random_conv(Rng& r, Activation act) {
 }  // namespace
 
 OpCase make_case(const std::string& op, Rng& r) {
+  if (is_optim_op(op)) return optim_case(op, r);
   if (op == "linear" || op == "linear+relu") {
     const Activation a = op == "linear" ? Activation::None : Activation::ReLU;
     // One case in four is large enough for the fast path to split the GEMM across threads.
@@ -615,6 +616,7 @@ OpCase make_case(const std::string& op, Rng& r) {
 }
 
 std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
+  if (is_optim_op(op)) return optim_perf_cases(op, B);
   std::vector<OpCase> v;
   auto conv = [B](int64_t c, int64_t h, int64_t k, int64_t r, Activation a) {
     ops::Conv2dShape s;

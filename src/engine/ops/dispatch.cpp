@@ -202,21 +202,7 @@ void cross_entropy(Context& ctx, const RowsShape& s, float* dlogits, const float
   if (stats.first_bad_step && !std::isfinite(mean) && step < *stats.first_bad_step) *stats.first_bad_step = step;
 }
 
-void sgd_update(Context& ctx, const SgdShape& s, float* param, const float* grad, float* buf, const SgdConfig& cfg,
-                std::int32_t* advance_step) {
-  ROOFLINE_ASSERT(s.n > 0 && (!s.momentum || buf), "sgd shape");
-  switch (ctx.backend()) {
-    case Backend::CpuRef:
-      ref::sgd_update<float>(s, param, grad, buf, cfg);
-      break;
-    case Backend::Cpu:
-      fast::sgd_update(s, param, grad, buf, cfg);
-      break;
-    case Backend::Cuda:
-      ROOFLINE_CUDA_PATH(ctx, sgd_update, s, param, grad, buf, cfg, advance_step);
-  }
-  if (advance_step) ++*advance_step;
-}
+// sgd_update: ops_optim.cpp, beside the overload with a copy and gradient unscaling.
 
 void linear_backward_weight_sgd(Context& ctx, const LinearShape& s, const LinearSgdBuffers& p, const float* dpre,
                                 const float* in, const SgdConfig& cfg) {
@@ -224,6 +210,9 @@ void linear_backward_weight_sgd(Context& ctx, const LinearShape& s, const Linear
   const bool momentum = cfg.momentum != 0.0f;
   ROOFLINE_ASSERT(p.w && p.dw && (!s.bias || (p.b && p.db)) && (!momentum || (p.mw && (!s.bias || p.mb))),
                   "linear weight-gradient + sgd buffers");
+  if (cfg.nesterov && !momentum)
+    throw_unsupported("SGD with Nesterov momentum and momentum 0 (torch.optim.SGD refuses it too)",
+                      "give a positive momentum, or turn Nesterov off");
   if (ctx.backend() == Backend::Cpu) return fast::linear_backward_weight_sgd(s, p, dpre, in, cfg);
   linear_backward_weight(ctx, s, p.dw, s.bias ? p.db : nullptr, dpre, in);
   sgd_update(ctx, {s.out * s.in, momentum}, p.w, p.dw, p.mw, cfg);
