@@ -20,6 +20,7 @@ enum class Var {
   FusedPhases,  // ROOFLINE_FUSED_PHASES
   StudyEpochs,  // ROOFLINE_STUDY_EPOCHS
   TestBinary,   // ROOFLINE_TEST_BINARY
+  GoldenDir,    // ROOFLINE_GOLDEN_DIR
   InjectLib,    // ROOFLINE_INJECT_LIB
   // The profiler's rows.
   ProfileConfig,   // ROOFLINE_PROFILE_CONFIG

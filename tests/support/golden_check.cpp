@@ -1,0 +1,76 @@
+#include "tests/support/golden_check.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "roofline/engine/safetensors.hpp"
+#include "tests/support/golden_init.hpp"
+
+namespace roofline::test {
+
+namespace {
+
+double rel(const std::vector<float>& a, const std::vector<float>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size() && i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - ref[i];
+    num += d * d;
+    den += static_cast<double>(ref[i]) * ref[i];
+  }
+  if (a.size() != ref.size()) return INFINITY;
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace
+
+std::string GoldenResult::summary() const {
+  std::string s = fmt::format("worst logits {:.2e}, worst gradient {:.2e}", worst_logits, worst_grads);
+  for (const auto& f : failures) s += "\n  " + f;
+  return s;
+}
+
+GoldenResult check_golden(engine::GraphNetwork& net, const std::string& file, std::int64_t batch, std::int64_t size,
+                          const GoldenBounds& b) {
+  using engine::SafetensorsFile;
+  const SafetensorsFile g = SafetensorsFile::open(file);
+  const auto& graph = net.graph();
+  GoldenResult r;
+  auto check = [&](const std::string& what, double e, double bound) {
+    if (!(e <= bound)) r.failures.push_back(fmt::format("{}: {:.3e} > {:.1e}", what, e, bound));
+  };
+  net.load_state(golden_state(graph));
+  net.set_batch(golden_input(batch, size), golden_labels(batch, graph.classes()), batch);
+  net.forward(batch, false);
+  const double eval = rel(net.logits(batch), g.read_f32("eval_logits"));
+  check("eval logits", eval, b.logits);
+  net.forward(batch, true);
+  net.loss_forward(batch);
+  const double train = rel(net.logits(batch), g.read_f32("logits"));
+  check("training logits", train, b.logits);
+  r.worst_logits = std::max(eval, train);
+  check("loss", rel({net.loss()}, g.read_f32("loss")), b.loss);
+  net.backward(batch);
+  const auto grads = net.grads();
+  const auto state = net.state();
+  for (size_t i = 0; i < graph.params().size(); ++i) {
+    const auto& p = graph.params()[i];
+    if (!p.learnable) {
+      check("running statistic " + p.name, rel(state[i], g.read_f32("after." + p.name)), b.stats);
+      continue;
+    }
+    std::vector<float> sample;
+    for (auto j : golden_sample_index(static_cast<std::int64_t>(grads[i].size())))
+      sample.push_back(grads[i][static_cast<size_t>(j)]);
+    double norm = 0;
+    for (float x : grads[i]) norm += static_cast<double>(x) * x;
+    const double es = rel(sample, g.read_f32("grad_sample." + p.name));
+    const double en = rel({static_cast<float>(std::sqrt(norm))}, g.read_f32("grad_norm." + p.name));
+    r.worst_grads = std::max({r.worst_grads, es, en});
+    check("gradient " + p.name, es, b.grads);
+    check("gradient norm " + p.name, en, b.grads);
+  }
+  return r;
+}
+
+}  // namespace roofline::test
