@@ -257,6 +257,13 @@ TEST(Safetensors, RefusesShortFilesAndBadHeaderLengths) {
     EXPECT_HAS(e.what(), "above the format's limit of 100 MB");
   }
   try {
+    SafetensorsFile::open(dir.path());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_HAS(e.what(), "is not a regular file");
+  }
+  try {
     SafetensorsFile::open(dir.file("absent.safetensors"));
     FAIL();
   } catch (const Error& e) {

@@ -219,7 +219,10 @@ void SafetensorsFile::parse_header(const std::uint8_t* header, std::uint64_t n, 
   }
   if (!j.is_object()) fail("the header is not a JSON object");
 
-  for (const auto& [name, v] : j.items()) {
+  for (auto item = j.cbegin(); item != j.cend(); ++item) {
+    // Named, not a structured binding: clang 14 cannot capture those in lambdas.
+    const std::string& name = item.key();
+    const json& v = item.value();
     if (name == "__metadata__") {
       if (!v.is_object()) fail("\"__metadata__\" is not an object of strings");
       for (const auto& [k, s] : v.items()) {
