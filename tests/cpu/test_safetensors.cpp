@@ -109,12 +109,12 @@ TEST(Safetensors, ReadsAFileWrittenByHand) {
 }
 
 TEST(Safetensors, NamesTheMissingTensorAndTheDtypeItCannotConvert) {
-  SafetensorsFile f = parse(st_bytes(
-      "{\"n\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]},"
-      "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
-      "\"s\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[16,18]},"
-      "\"q\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[18,20]}}",
-      le<std::int64_t>({5}) + le<float>({1, 2}) + le<std::uint8_t>({0xfe, 3, 0, 2})));
+  SafetensorsFile f =
+      parse(st_bytes("{\"n\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]},"
+                     "\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+                     "\"s\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[16,18]},"
+                     "\"q\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[18,20]}}",
+                     le<std::int64_t>({5}) + le<float>({1, 2}) + le<std::uint8_t>({0xfe, 3, 0, 2})));
   EXPECT_FALSE(f.contains("nope"));
   try {
     f.info("nope");
@@ -372,8 +372,8 @@ TEST(Safetensors, MatchesACheckpointAgainstTheExpectedTensors) {
                            {"fc.bias", "F32", {10}, buf.data()},
                            {"stray", "F32", {1}, buf.data()}});
   SafetensorsFile f = SafetensorsFile::open(path);
-  const std::vector<ExpectedTensor> good = {{"conv1.weight", {64, 3, 3, 3}}, {"fc.bias", {10}}, {"stray", {1}},
-                                            {"bn1.num_batches_tracked", {}, true}};
+  const std::vector<ExpectedTensor> good = {
+      {"conv1.weight", {64, 3, 3, 3}}, {"fc.bias", {10}}, {"stray", {1}}, {"bn1.num_batches_tracked", {}, true}};
   EXPECT_TRUE(match_checkpoint(f, good).ok());
   EXPECT_NO_THROW(check_checkpoint(f, good, "tiny"));
 
@@ -390,8 +390,9 @@ TEST(Safetensors, MatchesACheckpointAgainstTheExpectedTensors) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Input);
-    EXPECT_HAS(e.what(), "does not hold resnet18's parameters: 1 missing ('fc.weight'); 1 unexpected ('stray'); "
-                         "1 misshapen ('conv1.weight': expected [64, 3, 7, 7], found [64, 3, 3, 3])");
+    EXPECT_HAS(e.what(),
+               "does not hold resnet18's parameters: 1 missing ('fc.weight'); 1 unexpected ('stray'); "
+               "1 misshapen ('conv1.weight': expected [64, 3, 7, 7], found [64, 3, 3, 3])");
     EXPECT_HAS(e.hint(), "resnet18");
   }
 

@@ -64,11 +64,11 @@ class SafetensorsFile {
   void read_range(const SafetensorsInfo& t, std::uint8_t* dst) const;
 
   std::string source_;
-  std::vector<std::uint8_t> memory_;                  // parse(): the whole input
-  std::shared_ptr<std::FILE> file_;                   // open(): kept open for the reads
+  std::vector<std::uint8_t> memory_;  // parse(): the whole input
+  std::shared_ptr<std::FILE> file_;   // open(): kept open for the reads
   std::uint64_t data_start_ = 0, data_size_ = 0;
-  std::vector<SafetensorsInfo> tensors_;              // in data-buffer order
-  std::map<std::string, std::size_t> index_;          // name -> position in tensors_
+  std::vector<SafetensorsInfo> tensors_;      // in data-buffer order
+  std::map<std::string, std::size_t> index_;  // name -> position in tensors_
   std::map<std::string, std::string> metadata_;
 };
 

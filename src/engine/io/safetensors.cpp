@@ -49,9 +49,9 @@ struct DtypeSize {
 // The byte-sized dtypes of the format. F4 and F6_* pack several values in a
 // byte; this reader refuses them by name.
 constexpr DtypeSize kDtypes[] = {
-    {"BOOL", 1}, {"U8", 1},  {"I8", 1},   {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1},
-    {"I16", 2},  {"U16", 2}, {"F16", 2},  {"BF16", 2},    {"I32", 4},     {"U32", 4},
-    {"F32", 4},  {"F64", 8}, {"I64", 8},  {"U64", 8},     {"C64", 8},
+    {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1},
+    {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},     {"U32", 4},
+    {"F32", 4},  {"F64", 8}, {"I64", 8}, {"U64", 8},     {"C64", 8},
 };
 bool is_sub_byte(std::string_view d) { return d == "F4" || d == "F6_E2M3" || d == "F6_E3M2"; }
 
@@ -66,8 +66,7 @@ std::string shape_text(const std::vector<std::int64_t>& s) {
 
 // numel and byte count of a shape, false on overflow (or a byte count past
 // int64, which no file offset can hold).
-bool shape_bytes(const std::vector<std::int64_t>& shape, std::size_t elem, std::uint64_t& numel,
-                 std::uint64_t& bytes) {
+bool shape_bytes(const std::vector<std::int64_t>& shape, std::size_t elem, std::uint64_t& numel, std::uint64_t& bytes) {
   numel = 1;
   for (auto d : shape)
     if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(d), &numel)) return false;
@@ -264,13 +263,12 @@ void SafetensorsFile::parse_header(const std::uint8_t* header, std::uint64_t n, 
       t.shape.push_back(static_cast<std::int64_t>(x));
     }
     if (!off.is_array() || off.size() != 2 || !json_index(off[0], t.begin) || !json_index(off[1], t.end))
-      fail_tensor(name, fmt::format("\"data_offsets\" {} is not a pair of non-negative integers",
-                                    shorten(off.dump(), 80)));
+      fail_tensor(name,
+                  fmt::format("\"data_offsets\" {} is not a pair of non-negative integers", shorten(off.dump(), 80)));
     std::uint64_t numel = 0, bytes = 0;
     if (!shape_bytes(t.shape, elem, numel, bytes))
       fail_tensor(name, fmt::format("shape {} holds more elements than any file can", shape_text(t.shape)));
-    if (t.end < t.begin)
-      fail_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", t.begin, t.end));
+    if (t.end < t.begin) fail_tensor(name, fmt::format("data_offsets [{}, {}] end before they begin", t.begin, t.end));
     if (t.end - t.begin != bytes)
       fail_tensor(name, fmt::format("data_offsets [{}, {}] hold {} bytes, but {} {} needs {}", t.begin, t.end,
                                     t.end - t.begin, t.dtype, shape_text(t.shape), bytes));
@@ -392,8 +390,8 @@ std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
 std::vector<std::int64_t> SafetensorsFile::read_i64(const std::string& name) const {
   const auto& t = info(name);
   const std::string& d = t.dtype;
-  const bool is_int = d == "BOOL" || d == "U8" || d == "I8" || d == "I16" || d == "U16" || d == "I32" ||
-                      d == "U32" || d == "I64" || d == "U64";
+  const bool is_int = d == "BOOL" || d == "U8" || d == "I8" || d == "I16" || d == "U16" || d == "I32" || d == "U32" ||
+                      d == "I64" || d == "U64";
   if (!is_int)
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{}: tensor {} is {}; only integer and BOOL tensors read as int64", q(source_), q(name), d),
@@ -411,8 +409,9 @@ std::vector<std::int64_t> SafetensorsFile::read_i64(const std::string& name) con
     if (is_signed && w < 8 && (u >> (8 * w - 1)) & 1u) u |= ~std::uint64_t(0) << (8 * w);  // sign-extend
     if (d == "BOOL") u = u != 0;
     if (d == "U64" && u > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-      throw_input(fmt::format("{}: tensor {}: U64 value {} at element {} does not fit int64", q(source_), q(name), u, i),
-                  "save the tensor as I64");
+      throw_input(
+          fmt::format("{}: tensor {}: U64 value {} at element {} does not fit int64", q(source_), q(name), u, i),
+          "save the tensor as I64");
     out[i] = static_cast<std::int64_t>(u);
   }
   return out;
@@ -508,7 +507,8 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
     if (!ok && err == 0) err = errno ? errno : EIO;
   };
   step(write_all(fd, &n, 8) && write_all(fd, text.data(), text.size()));
-  for (std::size_t k = 0; err == 0 && k < order.size(); ++k) step(write_all(fd, tensors[order[k]].data, sizes[order[k]]));
+  for (std::size_t k = 0; err == 0 && k < order.size(); ++k)
+    step(write_all(fd, tensors[order[k]].data, sizes[order[k]]));
   if (err == 0) step(::fsync(fd) == 0);
   step(::close(fd) == 0);
   if (err == 0) step(::rename(tmp.c_str(), path.c_str()) == 0);
