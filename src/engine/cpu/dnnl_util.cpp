@@ -4,6 +4,7 @@
 
 #include "roofline/core/error.hpp"
 #include "src/engine/cpu/parallel.hpp"
+#include "src/engine/cpu/thread_pool.hpp"
 
 namespace roofline::engine::fast::onednn {
 
@@ -72,6 +73,9 @@ void execute(const dn::primitive& prim, const dn::memory& scratch, std::vector<O
   dnnl_exec_arg_t args[kMaxArgs];
   int nargs = 0;
   dnnl_stream_t stream = cpu_stream().get();
+  // oneDNN's OpenMP team is about to take every core: the pool's workers sleep
+  // rather than spin beside it (thread_pool.hpp).
+  ThreadPool::rest();
   for (size_t i = 0; i < ops.size(); ++i) {
     Operand& o = ops[i];
     check(dnnl_memory_set_data_handle_v2(o.user.get(), const_cast<void*>(ptrs[i]), nullptr), what, "set pointer");
