@@ -3,12 +3,17 @@
 // scaled down to run in seconds, through the op harness on both CPU paths
 // (oneDNN's and our tiles') against float64; NHWC and grouped convolutions,
 // which only oneDNN takes, against a float64 loop here; the choice between
-// the two paths; and calls from inside a parallel region.
+// the two paths; calls from inside a parallel region and from a forked child.
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "roofline/engine/op_harness.hpp"
@@ -297,4 +302,39 @@ TEST(OneDnn, TheFusedLinearWeightGradientAndSgdIsTheTwoOps) {
   EXPECT_EQ(mw, mw2);
   EXPECT_EQ(dw, dw2);
   EXPECT_EQ(db, db2);
+}
+
+// A child forked after oneDNN ran on a team (the CLI's tests fork and run
+// commands) runs oneDNN on its calling thread: a libgomp team there would
+// never end.
+TEST(OneDnn, AForkedChildRunsOneDnnOnItsOwnThread) {
+  const ops::Conv2dShape s = conv(2, 16, 12, 32, 3, 1, 1);
+  Rng rng(27);
+  const std::vector<float> in = random_floats(rng, s.n * s.c * s.h * s.w), w = random_floats(rng, s.k * s.c * 9);
+  const std::vector<float> b = random_floats(rng, s.k);
+  std::vector<float> parent(static_cast<size_t>(s.n * s.k * s.oh() * s.ow()));
+  onednn::conv2d_forward({s}, parent.data(), in.data(), w.data(), b.data());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::vector<float> child(parent.size());
+    onednn::conv2d_forward({s}, child.data(), in.data(), w.data(), b.data());
+    onednn::conv2d_forward({s, 1, MemoryFormat::NHWC}, child.data(), in.data(), w.data(), b.data());
+    onednn::conv2d_forward({s}, child.data(), in.data(), w.data(), b.data());
+    for (size_t i = 0; i < child.size(); ++i)
+      if (std::fabs(child[i] - parent[i]) > 1e-4f * (1.f + std::fabs(parent[i]))) _exit(2);
+    _exit(0);
+  }
+  int status = 0;
+  for (int waited_ms = 0; waited_ms < 30000; waited_ms += 10) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (waited_ms + 10 >= 30000) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      FAIL() << "the forked child's oneDNN call did not end in 30 s";
+    }
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the child's result differs from the parent's";
 }

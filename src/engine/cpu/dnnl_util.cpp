@@ -1,6 +1,9 @@
 #include "src/engine/cpu/dnnl_util.hpp"
 
 #include <omp.h>
+#include <pthread.h>
+
+#include <atomic>
 
 #include "roofline/core/error.hpp"
 #include "src/engine/cpu/parallel.hpp"
@@ -20,8 +23,18 @@ dn::stream& cpu_stream() {
   return s;
 }
 
+namespace {
+
+// Set in a child forked from this process. libgomp keeps no thread of its team
+// across fork() but still waits for them: a parallel region of more than one
+// thread in such a child never ends (the CLI's tests fork and run commands).
+std::atomic<bool> g_forked{false};
+[[maybe_unused]] const int g_atfork = pthread_atfork(nullptr, nullptr, [] { g_forked.store(true); });
+
+}  // namespace
+
 OneThreadInRegion::OneThreadInRegion() {
-  if (!in_parallel()) return;
+  if (!in_parallel() && !g_forked.load(std::memory_order_relaxed)) return;
   saved_ = omp_get_max_threads();
   omp_set_num_threads(1);
 }

@@ -17,7 +17,9 @@ dnnl::stream& cpu_stream();
 // For the scope of a call: inside one of the fast path's parallel regions
 // (ours or an OpenMP one), this thread's OpenMP thread count is 1, so that the
 // plans made and run here use the calling thread alone (a region's threads
-// would otherwise each open a team of omp_get_max_threads()).
+// would otherwise each open a team of omp_get_max_threads()). The same in a
+// child forked from this process, where a libgomp team of more than one
+// thread never ends once the parent had one.
 class OneThreadInRegion {
  public:
   OneThreadInRegion();
