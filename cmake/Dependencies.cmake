@@ -5,6 +5,9 @@
 #   libcli11-dev        command-line parsing
 #   libfmt-dev          formatting (header-only use, so no runtime library to carry)
 #   libgtest-dev        tests
+#   libdnnl-dev         oneDNN 2.x: the fast CPU path's large convolutions and Linear layers
+#                       (src/engine/cpu/dnnl_*.cpp); a shared library that tools/checks/pack.sh
+#                       carries to the GPU machine (it has no oneDNN)
 # OpenMP comes with g++ (libgomp).
 find_package(PkgConfig QUIET)
 find_package(SQLite3 REQUIRED)
@@ -19,7 +22,32 @@ find_package(fmt REQUIRED)
 # results do not depend on which libopenblas a host has, nor on a second
 # thread pool beside OpenMP's.
 
+# oneDNN, found by its header and library rather than its CMake package (whose
+# config also demands the OpenCL headers for a GPU runtime roofline never uses).
+# Required: the 2.x C++ API (Debian 12: 2.6.3) built on OpenMP, so that it runs on
+# the same libgomp threads, and thread count, as the rest of the fast CPU path.
+find_path(ROOFLINE_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+find_library(ROOFLINE_DNNL_LIBRARY NAMES dnnl)
+if(NOT ROOFLINE_DNNL_INCLUDE_DIR OR NOT ROOFLINE_DNNL_LIBRARY)
+  message(FATAL_ERROR "oneDNN not found (oneapi/dnnl/dnnl.hpp and libdnnl): the fast CPU convolutions "
+    "and Linear layers need it. Install Debian's libdnnl-dev (tools/install-deps.sh does), or point "
+    "CMAKE_PREFIX_PATH at a oneDNN 2.x install.")
+endif()
+file(STRINGS ${ROOFLINE_DNNL_INCLUDE_DIR}/oneapi/dnnl/dnnl_version.h _dnnl_major REGEX "define DNNL_VERSION_MAJOR")
+file(STRINGS ${ROOFLINE_DNNL_INCLUDE_DIR}/oneapi/dnnl/dnnl_config.h _dnnl_runtime REGEX "define DNNL_CPU_RUNTIME ")
+if(NOT _dnnl_major MATCHES "MAJOR 2$")
+  message(FATAL_ERROR "oneDNN at ${ROOFLINE_DNNL_INCLUDE_DIR} is not version 2.x (${_dnnl_major}): roofline uses "
+    "its 2.x C++ API. Install Debian 12's libdnnl-dev (2.6), or point CMAKE_PREFIX_PATH at a 2.x install.")
+endif()
+if(NOT _dnnl_runtime MATCHES "DNNL_RUNTIME_OMP")
+  message(FATAL_ERROR "oneDNN at ${ROOFLINE_DNNL_INCLUDE_DIR} is not built on OpenMP (${_dnnl_runtime}): its "
+    "threads would not be the fast CPU path's. Use Debian's libdnnl-dev, or a oneDNN built with DNNL_CPU_RUNTIME=OMP.")
+endif()
+add_library(roofline_dnnl UNKNOWN IMPORTED)
+set_target_properties(roofline_dnnl PROPERTIES IMPORTED_LOCATION ${ROOFLINE_DNNL_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${ROOFLINE_DNNL_INCLUDE_DIR})
+
 add_library(roofline_deps INTERFACE)
 target_link_libraries(roofline_deps INTERFACE
-  SQLite::SQLite3 ZLIB::ZLIB Threads::Threads OpenMP::OpenMP_CXX
+  SQLite::SQLite3 ZLIB::ZLIB Threads::Threads OpenMP::OpenMP_CXX roofline_dnnl
   nlohmann_json::nlohmann_json CLI11::CLI11 fmt::fmt-header-only ${CMAKE_DL_LIBS})

@@ -110,6 +110,26 @@ TEST(FastPool, IdleWorkersSleep) {
   EXPECT_LT(used, 0.05) << "the process used " << used << " s of CPU in 200 ms while idle: workers kept spinning";
 }
 
+// ThreadPool::rest before oneDNN's OpenMP team runs: the workers go to sleep
+// instead of spinning (what that saves is a matter for a quiet 16-core host;
+// on the shared 2-core development machine the CPU time is noise), and the next
+// job still wakes every one of them, from any point of their spin.
+TEST(FastPool, RestedWorkersWakeForTheNextJob) {
+  Threads eight(8);
+  std::atomic<int> every{0};
+  auto task = [&](int) { every.fetch_add(1); };
+  for (int i = 0; i < 100; ++i) {
+    every.store(0);
+    fast::run_on_threads(8, task);
+    fast::ThreadPool::rest();
+    if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(i % 7 * 20));
+    ASSERT_EQ(every.load(), 8) << "job " << i;
+  }
+  every.store(0);
+  fast::run_on_threads(8, task);
+  EXPECT_EQ(every.load(), 8);
+}
+
 TEST(FastPool, AForkedChildRunsItsRegionsOnItsOwnThread) {
   Threads eight(8);
   std::atomic<int> hits{0};

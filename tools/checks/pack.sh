@@ -14,6 +14,18 @@ stage=$(mktemp -d)
 mkdir -p "$stage/bin" "$stage/lib"
 for f in "$build"/bin/*; do [[ -f $f && -x $f ]] && cp "$f" "$stage/bin/"; done
 if [[ -d $build/lib ]]; then cp -r "$build"/lib/. "$stage/lib/"; fi
+# Shared libraries the GPU machine lacks (docs/gpu-machine.md): oneDNN
+# (libdnnl-dev, about 7 MB packed) and the OpenCL loader it links (never used:
+# roofline asks oneDNN for its CPU engine only). run.sh unpacks them into
+# build/lib, which device_env.sh puts on LD_LIBRARY_PATH.
+for soname in libdnnl.so.2 libOpenCL.so.1; do
+  path=$(ldd "$build/bin/roofline" | awk -v s="$soname" '$1 == s { print $3 }')
+  if [[ -z $path || ! -f $path ]]; then
+    echo "pack.sh: $build/bin/roofline does not link $soname (build with tools/install-deps.sh's packages)" >&2
+    exit 1
+  fi
+  cp -L "$path" "$stage/lib/$soname"
+done
 [[ -d $build/programs ]] && { mkdir -p "$stage/programs"; cp -r "$build"/programs/. "$stage/programs/"; }
 if [[ -d $build/tests/programs ]]; then  # test programs the checks run
   mkdir -p "$stage/tests/programs"

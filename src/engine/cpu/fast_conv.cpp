@@ -5,7 +5,9 @@
 // is one long contiguous multiply-add over p with the input shifted by
 // c·H·W + r·W + q — no im2col matrix, no per-row loop overhead, and only the
 // OW..W−1 columns of each row wasted (86 → 80, 40 → 34, 28 → 24 wide). Other
-// shapes take the direct path (fast_conv_direct.cpp).
+// shapes take the direct path (fast_conv_direct.cpp). Large convolutions (the
+// real networks': AlexNet, ResNet-18) go to oneDNN where onednn::conv_prefers
+// says it is faster (dnnl_conv.hpp; the rule in docs/perf-notes/cpu-onednn.md).
 //
 // - forward: per (image, block of 4 output planes), into a flattened scratch
 //   plane, then copied row by row with bias and ReLU;
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/engine/cpu/dnnl_conv.hpp"
 #include "src/engine/cpu/fast_ops.hpp"
 #include "src/engine/cpu/tiles.hpp"
 #include "src/engine/cpu/parallel.hpp"
@@ -73,6 +76,8 @@ void copy_rows(float* __restrict dst, const float* __restrict src, int64_t rows,
 }  // namespace
 
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
+  if (const onednn::ConvSpec c{s}; onednn::conv_prefers(c, onednn::Pass::Forward))
+    return onednn::conv2d_forward(c, out, in, w, b);
   if (!flattened(s)) return conv2d_forward_direct(s, out, in, w, b);
   const TileSet& ks = tiles();
   const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, blocks = (s.k + kConvBlock - 1) / kConvBlock;
@@ -93,6 +98,8 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
 }
 
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w) {
+  if (const onednn::ConvSpec c{s}; onednn::conv_prefers(c, onednn::Pass::InputGrad))
+    return onednn::conv2d_backward_input(c, din, dpre, w);
   if (!flattened(s)) return conv2d_backward_input_direct(s, din, dpre, w);
   const TileSet& ks = tiles();
   const int64_t OH = s.oh(), OW = s.ow();
@@ -128,6 +135,8 @@ void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* d
 }
 
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in) {
+  if (const onednn::ConvSpec c{s}; onednn::conv_prefers(c, onednn::Pass::WeightGrad))
+    return onednn::conv2d_backward_weight(c, dw, db, dpre, in);
   if (!flattened(s)) return conv2d_backward_weight_direct(s, dw, db, dpre, in);
   const TileSet& ks = tiles();
   const int64_t OH = s.oh(), OW = s.ow(), P = (OH - 1) * s.w + OW, gstride = (P + 15) / 16 * 16;

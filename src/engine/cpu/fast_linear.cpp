@@ -1,6 +1,8 @@
 // Linear on the CPU: our own register-blocked GEMM kernels (tiles.hpp), with
 // bias and ReLU fused into the forward GEMM's epilogue, tiles split between
-// OpenMP threads.
+// OpenMP threads. Large layers (AlexNet's classifier) go to oneDNN's matmul
+// where onednn::linear_prefers says it is faster (dnnl_conv.hpp; the rule in
+// docs/perf-notes/cpu-onednn.md).
 //
 // Why not a BLAS: OpenBLAS called from several OpenMP threads at once is
 // correct in some builds and not in others (its buffer allocation has had
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/engine/cpu/dnnl_conv.hpp"
 #include "src/engine/cpu/fast_ops.hpp"
 #include "src/engine/cpu/tiles.hpp"
 #include "src/engine/cpu/parallel.hpp"
@@ -103,6 +106,7 @@ void linear_forward_small_k(const ops::LinearShape& s, float* out, const float* 
 }  // namespace
 
 void linear_forward(const ops::LinearShape& s, float* out, const float* in, const float* w, const float* b) {
+  if (onednn::linear_prefers(s, onednn::Pass::Forward)) return onednn::linear_forward(s, out, in, w, b);
   // out (n, out) = in (n, in) · wᵀ + b, then ReLU: all in the GEMM's epilogue.
   if (s.in <= kSmallK) return linear_forward_small_k(s, out, in, w, b);
   const TileSet& k = tiles();
@@ -124,6 +128,7 @@ void linear_forward(const ops::LinearShape& s, float* out, const float* in, cons
 }
 
 void linear_forward_wt(const ops::LinearShape& s, float* out, const float* in, const float* wt, const float* b) {
+  if (onednn::linear_prefers(s, onednn::Pass::Forward)) return onednn::linear_forward_wt(s, out, in, wt, b);
   // out (n, out) = in (n, in) · wt (in, out) + b, then ReLU: broadcast blocks
   // (bc_mr rows × bc_nv vectors; 8 × 48 with AVX-512) streaming wt once per row
   // block, bias and ReLU in the epilogue. At the row split's 8 rows a thread
@@ -137,11 +142,13 @@ void linear_forward_wt(const ops::LinearShape& s, float* out, const float* in, c
 }
 
 void linear_backward_input(const ops::LinearShape& s, float* din, const float* dpre, const float* w) {
+  if (onednn::linear_prefers(s, onednn::Pass::InputGrad)) return onednn::linear_backward_input(s, din, dpre, w);
   // din (n, in) = dpre (n, out) · w (out, in)
   gemm_bc_tiles({s.out, dpre, s.out, 1, w, s.in, din, s.in}, s.n, s.in);
 }
 
 void linear_backward_weight(const ops::LinearShape& s, float* dw, float* db, const float* dpre, const float* in) {
+  if (onednn::linear_prefers(s, onednn::Pass::WeightGrad)) return onednn::linear_backward_weight(s, dw, db, dpre, in);
   // dw (out, in) = dpreᵀ (out, n) · in (n, in): each element sums over the batch in order.
   gemm_bc_tiles({s.n, dpre, 1, s.out, in, s.in, dw, s.in}, s.out, s.in);
   if (db) column_sums(s.n, s.out, db, dpre);
@@ -152,6 +159,15 @@ void linear_backward_weight_sgd(const ops::LinearShape& s, const ops::LinearSgdB
   // dw (out, in) = dpreᵀ · in and db (out) = Σ_rows dpre, as linear_backward_weight
   // (each element summed over the rows in order), then the SGD update of those
   // rows while their gradients are in cache: the same arithmetic as the two ops.
+  if (onednn::linear_prefers(s, onednn::Pass::WeightGrad)) {
+    // The same two ops as elsewhere (so the same bits as linear_backward_weight
+    // then sgd_update): oneDNN's gradient, then the update split by bytes.
+    onednn::linear_backward_weight(s, p.dw, s.bias ? p.db : nullptr, dpre, in);
+    const bool m = cfg.momentum != 0.0f;
+    sgd_update({s.out * s.in, m}, p.w, p.dw, m ? p.mw : nullptr, cfg);
+    if (s.bias) sgd_update({s.out, m}, p.b, p.db, m ? p.mb : nullptr, cfg);
+    return;
+  }
   const TileSet& k = tiles();
   const GemmBc g{s.n, dpre, 1, s.out, in, s.in, p.dw, s.in};
   const bool momentum = cfg.momentum != 0.0f;

@@ -96,6 +96,9 @@ class Pool {
     }
   }
 
+  // Workers waiting past the current generation sleep at once (ThreadPool::rest).
+  void rest() { rest_gen_.store(gen_of(job_.load(std::memory_order_acquire)), std::memory_order_release); }
+
  private:
   void grow(int workers) {
     while (static_cast<int>(workers_.size()) < workers) {
@@ -134,14 +137,16 @@ class Pool {
     }
   }
 
-  // The job word after generation `seen`: spin, then sleep.
+  // The job word after generation `seen`: spin, then sleep (at once when told to rest).
   std::uint64_t wait(std::uint64_t seen) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0;; ++i) {
       const std::uint64_t w = job_.load(std::memory_order_acquire);
       if (gen_of(w) != seen) return w;
       _mm_pause();
-      if ((i & 255) == 255 && std::chrono::steady_clock::now() - start > kSpin) break;
+      if ((i & 255) == 255 && (rest_gen_.load(std::memory_order_relaxed) == seen ||
+                               std::chrono::steady_clock::now() - start > kSpin))
+        break;
     }
     std::unique_lock<std::mutex> lk(sleep_mu_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
@@ -173,6 +178,8 @@ class Pool {
   alignas(64) std::atomic<int> done_{0};  // joined workers that are done with the job
   alignas(64) std::atomic<int> ran_{0};   // of those, the ones whose task ran (thread id < the job's count)
   alignas(64) std::atomic<int> sleepers_{0};
+  // The generation whose waiters were told to rest; read every 256 spins.
+  alignas(64) std::atomic<std::uint64_t> rest_gen_{~std::uint64_t{0}};
   std::mutex sleep_mu_;
   std::condition_variable wake_;
 };
@@ -182,6 +189,10 @@ class Pool {
 void ThreadPool::run(int threads, Fn fn, void* ctx, Join join) { Pool::get().run(threads, fn, ctx, join); }
 
 bool ThreadPool::in_job() { return t_in_job; }
+
+void ThreadPool::rest() {
+  if (!t_in_job) Pool::get().rest();
+}
 
 void ThreadPool::delay_join_for_testing(int worker, std::chrono::microseconds delay) {
   g_join_delay.delay = delay;
