@@ -132,7 +132,8 @@ TEST(OptimGpu, CastsMatchHalfHppBitForBit) {
   std::vector<std::uint16_t> all(n16);
   for (std::int64_t i = 0; i < n16; ++i) all[static_cast<size_t>(i)] = static_cast<std::uint16_t>(i);
   std::vector<float> f32s;
-  for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099) f32s.push_back(bits_float(static_cast<std::uint32_t>(u)));
+  for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099)
+    f32s.push_back(bits_float(static_cast<std::uint32_t>(u)));
   const auto nf = static_cast<std::int64_t>(f32s.size());
   for (std::int64_t pad : {0, 1})
     for (DType t : {DType::BF16, DType::F16}) {
