@@ -37,7 +37,9 @@ struct Dev {
   Dev(Context& ctx, const std::vector<T>& v, std::int64_t pad_ = 0) : pad(pad_) {
     t = ctx.empty({static_cast<std::int64_t>(v.size() * sizeof(T)) + 16 + pad * static_cast<std::int64_t>(sizeof(T))},
                   DType::U8, "test buffer");
-    copy_bytes(ptr(), t.device(), v.data(), Device::cpu(), v.size() * sizeof(T));
+    // On the context's stream, then waited for: ordered before every op the test enqueues.
+    ctx.copy_async(ptr(), t.device(), v.data(), Device::cpu(), v.size() * sizeof(T));
+    ctx.synchronize();
   }
   T* ptr() const { return reinterpret_cast<T*>(t.raw()) + pad; }
   std::vector<T> get(size_t n) const {
@@ -263,8 +265,8 @@ TEST(OptimGpu, ACapturedStepReplaysAndSkipsOnOverflowOnTheDevice) {
   graph.end_capture(stream);
   for (int k = 0; k < replays; ++k) {
     const std::vector<float> host_g = grads_of(k);
-    gpu.synchronize();
-    copy_bytes(g.ptr(), Device::cuda(0), host_g.data(), Device::cpu(), host_g.size() * 4);
+    gpu.synchronize();  // the previous replay has read g
+    gpu.copy_async(g.ptr(), Device::cuda(0), host_g.data(), Device::cpu(), host_g.size() * 4);
     graph.launch(stream);
   }
   gpu.synchronize();
