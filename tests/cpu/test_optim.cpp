@@ -247,7 +247,8 @@ TEST(OptimCpu, SkippedStepsLeaveEverythingAndAdamWCountsOnlyTheUpdatesThatRan) {
     // step 8 with 2 skipped is the 7th update: the same as step 6 with none.
     std::vector<float> p2 = p, m2 = m, v2 = v;
     const std::int32_t six = 6;
-    ops::adamw_update(ctx, {n}, p.data(), g.data(), m.data(), v.data(), {}, &step, nullptr, {}, {&inv, &no_inf, &skipped});
+    ops::adamw_update(ctx, {n}, p.data(), g.data(), m.data(), v.data(), {}, &step, nullptr, {},
+                      {&inv, &no_inf, &skipped});
     ops::adamw_update(ctx, {n}, p2.data(), g.data(), m2.data(), v2.data(), {}, &six, nullptr, {}, {&inv, &no_inf});
     EXPECT_EQ(p, p2);
     EXPECT_EQ(m, m2);
@@ -296,7 +297,8 @@ TEST(OptimCpu, CastsMatchHalfHppBitForBit) {
   std::vector<std::uint16_t> all(n16);
   for (std::int64_t i = 0; i < n16; ++i) all[static_cast<size_t>(i)] = static_cast<std::uint16_t>(i);
   std::vector<float> f32s;
-  for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099) f32s.push_back(bits_float(static_cast<std::uint32_t>(u)));
+  for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099)
+    f32s.push_back(bits_float(static_cast<std::uint32_t>(u)));
   for (std::uint32_t u : {0x7f800001u, 0xffc00000u, 0x7fffffffu, 0x477fefffu, 0x477ff000u, 0x38800000u, 0x387fffffu,
                           0x33000000u, 0x33000001u, 0x3f808000u, 0x3f818000u})
     f32s.push_back(bits_float(u));
@@ -343,11 +345,17 @@ TEST(OptimCpu, UnsupportedCombinationsAndBadSettingsAreRefused) {
     }
     return ErrorKind::Internal;  // nothing thrown
   };
-  EXPECT_EQ(kind_of([&] { ops::sgd_update(ctx, {1, true}, &p, &g, &b, {0.1f, 0.0f, 0.0f, true}); }),
+  EXPECT_EQ(kind_of([&] {
+              ops::sgd_update(ctx, {1, true}, &p, &g, &b, {0.1f, 0.0f, 0.0f, true});
+            }),
             ErrorKind::Unsupported);
-  EXPECT_EQ(kind_of([&] { ops::sgd_update(ctx, {1, false}, &p, &g, nullptr, {0.1f, 0.9f, 0.0f, true}); }),
+  EXPECT_EQ(kind_of([&] {
+              ops::sgd_update(ctx, {1, false}, &p, &g, nullptr, {0.1f, 0.9f, 0.0f, true});
+            }),
             ErrorKind::Unsupported);
-  EXPECT_EQ(kind_of([&] { ops::sgd_update(ctx, {1, false}, &p, &g, nullptr, {}, nullptr, {&i, DType::I32}); }),
+  EXPECT_EQ(kind_of([&] {
+              ops::sgd_update(ctx, {1, false}, &p, &g, nullptr, {}, nullptr, {&i, DType::I32});
+            }),
             ErrorKind::Unsupported);
   EXPECT_EQ(kind_of([&] { ops::cast(ctx, {1, DType::F32, DType::I32}, &i, &p); }), ErrorKind::Unsupported);
   EXPECT_EQ(kind_of([&] { ops::cast(ctx, {1, DType::U8, DType::F32}, &p, &i); }), ErrorKind::Unsupported);
@@ -359,8 +367,12 @@ TEST(OptimCpu, UnsupportedCombinationsAndBadSettingsAreRefused) {
   EXPECT_EQ(kind_of([&] { ops::adamw_update(ctx, {1}, &p, &g, &m, &v, bad, nullptr); }), ErrorKind::Usage);
   float s = 1, inv = 1;
   std::int32_t t = 0, f = 0, k = 0;
-  EXPECT_EQ(kind_of([&] { ops::loss_scale_update(ctx, {65536.0f, 1.0f, 0.5f, 2000}, &s, &inv, &t, &f, &k); }),
+  EXPECT_EQ(kind_of([&] {
+              ops::loss_scale_update(ctx, {65536.0f, 1.0f, 0.5f, 2000}, &s, &inv, &t, &f, &k);
+            }),
             ErrorKind::Usage);
-  EXPECT_EQ(kind_of([&] { ops::loss_scale_init(ctx, {65536.0f, 2.0f, 0.5f, 0}, &s, &inv, &t, &f, &k); }),
+  EXPECT_EQ(kind_of([&] {
+              ops::loss_scale_init(ctx, {65536.0f, 2.0f, 0.5f, 0}, &s, &inv, &t, &f, &k);
+            }),
             ErrorKind::Usage);
 }

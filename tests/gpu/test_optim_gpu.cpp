@@ -37,7 +37,9 @@ struct Dev {
   Dev(Context& ctx, const std::vector<T>& v, std::int64_t pad_ = 0) : pad(pad_) {
     t = ctx.empty({static_cast<std::int64_t>(v.size() * sizeof(T)) + 16 + pad * static_cast<std::int64_t>(sizeof(T))},
                   DType::U8, "test buffer");
-    copy_bytes(ptr(), t.device(), v.data(), Device::cpu(), v.size() * sizeof(T));
+    // On the context's stream, then waited for: ordered before every op the test enqueues.
+    ctx.copy_async(ptr(), t.device(), v.data(), Device::cpu(), v.size() * sizeof(T));
+    ctx.synchronize();
   }
   T* ptr() const { return reinterpret_cast<T*>(t.raw()) + pad; }
   std::vector<T> get(size_t n) const {
@@ -132,7 +134,8 @@ TEST(OptimGpu, CastsMatchHalfHppBitForBit) {
   std::vector<std::uint16_t> all(n16);
   for (std::int64_t i = 0; i < n16; ++i) all[static_cast<size_t>(i)] = static_cast<std::uint16_t>(i);
   std::vector<float> f32s;
-  for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099) f32s.push_back(bits_float(static_cast<std::uint32_t>(u)));
+  for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099)
+    f32s.push_back(bits_float(static_cast<std::uint32_t>(u)));
   const auto nf = static_cast<std::int64_t>(f32s.size());
   for (std::int64_t pad : {0, 1})
     for (DType t : {DType::BF16, DType::F16}) {
@@ -262,8 +265,8 @@ TEST(OptimGpu, ACapturedStepReplaysAndSkipsOnOverflowOnTheDevice) {
   graph.end_capture(stream);
   for (int k = 0; k < replays; ++k) {
     const std::vector<float> host_g = grads_of(k);
-    gpu.synchronize();
-    copy_bytes(g.ptr(), Device::cuda(0), host_g.data(), Device::cpu(), host_g.size() * 4);
+    gpu.synchronize();  // the previous replay has read g
+    gpu.copy_async(g.ptr(), Device::cuda(0), host_g.data(), Device::cpu(), host_g.size() * 4);
     graph.launch(stream);
   }
   gpu.synchronize();

@@ -46,9 +46,7 @@ void convert(const OptimLoops& L, DType from, DType to, void* out, const void* i
 }
 
 void* offset(void* base, DType t, int64_t i) { return static_cast<char*>(base) + i * dtype_size(t); }
-const void* offset(const void* base, DType t, int64_t i) {
-  return static_cast<const char*>(base) + i * dtype_size(t);
-}
+const void* offset(const void* base, DType t, int64_t i) { return static_cast<const char*>(base) + i * dtype_size(t); }
 
 }  // namespace
 

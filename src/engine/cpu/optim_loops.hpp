@@ -23,8 +23,7 @@ struct OptimLoops {
   void (*sgd_chunk)(float* p, const float* g, float* buf, std::int64_t n, float lr, float mom, float wd, float inv,
                     SgdMode mode);
   // adamw_update on n parameters (ref::adamw_update<float>).
-  void (*adamw_chunk)(float* p, const float* g, float* m, float* v, std::int64_t n,
-                      const ref::AdamWScalars<float>& s);
+  void (*adamw_chunk)(float* p, const float* g, float* m, float* v, std::int64_t n, const ref::AdamWScalars<float>& s);
   void (*f32_to_bf16)(std::uint16_t* out, const float* in, std::int64_t n);
   void (*f32_to_f16)(std::uint16_t* out, const float* in, std::int64_t n);
   void (*bf16_to_f32)(float* out, const std::uint16_t* in, std::int64_t n);

@@ -54,8 +54,8 @@ void adamw_chunk(float* __restrict p, const float* __restrict g, float* __restri
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
-  const float decay = s.decay, w1 = s.w1, w1c = 1.0f - s.w1, b2 = s.beta2, w2 = s.w2, eps = s.eps,
-              ss = s.step_size, bc2 = s.bc2_sqrt, inv = s.inv_scale;
+  const float decay = s.decay, w1 = s.w1, w1c = 1.0f - s.w1, b2 = s.beta2, w2 = s.w2, eps = s.eps, ss = s.step_size,
+              bc2 = s.bc2_sqrt, inv = s.inv_scale;
   // The two forms of ATen's lerp, chosen by the weight (a scalar) outside the loop.
   if (s.w1_small) {
 #pragma omp simd

@@ -16,13 +16,13 @@ namespace roofline::engine::ref {
 // computes them: in double (Python floats) and then taken as T by the kernels.
 template <class T>
 struct AdamWScalars {
-  T decay;         // 1 − lr·wd
-  T w1;            // 1 − β1, the lerp weight
-  bool w1_small;   // |w1| < 0.5 picks lerp's form (ATen's lerp)
-  T beta2, w2;     // β2, 1 − β2
+  T decay;        // 1 − lr·wd
+  T w1;           // 1 − β1, the lerp weight
+  bool w1_small;  // |w1| < 0.5 picks lerp's form (ATen's lerp)
+  T beta2, w2;    // β2, 1 − β2
   T eps;
-  T step_size;     // lr / (1 − β1^t)
-  T bc2_sqrt;      // √(1 − β2^t)
+  T step_size;  // lr / (1 − β1^t)
+  T bc2_sqrt;   // √(1 − β2^t)
   T inv_scale;
 };
 

@@ -45,9 +45,7 @@ Copy copy_kind(const ops::ParamCopy& c) {
 bool aligned(const void* p, std::uintptr_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
 
 // Whether the copy can take 4 elements in one store.
-bool copy_aligned(const ops::ParamCopy& c) {
-  return !c.data || aligned(c.data, c.dtype == DType::F32 ? 16 : 8);
-}
+bool copy_aligned(const ops::ParamCopy& c) { return !c.data || aligned(c.data, c.dtype == DType::F32 ? 16 : 8); }
 
 // Four values of one type, aligned for one vector load or store.
 template <class T>
@@ -161,18 +159,18 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- AdamW ----------------------------------------------------------------------------
 struct AdamWArgs {
-  double lr, beta1, beta2;                 // for the bias corrections, in double as torch's Python floats
-  float decay, w1, w1c, beta2f, w2, eps;   // ref::AdamWScalars<float>'s (w1c = 1 − w1 in float, ATen's lerp)
+  double lr, beta1, beta2;                // for the bias corrections, in double as torch's Python floats
+  float decay, w1, w1c, beta2f, w2, eps;  // ref::AdamWScalars<float>'s (w1c = 1 − w1 in float, ATen's lerp)
   bool w1_small;
 };
 
 // One parameter's update (ref::adamw_update<float>'s operations).
-__device__ __forceinline__ void adamw1(float& p, float g, float& m, float& v, const AdamWArgs& a, float ss,
-                                       float bc2s, float inv) {
+__device__ __forceinline__ void adamw1(float& p, float g, float& m, float& v, const AdamWArgs& a, float ss, float bc2s,
+                                       float inv) {
   const float gi = __fmul_rn(g, inv);
   const float pi = __fmul_rn(p, a.decay);
-  const float mi = a.w1_small ? __fadd_rn(m, __fmul_rn(a.w1, __fsub_rn(gi, m)))
-                              : __fsub_rn(gi, __fmul_rn(__fsub_rn(gi, m), a.w1c));
+  const float mi =
+      a.w1_small ? __fadd_rn(m, __fmul_rn(a.w1, __fsub_rn(gi, m))) : __fsub_rn(gi, __fmul_rn(__fsub_rn(gi, m), a.w1c));
   const float vi = __fadd_rn(__fmul_rn(v, a.beta2f), __fmul_rn(__fmul_rn(a.w2, gi), gi));
   const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), bc2s), a.eps);
   m = mi;
@@ -285,8 +283,8 @@ __global__ void loss_scale_init_kernel(ops::LossScaleConfig c, float* scale, flo
   *tracker = *found_inf = *skipped = 0;
 }
 
-__global__ void loss_scale_update_kernel(ops::LossScaleConfig c, float* scale, float* inv_scale,
-                                         std::int32_t* tracker, std::int32_t* found_inf, std::int32_t* skipped) {
+__global__ void loss_scale_update_kernel(ops::LossScaleConfig c, float* scale, float* inv_scale, std::int32_t* tracker,
+                                         std::int32_t* found_inf, std::int32_t* skipped) {
   if (*found_inf != 0) {
     *scale = float(double(*scale) * c.backoff);
     *tracker = 0;
@@ -334,8 +332,8 @@ void sgd_update(const CudaState* st, const ops::SgdShape& s, float* p, const flo
   const bool vec = aligned(p, 16) && aligned(g, 16) && (!s.momentum || aligned(buf, 16)) && copy_aligned(copy);
   const unsigned blocks = blocks_for(vec ? (s.n + 3) / 4 : s.n, st);
   auto launch = [&](auto kernel) {
-    kernel<<<blocks, kThreads, 0, stream_of(st)>>>(s.n, p, g, s.momentum ? buf : nullptr, copy.data, a,
-                                                   scale.inv_scale, scale.found_inf, advance_step, vec);
+    kernel<<<blocks, kThreads, 0, stream_of(st)>>>(s.n, p, g, s.momentum ? buf : nullptr, copy.data, a, scale.inv_scale,
+                                                   scale.found_inf, advance_step, vec);
   };
   switch (copy_kind(copy)) {
     case Copy::None:
@@ -361,14 +359,14 @@ void adamw_update(const CudaState* st, const ops::AdamWShape& s, float* p, const
   const AdamWArgs a{cfg.lr, cfg.beta1, cfg.beta2, f.decay, f.w1, 1.0f - f.w1, f.beta2, f.w2, f.eps, f.w1_small};
   // The kernel's blocks read *step (and the GradScale counters) while it runs:
   // a counter among them is advanced after it, by a kernel of its own.
-  const bool separate = advance_step && (advance_step == step || advance_step == scale.skipped ||
-                                         advance_step == scale.found_inf);
+  const bool separate =
+      advance_step && (advance_step == step || advance_step == scale.skipped || advance_step == scale.found_inf);
   const bool vec = aligned(p, 16) && aligned(g, 16) && aligned(m, 16) && aligned(v, 16) && copy_aligned(copy);
   const unsigned blocks = blocks_for(vec ? (s.n + 3) / 4 : s.n, st);
   std::int32_t* fused_advance = separate ? nullptr : advance_step;
   auto launch = [&](auto kernel) {
-    kernel<<<blocks, kThreads, 0, stream_of(st)>>>(s.n, p, g, m, v, copy.data, a, step, scale.skipped,
-                                                   scale.inv_scale, scale.found_inf, fused_advance, vec);
+    kernel<<<blocks, kThreads, 0, stream_of(st)>>>(s.n, p, g, m, v, copy.data, a, step, scale.skipped, scale.inv_scale,
+                                                   scale.found_inf, fused_advance, vec);
   };
   switch (copy_kind(copy)) {
     case Copy::None:
@@ -393,8 +391,8 @@ void adamw_update(const CudaState* st, const ops::AdamWShape& s, float* p, const
 
 void cast(const CudaState* st, const ops::CastShape& s, void* out, const void* in) {
   if (s.from == s.to) {
-    CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<size_t>(s.n) * dtype_size(s.to), cudaMemcpyDeviceToDevice,
-                               stream_of(st)));
+    CUDA_CHECK(
+        cudaMemcpyAsync(out, in, static_cast<size_t>(s.n) * dtype_size(s.to), cudaMemcpyDeviceToDevice, stream_of(st)));
     return;
   }
   switch (s.from) {

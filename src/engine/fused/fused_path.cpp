@@ -260,6 +260,9 @@ template <class Args>
 Args train_args(Args a, const FusedBatch& b, std::int64_t max_batch, std::int64_t pixels, std::int64_t steps,
                 const ops::SgdConfig& sgd, const ops::LossStats& stats) {
   check_batch(b, max_batch, pixels, steps, stats);
+  if (sgd.nesterov)  // the kernels' update is torch.optim.SGD without it
+    throw_unsupported("the fused GPU paths run SGD without Nesterov momentum",
+                      "use --gpu-path layers for Nesterov momentum");
   a.src = source(b);
   a.sgd = sgd;
   a.stats = stats;

@@ -48,9 +48,9 @@ std::int32_t as_i32(uint32_t u) { return static_cast<std::int32_t>(u); }
 // fp32 values for a cast: every range the narrowing must get right (overflow,
 // the fp16 subnormals, the ties of both formats) and random bit patterns; no NaN.
 uint32_t random_f32_bits(Rng& r) {
-  static const float special[] = {0.0f,     -0.0f,   INFINITY, -INFINITY,     FLT_MAX,       -FLT_MAX,
-                                  FLT_MIN,  1e-45f,  65504.0f, 65519.996f,    65520.0f,      -65536.0f,
-                                  5.96e-8f, 2.98e-8f, 8.9e-8f, 6.103515e-5f, 6.1035156e-5f, 1.0f};
+  static const float special[] = {0.0f,     -0.0f,    INFINITY, -INFINITY,    FLT_MAX,       -FLT_MAX,
+                                  FLT_MIN,  1e-45f,   65504.0f, 65519.996f,   65520.0f,      -65536.0f,
+                                  5.96e-8f, 2.98e-8f, 8.9e-8f,  6.103515e-5f, 6.1035156e-5f, 1.0f};
   switch (r.below(6)) {
     case 0:
       return float_bits(special[r.below(sizeof(special) / sizeof(special[0]))]);
@@ -99,9 +99,12 @@ OpCase cast_case(int64_t n, Rng& /*rng*/) {
   OpCase c;
   c.op = "cast";
   c.shape = fmt::format("n={}", n);
-  c.bufs = {{"f32 in (bits)", DType::I32, n},      {"bf16 in (bits)", DType::I32, words},
-            {"f16 in (bits)", DType::I32, words},  {"f32 out (bits)", DType::I32, n, Role::Output},
-            {"bf16 out (bits)", DType::I32, words, half_role}, {"f16 out (bits)", DType::I32, words, half_role}};
+  c.bufs = {{"f32 in (bits)", DType::I32, n},
+            {"bf16 in (bits)", DType::I32, words},
+            {"f16 in (bits)", DType::I32, words},
+            {"f32 out (bits)", DType::I32, n, Role::Output},
+            {"bf16 out (bits)", DType::I32, words, half_role},
+            {"f16 out (bits)", DType::I32, words, half_role}};
   c.fill = [=](Rng& r, HostBufs& h) {
     h[X32].i.resize(static_cast<size_t>(n));
     for (auto& v : h[X32].i) v = as_i32(random_f32_bits(r));
@@ -121,9 +124,13 @@ OpCase cast_case(int64_t n, Rng& /*rng*/) {
     for (DType to : types) {
       const ops::CastShape s{n, from, to};
       const int ib = in_buf(from), ob = out_buf(to);
-      c.passes.push_back({fmt::format("{}->{}", to_string(from), to_string(to)), s.cost(), {ib}, {ob},
-                          [=](Context& ctx, const DevPtrs& p) { ops::cast(ctx, s, p[static_cast<size_t>(ob)],
-                                                                          p[static_cast<size_t>(ib)]); },
+      c.passes.push_back({fmt::format("{}->{}", to_string(from), to_string(to)),
+                          s.cost(),
+                          {ib},
+                          {ob},
+                          [=](Context& ctx, const DevPtrs& p) {
+                            ops::cast(ctx, s, p[static_cast<size_t>(ob)], p[static_cast<size_t>(ib)]);
+                          },
                           [=](HostBufs& h) {
                             for (int64_t i = 0; i < n; ++i) {
                               const auto k = static_cast<size_t>(i);
@@ -167,9 +174,12 @@ OpCase finite_case(int64_t n, Rng& rng) {
   OpCase c;
   c.op = "grads_check_finite";
   c.shape = fmt::format("n={} bad at {}", n, at);
-  c.bufs = {{"grad", DType::F32, n},           {"grad +inf", DType::F32, n},
-            {"grad -inf", DType::F32, n},      {"grad NaN", DType::F32, n},
-            {"grad NaN last", DType::F32, n},  {"found_inf=0", DType::I32, 1, Role::InOut},
+  c.bufs = {{"grad", DType::F32, n},
+            {"grad +inf", DType::F32, n},
+            {"grad -inf", DType::F32, n},
+            {"grad NaN", DType::F32, n},
+            {"grad NaN last", DType::F32, n},
+            {"found_inf=0", DType::I32, 1, Role::InOut},
             {"found_inf=1", DType::I32, 1, Role::InOut}};
   c.fill = [=](Rng& r, HostBufs& h) {
     normal(r, h[OK], n);
@@ -188,7 +198,10 @@ OpCase finite_case(int64_t n, Rng& rng) {
   };
   const OpCost cost{static_cast<double>(n), 4.0 * static_cast<double>(n) + 4};
   auto pass = [&](const char* name, int g, int fi, std::int32_t expect) {
-    c.passes.push_back({name, cost, {g}, {fi},
+    c.passes.push_back({name,
+                        cost,
+                        {g},
+                        {fi},
                         [=](Context& ctx, const DevPtrs& p) { ops::grads_check_finite(ctx, n, F(p, g), I32(p, fi)); },
                         [=](HostBufs& h) { h[fi].i[0] = expect; }});
   };
@@ -219,9 +232,12 @@ OpCase loss_scale_case(Rng& rng) {
   c.op = "loss_scale_update";
   c.shape = fmt::format("init={} growth={} backoff={} interval={} steps={}", cfg.init, cfg.growth, cfg.backoff,
                         cfg.interval, steps);
-  c.bufs = {{"scale", DType::F32, 1, Role::InOut},   {"inv_scale", DType::F32, 1, Role::InOut},
-            {"tracker", DType::I32, 1, Role::InOut}, {"found_inf", DType::I32, 1, Role::InOut},
-            {"skipped", DType::I32, 1, Role::InOut}, {"overflow flags", DType::I32, steps},
+  c.bufs = {{"scale", DType::F32, 1, Role::InOut},
+            {"inv_scale", DType::F32, 1, Role::InOut},
+            {"tracker", DType::I32, 1, Role::InOut},
+            {"found_inf", DType::I32, 1, Role::InOut},
+            {"skipped", DType::I32, 1, Role::InOut},
+            {"overflow flags", DType::I32, steps},
             {"history (bits)", DType::I32, 3 * steps, Role::Output}};
   c.fill = [=](Rng& r, HostBufs& h) {
     h[SCALE].f = {static_cast<float>(cfg.init)};
@@ -233,36 +249,42 @@ OpCase loss_scale_case(Rng& rng) {
     for (auto& f : h[FLAGS].i) f = r.below(10) < 3 ? static_cast<std::int32_t>(1 + r.below(2)) : 0;
   };
   const OpCost cost{4.0 * static_cast<double>(steps), 20.0 * static_cast<double>(steps)};
-  c.passes.push_back(
-      {"sequence", cost, {FLAGS}, {SCALE, INV, TRACKER, FI, SKIPPED, HIST},
-       [=](Context& ctx, const DevPtrs& p) {
-         const Device d = ctx.device();
-         for (int64_t s = 0; s < steps; ++s) {
-           ctx.copy_async(I32(p, FI), d, I32(p, FLAGS) + s, d, 4);
-           ops::loss_scale_update(ctx, cfg, F(p, SCALE), F(p, INV), I32(p, TRACKER), I32(p, FI), I32(p, SKIPPED));
-           ctx.copy_async(I32(p, HIST) + 3 * s, d, F(p, SCALE), d, 4);
-           ctx.copy_async(I32(p, HIST) + 3 * s + 1, d, F(p, INV), d, 4);
-           ctx.copy_async(I32(p, HIST) + 3 * s + 2, d, I32(p, TRACKER), d, 4);
-         }
-       },
-       [=](HostBufs& h) {
-         float scale = static_cast<float>(h[SCALE].f[0]), inv = static_cast<float>(h[INV].f[0]);
-         std::int32_t tracker = h[TRACKER].i[0], fi = 0, skipped = h[SKIPPED].i[0];
-         h[HIST].i.resize(static_cast<size_t>(3 * steps));
-         for (int64_t s = 0; s < steps; ++s) {
-           fi = h[FLAGS].i[static_cast<size_t>(s)];
-           ref::loss_scale_update(cfg, &scale, &inv, &tracker, &fi, &skipped);
-           h[HIST].i[static_cast<size_t>(3 * s)] = as_i32(float_bits(scale));
-           h[HIST].i[static_cast<size_t>(3 * s + 1)] = as_i32(float_bits(inv));
-           h[HIST].i[static_cast<size_t>(3 * s + 2)] = tracker;
-         }
-         h[SCALE].f = {scale};
-         h[INV].f = {inv};
-         h[TRACKER].i = {tracker};
-         h[FI].i = {fi};
-         h[SKIPPED].i = {skipped};
-       }});
-  c.passes.push_back({"init", {0, 20}, {}, {SCALE, INV, TRACKER, FI, SKIPPED},
+  c.passes.push_back({"sequence",
+                      cost,
+                      {FLAGS},
+                      {SCALE, INV, TRACKER, FI, SKIPPED, HIST},
+                      [=](Context& ctx, const DevPtrs& p) {
+                        const Device d = ctx.device();
+                        for (int64_t s = 0; s < steps; ++s) {
+                          ctx.copy_async(I32(p, FI), d, I32(p, FLAGS) + s, d, 4);
+                          ops::loss_scale_update(ctx, cfg, F(p, SCALE), F(p, INV), I32(p, TRACKER), I32(p, FI),
+                                                 I32(p, SKIPPED));
+                          ctx.copy_async(I32(p, HIST) + 3 * s, d, F(p, SCALE), d, 4);
+                          ctx.copy_async(I32(p, HIST) + 3 * s + 1, d, F(p, INV), d, 4);
+                          ctx.copy_async(I32(p, HIST) + 3 * s + 2, d, I32(p, TRACKER), d, 4);
+                        }
+                      },
+                      [=](HostBufs& h) {
+                        float scale = static_cast<float>(h[SCALE].f[0]), inv = static_cast<float>(h[INV].f[0]);
+                        std::int32_t tracker = h[TRACKER].i[0], fi = 0, skipped = h[SKIPPED].i[0];
+                        h[HIST].i.resize(static_cast<size_t>(3 * steps));
+                        for (int64_t s = 0; s < steps; ++s) {
+                          fi = h[FLAGS].i[static_cast<size_t>(s)];
+                          ref::loss_scale_update(cfg, &scale, &inv, &tracker, &fi, &skipped);
+                          h[HIST].i[static_cast<size_t>(3 * s)] = as_i32(float_bits(scale));
+                          h[HIST].i[static_cast<size_t>(3 * s + 1)] = as_i32(float_bits(inv));
+                          h[HIST].i[static_cast<size_t>(3 * s + 2)] = tracker;
+                        }
+                        h[SCALE].f = {scale};
+                        h[INV].f = {inv};
+                        h[TRACKER].i = {tracker};
+                        h[FI].i = {fi};
+                        h[SKIPPED].i = {skipped};
+                      }});
+  c.passes.push_back({"init",
+                      {0, 20},
+                      {},
+                      {SCALE, INV, TRACKER, FI, SKIPPED},
                       [=](Context& ctx, const DevPtrs& p) {
                         ops::loss_scale_init(ctx, cfg, F(p, SCALE), F(p, INV), I32(p, TRACKER), I32(p, FI),
                                              I32(p, SKIPPED));

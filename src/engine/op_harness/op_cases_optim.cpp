@@ -94,7 +94,9 @@ OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& c
 namespace {
 
 std::int32_t* I32(const DevPtrs& p, int i) { return static_cast<std::int32_t*>(p[static_cast<size_t>(i)]); }
-int64_t pick_n(Rng& r, int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1))); }
+int64_t pick_n(Rng& r, int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
+}
 
 }  // namespace
 
@@ -112,7 +114,10 @@ OpCase sgd_nesterov_case(int64_t n, const ops::SgdConfig& cfg) {
     for (int b : {P, G, BUF}) normal(r, h[b], n);
     h[STEP].i = {static_cast<std::int32_t>(r.below(1000))};
   };
-  c.passes.push_back({"optimizer", ops::sgd_cost(s, cfg), {G}, {P, BUF, STEP},
+  c.passes.push_back({"optimizer",
+                      ops::sgd_cost(s, cfg),
+                      {G},
+                      {P, BUF, STEP},
                       [s, cfg](Context& ctx, const DevPtrs& p) {
                         ops::sgd_update(ctx, s, F(p, P), F(p, G), F(p, BUF), cfg, I32(p, STEP));
                       },
@@ -162,8 +167,9 @@ OpCase sgd_scaled_case(int64_t n, const ops::SgdConfig& cfg, bool momentum, floa
                         h[COPY].f = h[P].f;
                         h[STEP].i[0] += 1;
                       }});
-  c.passes.push_back({"optimizer (overflow: skipped)", cost, {G, INV, FI0, FI1}, outs, run(FI1),
-                      [=](HostBufs& h) { h[STEP].i[0] += 1; }});
+  c.passes.push_back({"optimizer (overflow: skipped)", cost, {G, INV, FI0, FI1}, outs, run(FI1), [=](HostBufs& h) {
+                        h[STEP].i[0] += 1;
+                      }});
   return c;
 }
 
@@ -213,12 +219,15 @@ OpCase adamw_case(int64_t n, const ops::AdamWConfig& cfg, int steps, std::int32_
   OpCost cost = s.cost(copy ? ops::ParamCopy{&any_copy, DType::F32} : ops::ParamCopy{});
   cost.flops *= steps;
   cost.bytes *= steps;
-  c.passes.push_back({fmt::format("optimizer x{}", steps), cost, {G}, outs,
+  c.passes.push_back({fmt::format("optimizer x{}", steps),
+                      cost,
+                      {G},
+                      outs,
                       [=](Context& ctx, const DevPtrs& p) {
                         const ops::ParamCopy pc = copy ? ops::ParamCopy{F(p, COPY), DType::F32} : ops::ParamCopy{};
                         for (int k = 0; k < steps; ++k)
-                          ops::adamw_update(ctx, s, F(p, P), F(p, G), F(p, M), F(p, V), cfg, I32(p, STEP),
-                                            I32(p, STEP), pc);
+                          ops::adamw_update(ctx, s, F(p, P), F(p, G), F(p, M), F(p, V), cfg, I32(p, STEP), I32(p, STEP),
+                                            pc);
                       },
                       [=](HostBufs& h) {
                         for (int k = 0; k < steps; ++k) {
@@ -238,15 +247,9 @@ OpCase adamw_scaled_case(int64_t n, const ops::AdamWConfig& cfg, float inv, std:
   OpCase c;
   c.op = "adamw_scaled";
   c.shape = fmt::format("{} step {} skipped {} inv_scale={}", adamw_shape(n, cfg), step, skipped, inv);
-  c.bufs = {{"param", DType::F32, n, Role::InOut},
-            {"grad", DType::F32, n},
-            {"m", DType::F32, n, Role::InOut},
-            {"v", DType::F32, n, Role::InOut},
-            {"inv_scale", DType::F32, 1},
-            {"found_inf=0", DType::I32, 1},
-            {"found_inf=1", DType::I32, 1},
-            {"skipped", DType::I32, 1},
-            {"step", DType::I32, 1, Role::InOut}};
+  c.bufs = {{"param", DType::F32, n, Role::InOut}, {"grad", DType::F32, n},      {"m", DType::F32, n, Role::InOut},
+            {"v", DType::F32, n, Role::InOut},     {"inv_scale", DType::F32, 1}, {"found_inf=0", DType::I32, 1},
+            {"found_inf=1", DType::I32, 1},        {"skipped", DType::I32, 1},   {"step", DType::I32, 1, Role::InOut}};
   c.fill = [=](Rng& r, HostBufs& h) {
     adamw_fill(r, h, P, G, M, V, n);
     for (auto& g : h[G].f) g = rf(g / inv);
@@ -268,8 +271,10 @@ OpCase adamw_scaled_case(int64_t n, const ops::AdamWConfig& cfg, float inv, std:
                         adamw_ref(h, P, G, M, V, n, cfg, int64_t{step} - skipped + 1, inv);
                         h[STEP].i[0] += 1;
                       }});
-  c.passes.push_back({"optimizer (overflow: skipped)", cost, {G, INV, FI0, FI1, SKIPPED}, {P, M, V, STEP}, run(FI1),
-                      [=](HostBufs& h) { h[STEP].i[0] += 1; }});
+  c.passes.push_back(
+      {"optimizer (overflow: skipped)", cost, {G, INV, FI0, FI1, SKIPPED}, {P, M, V, STEP}, run(FI1), [=](HostBufs& h) {
+         h[STEP].i[0] += 1;
+       }});
   return c;
 }
 
@@ -328,7 +333,8 @@ OpCase optim_case(const std::string& op, Rng& r) {
     const ops::AdamWConfig cfg = random_adamw(r);
     const float inv = r.below(2) == 0 ? std::ldexp(1.0f, -static_cast<int>(r.below(17))) : r.uniform(1e-5f, 1.0f);
     const auto step = static_cast<std::int32_t>(r.below(100));
-    return adamw_scaled_case(n, cfg, inv, step, static_cast<std::int32_t>(r.below(static_cast<std::uint64_t>(step) + 1)));
+    return adamw_scaled_case(n, cfg, inv, step,
+                             static_cast<std::int32_t>(r.below(static_cast<std::uint64_t>(step) + 1)));
   }
   if (op == "cast") return cast_case(n, r);
   if (op == "grads_check_finite") return finite_case(n, r);

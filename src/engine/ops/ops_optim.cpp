@@ -2,12 +2,13 @@
 // sgd_update of ops.hpp, which is the same update without a copy or scaling).
 // On the CPU backends the scalars (scale, found_inf, step counters) are host
 // memory and read here; on Cuda they stay on the device and the kernels read them.
+#include "roofline/engine/ops_optim.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "roofline/core/error.hpp"
-#include "roofline/engine/ops_optim.hpp"
 #include "src/engine/cpu/fast_optim.hpp"
 #include "src/engine/cpu/ref_ops.hpp"
 #include "src/engine/cpu/ref_optim.hpp"
@@ -59,8 +60,8 @@ void check_adamw(const AdamWConfig& c) {
 }
 
 void check_loss_scale(const LossScaleConfig& c) {
-  if (!(c.init > 0.0) || !std::isfinite(static_cast<float>(c.init)) || !(c.growth > 1.0) ||
-      !std::isfinite(c.growth) || !(c.backoff > 0.0 && c.backoff < 1.0) || c.interval < 1)
+  if (!(c.init > 0.0) || !std::isfinite(static_cast<float>(c.init)) || !(c.growth > 1.0) || !std::isfinite(c.growth) ||
+      !(c.backoff > 0.0 && c.backoff < 1.0) || c.interval < 1)
     throw_usage(fmt::format("loss scaling: init {}, growth {}, backoff {}, interval {}", c.init, c.growth, c.backoff,
                             c.interval),
                 "give a positive finite init, growth > 1, backoff in (0, 1) and interval ≥ 1 (torch.amp.GradScaler's "
