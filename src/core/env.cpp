@@ -20,8 +20,8 @@ constexpr Declaration kTable[] = {
   {Var::CpuIsa, "ROOFLINE_CPU_ISA", User, "avx512|avx2|sse2",
    "the vector instruction set of roofline's CPU code (the engine's fast path, the CPU ceilings and the CPU sweep), "
    "at most what this CPU has (default: the widest it has)"},
-  {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|regtile:KB:R[:THREADS]",
-   "forces the engine's GPU convolution kernel for stride-1 layers, to compare them (default auto: the engine's rule)"},
+  {Var::ConvKernel, "ROOFLINE_CONV_KERNEL", Developer, "auto|tiled|cudnn|regtile:KB:R[:THREADS]",
+   "forces the engine's GPU convolution kernel, to compare them: our tiled or register-tiled kernels for stride-1 fp32 NCHW layers, or cuDNN for every layer (default auto: the engine's rule)"},
   {Var::FusedPhases, "ROOFLINE_FUSED_PHASES", Developer, "1",
    "prints to stderr, when a fused-mlp GPU run ends, each phase's time in a training step and in an inference, by block 0's SM clock (default: off; 0 is off)"},
   {Var::StudyEpochs, "ROOFLINE_STUDY_EPOCHS", Test, "N",

@@ -31,6 +31,30 @@ TEST(ConvChoice, ParsesTheOverride) {
   EXPECT_EQ(a.rows, 2);
   EXPECT_EQ(a.threads, 0);
   EXPECT_EQ(parse_conv_kernel("regtile:16:1:64").threads, 64);
+  EXPECT_EQ(parse_conv_kernel("cudnn").kind, ConvKernelChoice::Kind::Cudnn);
+}
+
+// Our kernels take the small models' fp32 NCHW layers; every layer of AlexNet
+// and ResNet-18 (64 or more output channels), every bf16/fp16, NHWC or
+// grouped convolution goes to cuDNN; the override forces either side.
+TEST(ConvChoice, OwnKernelsTakeTheSmallModelsLayersAndCudnnTheRest) {
+  using roofline::engine::DType;
+  using roofline::engine::MemoryFormat;
+  const ConvKernelChoice automatic, tiled = parse_conv_kernel("tiled"), cudnn = parse_conv_kernel("cudnn");
+  const auto F32 = DType::F32;
+  const auto NCHW = MemoryFormat::NCHW;
+  EXPECT_TRUE(own_conv_applies(automatic, F32, NCHW, 1, 1, 1));    // simple-cnn
+  EXPECT_TRUE(own_conv_applies(automatic, F32, NCHW, 1, 1, 4));    // ece408 conv1
+  EXPECT_TRUE(own_conv_applies(automatic, F32, NCHW, 1, 4, 16));   // ece408 conv2
+  EXPECT_FALSE(own_conv_applies(automatic, F32, NCHW, 1, 3, 64));  // AlexNet and ResNet-18's first layers
+  EXPECT_FALSE(own_conv_applies(automatic, F32, NCHW, 1, 64, 64));
+  EXPECT_FALSE(own_conv_applies(automatic, F32, NCHW, 1, 17, 8));
+  EXPECT_FALSE(own_conv_applies(automatic, DType::BF16, NCHW, 1, 4, 16));
+  EXPECT_FALSE(own_conv_applies(automatic, F32, MemoryFormat::NHWC, 1, 4, 16));
+  EXPECT_FALSE(own_conv_applies(automatic, F32, NCHW, 2, 4, 16));
+  EXPECT_TRUE(own_conv_applies(tiled, F32, NCHW, 1, 64, 64));
+  EXPECT_FALSE(own_conv_applies(tiled, DType::F16, NCHW, 1, 64, 64));
+  EXPECT_FALSE(own_conv_applies(cudnn, F32, NCHW, 1, 1, 4));
 }
 
 TEST(ConvChoice, RejectsBadOverridesByName) {

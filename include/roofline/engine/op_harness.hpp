@@ -17,10 +17,14 @@
 namespace roofline::engine::harness {
 
 // Names of the ops the harness knows: linear, linear+relu, conv2d, conv2d+relu,
-// maxpool2d, relu, relu+bias_grad, softmax, log_softmax, nll_loss, cross_entropy, sgd,
-// linear_weight_sgd, gather_batch, sgd_nesterov, sgd_scaled, adamw, adamw_scaled, cast,
-// grads_check_finite, loss_scale_update.
+// conv2d_nets, conv2d_nhwc, conv2d_groups, maxpool2d, relu, relu+bias_grad, softmax, log_softmax,
+// nll_loss, cross_entropy, sgd, linear_weight_sgd, gather_batch, sgd_nesterov, sgd_scaled, adamw,
+// adamw_scaled, cast, grads_check_finite, loss_scale_update.
 std::vector<std::string> op_names();
+// Why `op` is not run on `backend` (in perf mode when `perf`), or "" when it
+// is: the fast CPU backend has no NHWC or grouped convolution, and the two
+// networks' model-sized convolutions are not timed on the CPU.
+std::string skip_reason(const std::string& op, Backend backend, bool perf = false);
 
 // Relative error bound (‖out − ref‖₂ / ‖ref‖₂ against the float64 reference).
 double error_bound(DType dtype);
@@ -41,7 +45,8 @@ struct CheckResult {
 std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases);
 // The same checks at the model-sized shapes of perf_op (the layers of
 // simple-mlp, simple-cnn and ece408 at batch `batch`): the paths the models
-// take (tiled convolutions, large GEMMs) checked at their own sizes.
+// take (tiled convolutions, large GEMMs) checked at their own sizes. AlexNet's
+// and ResNet-18's layers (conv2d_nets) are timed only, not checked here.
 std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch);
 // The same checks for one convolution shape `s` (conv2d, or conv2d+relu when
 // s.act is ReLU): tests aim it at a kernel's edges (channel blocks, more

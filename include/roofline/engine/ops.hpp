@@ -1,5 +1,5 @@
 // The engine's ops, llm.c style: a forward/backward function pair per op over
-// raw fp32 buffers, a shape struct that says how big everything is and what
+// raw buffers (fp32, or the shape's dtype where it has one), a shape struct that says how big everything is and what
 // each pass costs (cost.hpp), and one dispatcher per function that sends the
 // call to the context's backend (CpuRef, Cpu or Cuda). Pointers live on the
 // context's device. Every buffer is contiguous; shapes are given in comments.
@@ -23,19 +23,27 @@ enum class Activation { None, ReLU };
 const char* to_string(Activation a);
 
 // ---- Linear: out = act(in · wᵀ + b) --------------------------------------
+// Activations (in, out and their gradients) and the weights that forward and
+// the input gradient read are in `dtype` (F32, BF16 or F16: the weights a
+// low-precision copy kept by the optimizer); the bias and the weight and bias
+// gradients are always fp32. The CPU backends take F32 only (Error
+// Unsupported otherwise); CUDA all three, accumulating in fp32. `tf32`: F32
+// data may run on TF32 tensor cores (false: true fp32, never TF32).
 struct LinearShape {
   std::int64_t n = 0;    // rows (batch)
   std::int64_t in = 0;   // input features
   std::int64_t out = 0;  // output features
   bool bias = true;
   Activation act = Activation::None;
-  PassCosts cost() const;
+  DType dtype = DType::F32;
+  bool tf32 = false;
+  PassCosts cost() const;  // bytes: activations and weights at dtype's width, bias and gradients fp32
 };
-// out (n, out), in (n, in), w (out, in), b (out) or null
-void linear_forward(Context& ctx, const LinearShape& s, float* out, const float* in, const float* w, const float* b);
+// out (n, out), in (n, in), w (out, in): dtype; b (out) fp32 or null
+void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* in, const void* w, const float* b);
 // The same forward over the weights stored transposed, wt (in, out) = wᵀ, for
 // inference (Network::prepare_inference keeps such a copy while the parameters
-// do not change): out (n, out) = act(in · wt + b). On the fast CPU backend
+// do not change): out (n, out) = act(in · wt + b), F32 only. On the fast CPU backend
 // each output is then one chain of multiply-adds over the inputs in order,
 // with a row's inputs broadcast against rows of wt, where linear_forward's
 // kernel takes dot products along rows of w; values agree to fp32 rounding,
@@ -48,17 +56,18 @@ void linear_forward_wt(Context& ctx, const LinearShape& s, float* out, const flo
 // rows of w; the broadcast kernel over wt 8 × 48, the row split's 8 rows a
 // thread in one block).
 bool linear_prefers_wt(const Context& ctx);
-// din (n, in) = dpre (n, out) · w (out, in). With act == ReLU, call
-// activation_backward on the layer's output first (dpre = dout ⊙ [out > 0]).
-void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const float* dpre, const float* w);
-// dw (out, in) = dpreᵀ · in; db (out) = Σ_rows dpre (db may be null)
-void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const float* dpre,
-                            const float* in);
+// din (n, in) = dpre (n, out) · w (out, in), all in dtype. With act == ReLU,
+// call activation_backward on the layer's output first (dpre = dout ⊙ [out > 0]).
+void linear_backward_input(Context& ctx, const LinearShape& s, void* din, const void* dpre, const void* w);
+// dw (out, in) fp32 = dpreᵀ · in; db (out) fp32 = Σ_rows dpre (db may be null);
+// dpre (n, out) and in (n, in) in dtype.
+void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const void* dpre,
+                            const void* in);
 
 // Inference only: probs (n, l2.out) = softmax(l2(l1(in))) — a network's last
 // two Linear layers (activations None or ReLU) and the softmax in one kernel,
 // the hidden activations never written. True where the backend has that
-// kernel (the GPU, for heads of at most 2^23 multiply-adds and 1024 inputs
+// kernel (the GPU, fp32 layers, for heads of at most 2^23 multiply-adds and 1024 inputs
 // (a multiple of 4) in the first layer, 32 classes, hidden · classes ≤ 3968:
 // the second layer's weights in shared memory); false,
 // with nothing done, elsewhere: run the two layers and softmax_forward.
@@ -86,24 +95,41 @@ void for_row_chunks(Context& ctx, std::int64_t n, const std::function<void(std::
 bool linear_joins_row_split(Context& ctx, std::int64_t in);
 
 // ---- Conv2d (cross-correlation, as PyTorch), zero padding -----------------
+// In `format` (NCHW or NHWC, PyTorch's channels_last): input (n, c, h, w),
+// output (n, k, oh, ow) stored in that order, weights (k, c/groups, r, s) for
+// NCHW and (k, r, s, c/groups) for NHWC. Groups as torch.nn.Conv2d: output
+// channel o sees input channels [g·c/G, (g+1)·c/G) with g = o / (k/G).
+// Activations (in, out, their gradients) and the weights that forward and the
+// input gradient read are in `dtype` (F32, BF16, F16); the bias and the weight
+// and bias gradients are fp32. Backends: CpuRef every format and group count in
+// F32; the fast CPU path NCHW, groups 1, F32 (else Error Unsupported); CUDA
+// everything (cuDNN's graph API; our own kernels for the small models' fp32
+// NCHW layers). `tf32` as for Linear.
 struct Conv2dShape {
   std::int64_t n = 0, c = 0, h = 0, w = 0;  // input (n, c, h, w)
-  std::int64_t k = 0, r = 0, s = 0;         // weights (k, c, r, s)
+  std::int64_t k = 0, r = 0, s = 0;         // output channels, kernel rows and columns
   std::int64_t stride = 1, pad = 0;
   bool bias = true;
   Activation act = Activation::None;
+  std::int64_t groups = 1;
+  MemoryFormat format = MemoryFormat::NCHW;
+  DType dtype = DType::F32;
+  bool tf32 = false;
   std::int64_t oh() const { return (h + 2 * pad - r) / stride + 1; }
   std::int64_t ow() const { return (w + 2 * pad - s) / stride + 1; }
-  bool valid() const;  // positive sizes, kernel fits the padded input
-  PassCosts cost() const;
+  std::int64_t cg() const { return groups > 0 ? c / groups : 0; }  // input channels per group
+  // Positive sizes, the kernel fits the padded input, groups divide c and k,
+  // dtype F32, BF16 or F16.
+  bool valid() const;
+  PassCosts cost() const;  // bytes: activations and weights at dtype's width, bias and gradients fp32
 };
-// out (n, k, oh, ow), in (n, c, h, w), w (k, c, r, s), b (k) or null
-void conv2d_forward(Context& ctx, const Conv2dShape& s, float* out, const float* in, const float* w, const float* b);
-// din (n, c, h, w) from dpre (n, k, oh, ow) and w (k, c, r, s)
-void conv2d_backward_input(Context& ctx, const Conv2dShape& s, float* din, const float* dpre, const float* w);
-// dw (k, c, r, s), db (k) or null, from dpre (n, k, oh, ow) and in (n, c, h, w)
-void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const float* dpre,
-                            const float* in);
+// out (n, k, oh, ow), in (n, c, h, w), w (weights): dtype, in `format`; b (k) fp32 or null
+void conv2d_forward(Context& ctx, const Conv2dShape& s, void* out, const void* in, const void* w, const float* b);
+// din (n, c, h, w) from dpre (n, k, oh, ow) and w, all in dtype and `format`
+void conv2d_backward_input(Context& ctx, const Conv2dShape& s, void* din, const void* dpre, const void* w);
+// dw (weights' shape) fp32, db (k) fp32 or null, from dpre (n, k, oh, ow) and in (n, c, h, w) in dtype
+void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const void* dpre,
+                            const void* in);
 
 // ---- MaxPool2d (no padding, floor mode; the first maximum wins, as PyTorch) --
 struct Pool2dShape {
@@ -120,7 +146,7 @@ void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int3
 // kernel, for a max pool `p` over the convolution's output whose windows
 // tile it (kernel = stride = 2 or 4) — the pre-pool output is never written.
 // True where the backend has that kernel (the GPU's register-tiled
-// convolution: stride 1, kernels 3/5/7 wide); false, with nothing done,
+// convolution: fp32, NCHW, groups 1, stride 1, kernels 3/5/7 wide); false, with nothing done,
 // elsewhere: then run conv2d_forward and maxpool2d_forward.
 bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShape& p, float* out, const float* in,
                             const float* w, const float* b);

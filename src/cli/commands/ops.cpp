@@ -99,9 +99,14 @@ class OpsCommand : public Command {
         .col("max_err", "Max rel. error")
         .col("bound", "Bound")
         .col("status", "Status");
+    std::vector<std::string> skipped;
     for (Backend b : backends) {
       engine::Context ectx(b, b == Backend::Cuda ? gpus.front() : 0);
       for (const auto& op : ops) {
+        if (const std::string why = harness::skip_reason(op, b); !why.empty()) {
+          skipped.push_back(fmt::format("{} on {}: {}", op, to_string(b), why));
+          continue;
+        }
         Rng rng(seed_);  // the same shapes and values on every backend
         auto results = harness::check_op(op, ectx, rng, cases_);
         // One row per pass and output: the worst case.
@@ -132,6 +137,7 @@ class OpsCommand : public Command {
     t.note(
         "Each output is compared with the float64 reference by ‖out − ref‖₂ / ‖ref‖₂; outputs are poisoned (NaN) "
         "before the run, guard regions around every buffer catch writes out of bounds, inputs must stay unchanged.");
+    for (const auto& why : skipped) t.note("Not run: " + why + ".");
   }
 
   void run_grads(Report& r, const std::vector<std::string>& ops, std::vector<std::string>& failures) {
@@ -186,7 +192,12 @@ class OpsCommand : public Command {
           .col("ai", "AI", "FLOP/B")
           .col("roof_pct", "% of roofline", "%", 1);
       const std::int64_t dev_id = gpu ? ctx.gpu_device_id(gpus.front()) : ctx.cpu_device_id();
+      std::vector<std::string> skipped;
       for (const auto& op : ops) {
+        if (const std::string why = harness::skip_reason(op, b, true); !why.empty()) {
+          skipped.push_back(fmt::format("{}: {}", op, why));
+          continue;
+        }
         for (const auto& p : harness::perf_op(op, ectx, batch_)) {
           Cell pct;
           if (peak && bw && p.seconds > 0) {
@@ -217,6 +228,7 @@ class OpsCommand : public Command {
         t.note(fmt::format("% of roofline: achieved FLOP/s over min({}, AI × {}) from the store's measured ceilings",
                            format_si(peak->value, "FLOP/s"), format_si(bw->value, "B/s")));
       t.note("Median of repeated calls on the same buffers: inputs that fit in cache are timed from cache.");
+      for (const auto& why : skipped) t.note("Not timed: " + why + ".");
     }
   }
 

@@ -69,69 +69,98 @@ void linear_backward_weight(const ops::LinearShape& s, T* dw, T* db, const T* dp
   }
 }
 
-// out (n, k, oh, ow), in (n, c, h, w), w (k, c, r, s), b (k) or null
+// Element offsets of a convolution's tensors in its format (ops.hpp):
+// activations (n, c, h, w) as NCHW or NHWC, weights (k, c/groups, r, s) as
+// KCRS or KRSC.
+struct ConvIndex {
+  int64_t C, H, W, K, OH, OW, CG, R, S;
+  bool nhwc;
+  explicit ConvIndex(const ops::Conv2dShape& s)
+      : C(s.c), H(s.h), W(s.w), K(s.k), OH(s.oh()), OW(s.ow()), CG(s.cg()), R(s.r), S(s.s),
+        nhwc(s.format == MemoryFormat::NHWC) {}
+  int64_t in(int64_t n, int64_t c, int64_t y, int64_t x) const {
+    return nhwc ? ((n * H + y) * W + x) * C + c : ((n * C + c) * H + y) * W + x;
+  }
+  int64_t out(int64_t n, int64_t k, int64_t y, int64_t x) const {
+    return nhwc ? ((n * OH + y) * OW + x) * K + k : ((n * K + k) * OH + y) * OW + x;
+  }
+  int64_t w(int64_t k, int64_t cg, int64_t r, int64_t q) const {
+    return nhwc ? ((k * R + r) * S + q) * CG + cg : ((k * CG + cg) * R + r) * S + q;
+  }
+  // The first input channel of output channel k's group.
+  int64_t c0(int64_t k, int64_t groups) const { return (k / (K / groups)) * CG; }
+};
+
+// out (n, k, oh, ow), in (n, c, h, w), w (k, c/groups, r, s), b (k) or null,
+// in the shape's format
 template <class T>
 void conv2d_forward(const ops::Conv2dShape& s, T* out, const T* in, const T* w, const T* b) {
-  const int64_t OH = s.oh(), OW = s.ow();
+  const ConvIndex ix(s);
   for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t k = 0; k < s.k; ++k)
-      for (int64_t y = 0; y < OH; ++y)
-        for (int64_t x = 0; x < OW; ++x) {
+    for (int64_t k = 0; k < s.k; ++k) {
+      const int64_t c0 = ix.c0(k, s.groups);
+      for (int64_t y = 0; y < ix.OH; ++y)
+        for (int64_t x = 0; x < ix.OW; ++x) {
           T acc = b ? b[k] : T(0);
-          for (int64_t c = 0; c < s.c; ++c)
+          for (int64_t cg = 0; cg < ix.CG; ++cg)
             for (int64_t r = 0; r < s.r; ++r)
               for (int64_t q = 0; q < s.s; ++q) {
-                int64_t iy = y * s.stride - s.pad + r, ix = x * s.stride - s.pad + q;
-                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                acc += in[((n * s.c + c) * s.h + iy) * s.w + ix] * w[((k * s.c + c) * s.r + r) * s.s + q];
+                int64_t iy = y * s.stride - s.pad + r, jx = x * s.stride - s.pad + q;
+                if (iy < 0 || iy >= s.h || jx < 0 || jx >= s.w) continue;
+                acc += in[ix.in(n, c0 + cg, iy, jx)] * w[ix.w(k, cg, r, q)];
               }
-          out[((n * s.k + k) * OH + y) * OW + x] = apply_act(s.act, acc);
+          out[ix.out(n, k, y, x)] = apply_act(s.act, acc);
         }
+    }
 }
 
-// din (n, c, h, w) from dpre (n, k, oh, ow), w (k, c, r, s): each output's
-// gradient spread back over the inputs that produced it.
+// din (n, c, h, w) from dpre (n, k, oh, ow), w (k, c/groups, r, s): each
+// output's gradient spread back over the inputs that produced it.
 template <class T>
 void conv2d_backward_input(const ops::Conv2dShape& s, T* din, const T* dpre, const T* w) {
-  const int64_t OH = s.oh(), OW = s.ow();
+  const ConvIndex ix(s);
   for (int64_t i = 0; i < s.n * s.c * s.h * s.w; ++i) din[i] = 0;
   for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t k = 0; k < s.k; ++k)
-      for (int64_t y = 0; y < OH; ++y)
-        for (int64_t x = 0; x < OW; ++x) {
-          T g = dpre[((n * s.k + k) * OH + y) * OW + x];
-          for (int64_t c = 0; c < s.c; ++c)
+    for (int64_t k = 0; k < s.k; ++k) {
+      const int64_t c0 = ix.c0(k, s.groups);
+      for (int64_t y = 0; y < ix.OH; ++y)
+        for (int64_t x = 0; x < ix.OW; ++x) {
+          T g = dpre[ix.out(n, k, y, x)];
+          for (int64_t cg = 0; cg < ix.CG; ++cg)
             for (int64_t r = 0; r < s.r; ++r)
               for (int64_t q = 0; q < s.s; ++q) {
-                int64_t iy = y * s.stride - s.pad + r, ix = x * s.stride - s.pad + q;
-                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                din[((n * s.c + c) * s.h + iy) * s.w + ix] += g * w[((k * s.c + c) * s.r + r) * s.s + q];
+                int64_t iy = y * s.stride - s.pad + r, jx = x * s.stride - s.pad + q;
+                if (iy < 0 || iy >= s.h || jx < 0 || jx >= s.w) continue;
+                din[ix.in(n, c0 + cg, iy, jx)] += g * w[ix.w(k, cg, r, q)];
               }
         }
+    }
 }
 
-// dw (k, c, r, s), db (k) or null, from dpre (n, k, oh, ow) and in (n, c, h, w)
+// dw (k, c/groups, r, s), db (k) or null, from dpre (n, k, oh, ow) and in (n, c, h, w)
 template <class T>
 void conv2d_backward_weight(const ops::Conv2dShape& s, T* dw, T* db, const T* dpre, const T* in) {
-  const int64_t OH = s.oh(), OW = s.ow();
+  const ConvIndex ix(s);
   for (int64_t k = 0; k < s.k; ++k) {
-    for (int64_t c = 0; c < s.c; ++c)
+    const int64_t c0 = ix.c0(k, s.groups);
+    for (int64_t cg = 0; cg < ix.CG; ++cg)
       for (int64_t r = 0; r < s.r; ++r)
         for (int64_t q = 0; q < s.s; ++q) {
           T acc = 0;
           for (int64_t n = 0; n < s.n; ++n)
-            for (int64_t y = 0; y < OH; ++y)
-              for (int64_t x = 0; x < OW; ++x) {
-                int64_t iy = y * s.stride - s.pad + r, ix = x * s.stride - s.pad + q;
-                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                acc += dpre[((n * s.k + k) * OH + y) * OW + x] * in[((n * s.c + c) * s.h + iy) * s.w + ix];
+            for (int64_t y = 0; y < ix.OH; ++y)
+              for (int64_t x = 0; x < ix.OW; ++x) {
+                int64_t iy = y * s.stride - s.pad + r, jx = x * s.stride - s.pad + q;
+                if (iy < 0 || iy >= s.h || jx < 0 || jx >= s.w) continue;
+                acc += dpre[ix.out(n, k, y, x)] * in[ix.in(n, c0 + cg, iy, jx)];
               }
-          dw[((k * s.c + c) * s.r + r) * s.s + q] = acc;
+          dw[ix.w(k, cg, r, q)] = acc;
         }
     if (db) {
       T acc = 0;
       for (int64_t n = 0; n < s.n; ++n)
-        for (int64_t i = 0; i < OH * OW; ++i) acc += dpre[(n * s.k + k) * OH * OW + i];
+        for (int64_t y = 0; y < ix.OH; ++y)
+          for (int64_t x = 0; x < ix.OW; ++x) acc += dpre[ix.out(n, k, y, x)];
       db[k] = acc;
     }
   }

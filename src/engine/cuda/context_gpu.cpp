@@ -1,7 +1,10 @@
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
+#include "roofline/core/error.hpp"
 #include "roofline/engine/context.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 #include "src/engine/cuda/cuda_state.hpp"
@@ -27,7 +30,33 @@ CudaState::CudaState(int gpu) : device(gpu), scope(gpu), stream(), workspace(kWo
 
 CudaState::~CudaState() {
   plans.clear();
+  conv_plans.clear();  // cuDNN descriptors before the handle
+  if (dnn) cudnnDestroy(dnn);
   if (lt) cublasLtDestroy(lt);
+}
+
+void require_not_capturing(const CudaState* s, const std::string& what) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(s->stream.get(), &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    throw Error(ErrorKind::Internal,
+                fmt::format("{} is called for the first time while its stream is captured into a CUDA graph: its "
+                            "plan (and any workspace it needs) cannot be made during a capture",
+                            what),
+                "run every shape once eagerly before capturing (the trainer's warm-up step does)");
+}
+
+void ensure_workspace(CudaState* s, size_t bytes, const char* what) {
+  if (bytes <= s->workspace.bytes()) return;
+  require_not_capturing(s, what);
+  // At least double, in whole MiB, so that a network's plans grow it a few times at most.
+  const size_t mib = size_t(1) << 20;
+  const size_t want = std::max(bytes, 2 * s->workspace.bytes());
+  cuda::DeviceBuffer<char> bigger((want + mib - 1) / mib * mib, "GPU workspace (cuBLASLt, cuDNN)");
+  // Work already enqueued may still use the old buffer, and graphs captured
+  // before may read it on replay: it is kept, not freed.
+  s->retired_workspaces.push_back(std::move(s->workspace));
+  s->workspace = std::move(bigger);
 }
 
 namespace detail {

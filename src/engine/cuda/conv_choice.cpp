@@ -21,7 +21,7 @@ int parse_int(std::string_view s, std::string_view whole) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size())
     throw_usage(fmt::format("ROOFLINE_CONV_KERNEL={}: '{}' is not a whole number", whole, s),
-                "use auto, tiled or regtile:KB:R[:THREADS], e.g. regtile:8:1");
+                "use auto, tiled, cudnn or regtile:KB:R[:THREADS], e.g. regtile:8:1");
   return v;
 }
 }  // namespace
@@ -38,10 +38,14 @@ ConvKernelChoice parse_conv_kernel(std::string_view text) {
     c.kind = ConvKernelChoice::Kind::Tiled;
     return c;
   }
+  if (text == "cudnn") {
+    c.kind = ConvKernelChoice::Kind::Cudnn;
+    return c;
+  }
   const std::string_view prefix = "regtile:";
   if (text.substr(0, prefix.size()) != prefix)
     throw_usage(fmt::format("ROOFLINE_CONV_KERNEL={} names no convolution kernel", text),
-                "use auto, tiled or regtile:KB:R[:THREADS], e.g. regtile:8:1, or unset it");
+                "use auto, tiled, cudnn or regtile:KB:R[:THREADS], e.g. regtile:8:1, or unset it");
   std::string_view rest = text.substr(prefix.size());
   int field[3] = {0, 0, 0};
   int count = 0;
@@ -76,6 +80,14 @@ const ConvKernelChoice& conv_kernel_override() {
     return parse_conv_kernel(chosen ? std::string_view(*chosen) : std::string_view());
   }();
   return choice;
+}
+
+bool own_conv_applies(const ConvKernelChoice& o, DType dtype, MemoryFormat format, std::int64_t groups,
+                      std::int64_t c, std::int64_t k) {
+  if (o.kind == ConvKernelChoice::Kind::Cudnn) return false;
+  if (dtype != DType::F32 || format != MemoryFormat::NCHW || groups != 1) return false;
+  if (o.kind == ConvKernelChoice::Kind::Tiled || o.kind == ConvKernelChoice::Kind::RegTile) return true;
+  return c <= kOwnConvChannels && k <= kOwnConvChannels;
 }
 
 bool plan_regtile(const ConvGeometry& g, int sm_count, int kb, int rows, int threads, RegTilePlan& plan, int pool) {

@@ -5,26 +5,40 @@
 #include <cstdint>
 #include <string_view>
 
+#include "roofline/engine/tensor.hpp"
+
 namespace roofline::engine::cuda_ops {
 
 // ROOFLINE_CONV_KERNEL: unset or "auto" (the rule below), "tiled"
-// (conv2d_tiled wherever it fits) or "regtile:KB:R[:THREADS]" (the
+// (conv2d_tiled wherever it fits), "regtile:KB:R[:THREADS]" (the
 // register-tiled kernel with KB output channels × R rows × 4 pixels per
-// thread, about THREADS threads per block) — a knob for measurements
-// (tools/device/conv_sweep.sh), not for users.
+// thread, about THREADS threads per block) or "cudnn" (cuDNN for every
+// convolution, our kernels for none) — a knob for measurements, not for users.
 // The register-tiled kernel's pixels per thread and launch bound, as
 // kernels/conv2d_regtile.cuh has them (conv_pool.cu checks they agree).
 constexpr int kRegTilePixels = 4;
 constexpr int kRegTileMaxThreads = 256;
 
 struct ConvKernelChoice {
-  enum class Kind { Auto, Tiled, RegTile } kind = Kind::Auto;
+  enum class Kind { Auto, Tiled, RegTile, Cudnn } kind = Kind::Auto;
   int kb = 0, rows = 0, threads = 0;  // RegTile only
 };
 // Throws a usage error naming the accepted forms.
 ConvKernelChoice parse_conv_kernel(std::string_view text);
 // The environment's choice, read and checked once per process.
 const ConvKernelChoice& conv_kernel_override();
+
+// Whether a convolution runs on our own kernels (conv_pool.cu) rather than on
+// cuDNN: fp32, NCHW, one group, and at most kOwnConvChannels input and output
+// channels — the small models' layers (simple-cnn 1→1, ece408 1→4 and 4→16),
+// where our kernels were measured faster and where cuDNN's implicit-GEMM
+// tiles, 64 or more channels wide, would be mostly padding. Every layer of
+// AlexNet and ResNet-18 has 64 or more output channels: cuDNN. With the
+// override "tiled" or "regtile:…" every fp32 NCHW layer with one group takes
+// our kernels; with "cudnn" none does.
+constexpr std::int64_t kOwnConvChannels = 16;
+bool own_conv_applies(const ConvKernelChoice& o, DType dtype, MemoryFormat format, std::int64_t groups,
+                      std::int64_t c, std::int64_t k);
 
 // The (KB, R) tiles the register-tiled kernel is compiled for: KB ∈ {4, 8, 16},
 // R ∈ {1, 2, 4}, at most 64 accumulators (4 · KB · R), and kernel widths 3, 5, 7.

@@ -1,5 +1,6 @@
-// Convolution and max-pooling on the GPU. Stride-1 convolutions take the
-// register-tiled kernel (kernels/conv2d_regtile.cuh) where conv_choice.cpp's
+// Convolution and max-pooling on the GPU. Convolutions that are not the small
+// models' fp32 NCHW layers go to cuDNN (own_conv_applies, conv_cudnn_gpu.cpp).
+// Of ours, stride-1 convolutions take the register-tiled kernel (kernels/conv2d_regtile.cuh) where conv_choice.cpp's
 // rule picks it, else the tiled kernels (kernels/conv2d_tiled.cuh) where their
 // tiles fit in shared memory; the rest the direct ones
 // (kernels/conv2d_direct.cuh). Weight gradients take the tiled partial sums.
@@ -325,8 +326,18 @@ bool wgrad_tiled(const CudaState* st, const ops::Conv2dShape& s, float* dw, floa
 
 }  // namespace
 
-void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, const float* in, const float* w,
+namespace {
+bool own(const ops::Conv2dShape& s) {
+  return own_conv_applies(conv_kernel_override(), s.dtype, s.format, s.groups, s.c, s.k);
+}
+}  // namespace
+
+void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, void* out_, const void* in_, const void* w_,
                     const float* b) {
+  if (!own(s)) return cudnn_conv_forward(st, s, out_, in_, w_, b);
+  float* out = static_cast<float*>(out_);  // fp32 from here on (own_conv_applies)
+  const float* in = static_cast<const float*>(in_);
+  const float* w = static_cast<const float*>(w_);
   if (s.stride == 1) {
     const kernels::TiledConvDims t{int(s.n),    int(s.c), int(s.h), int(s.w),   int(s.k),  int(s.oh()),
                                    int(s.ow()), int(s.r), int(s.s), int(s.pad), int(s.pad)};
@@ -346,7 +357,7 @@ void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, float* out, 
 bool conv2d_maxpool_forward(const CudaState* st, const ops::Conv2dShape& s, const ops::Pool2dShape& ps, float* out,
                             const float* in, const float* w, const float* b) {
   const int pool = int(ps.kernel);
-  if (s.stride != 1 || ps.stride != ps.kernel || (pool != 2 && pool != 4) || ps.n != s.n || ps.c != s.k ||
+  if (!own(s) || s.stride != 1 || ps.stride != ps.kernel || (pool != 2 && pool != 4) || ps.n != s.n || ps.c != s.k ||
       ps.h != s.oh() || ps.w != s.ow())
     return false;
   // The rows and columns the pool reads: the convolution computes only those.
@@ -360,8 +371,12 @@ bool conv2d_maxpool_forward(const CudaState* st, const ops::Conv2dShape& s, cons
                    : launch_planned<false, 4>(st, t, p, out, in, w, b, relu);
 }
 
-void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float* din, const float* dpre,
-                           const float* w) {
+void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, void* din_, const void* dpre_,
+                           const void* w_) {
+  if (!own(s)) return cudnn_conv_backward_input(st, s, din_, dpre_, w_);
+  float* din = static_cast<float*>(din_);
+  const float* dpre = static_cast<const float*>(dpre_);
+  const float* w = static_cast<const float*>(w_);
   // The output gradient convolved with the flipped, transposed weights.
   if (s.stride == 1 && s.pad <= s.r - 1 && s.pad <= s.s - 1) {
     const kernels::TiledConvDims t{
@@ -380,8 +395,11 @@ void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, float
   CUDA_CHECK_LAUNCH();
 }
 
-void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const float* dpre,
-                            const float* in) {
+void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const void* dpre_,
+                            const void* in_) {
+  if (!own(s)) return cudnn_conv_backward_weight(st, s, dw, db, dpre_, in_);
+  const float* dpre = static_cast<const float*>(dpre_);
+  const float* in = static_cast<const float*>(in_);
   if (wgrad_tiled(st, s, dw, db, dpre, in)) return;
   const kernels::ConvDims d = dims(s);
   const unsigned blocks = static_cast<unsigned>(s.k * s.c * s.r * s.s + (db ? s.k : 0));

@@ -13,8 +13,8 @@ namespace {
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }  // float4 rows
 }  // namespace
 
-bool linear_small_applies(const ops::LinearShape& s, const float* in, const float* w) {
-  return s.in % 4 == 0 && s.in > 0 && s.n > 0 && s.out > 0 && aligned(in) && aligned(w) &&
+bool linear_small_applies(const ops::LinearShape& s, const void* in, const void* w) {
+  return s.dtype == DType::F32 && s.in % 4 == 0 && s.in > 0 && s.n > 0 && s.out > 0 && aligned(in) && aligned(w) &&
          s.n * s.out * s.in <= kLinearSmallMacs && s.in <= 0x7fffffff && (s.n + 3) / 4 <= 65535;
 }
 
@@ -30,7 +30,7 @@ void linear_small_forward(const CudaState* st, const ops::LinearShape& s, float*
 bool linear_head_forward(const CudaState* st, const ops::LinearShape& l1, const ops::LinearShape& l2, float* probs,
                          const float* in, const float* w1, const float* b1, const float* w2, const float* b2) {
   const auto act_ok = [](ops::Activation a) { return a == ops::Activation::None || a == ops::Activation::ReLU; };
-  if (l1.n != l2.n || l2.in != l1.out || l1.n < 1 || l1.in < 4 || l1.in % 4 != 0 || l1.in > kernels::kHeadMaxIn ||
+  if (l1.dtype != DType::F32 || l2.dtype != DType::F32 || l1.n != l2.n || l2.in != l1.out || l1.n < 1 || l1.in < 4 || l1.in % 4 != 0 || l1.in > kernels::kHeadMaxIn ||
       !aligned(in) || !aligned(w1) || l1.out > kernels::kHeadMaxHidden || l2.out < 1 ||
       l2.out > kernels::kHeadMaxClasses || !act_ok(l1.act) || !act_ok(l2.act) || l1.n * l1.out * l1.in > kLinearSmallMacs)
     return false;

@@ -26,9 +26,9 @@ enum LayerBuf { IN, W, B, OUT, DOUT, YFWD, DPRE_REF, DPRE, DIN, DW, DB, kLayerBu
 // A layer's ops on the context and their float64 references, over its shape.
 template <class Shape>
 struct LayerOps {
-  void (*forward)(Context&, const Shape&, float* out, const float* in, const float* w, const float* b);
-  void (*backward_input)(Context&, const Shape&, float* din, const float* dpre, const float* w);
-  void (*backward_weight)(Context&, const Shape&, float* dw, float* db, const float* dpre, const float* in);
+  void (*forward)(Context&, const Shape&, void* out, const void* in, const void* w, const float* b);
+  void (*backward_input)(Context&, const Shape&, void* din, const void* dpre, const void* w);
+  void (*backward_weight)(Context&, const Shape&, float* dw, float* db, const void* dpre, const void* in);
   void (*ref_forward)(const Shape&, double* out, const double* in, const double* w, const double* b);
   void (*ref_backward_input)(const Shape&, double* din, const double* dpre, const double* w);
   void (*ref_backward_weight)(const Shape&, double* dw, double* db, const double* dpre, const double* in);
@@ -178,10 +178,13 @@ OpCase conv_case(const ops::Conv2dShape& s) {
   static const LayerOps<ops::Conv2dShape> kOps = {
       ops::conv2d_forward,         ops::conv2d_backward_input,         ops::conv2d_backward_weight,
       ref::conv2d_forward<double>, ref::conv2d_backward_input<double>, ref::conv2d_backward_weight<double>};
-  return layer_case(s, kOps, {s.n * s.c * s.h * s.w, s.k * s.c * s.r * s.s, s.n * s.k * s.oh() * s.ow(), s.k},
-                    s.act == Activation::ReLU ? "conv2d+relu" : "conv2d",
-                    fmt::format("n={} c={} {}x{} k={} {}x{} stride={} pad={}{}", s.n, s.c, s.h, s.w, s.k, s.r, s.s,
-                                s.stride, s.pad, s.bias ? "" : " nobias"));
+  const bool plain = s.groups == 1 && s.format == MemoryFormat::NCHW;
+  OpCase c = layer_case(s, kOps, {s.n * s.c * s.h * s.w, s.k * s.cg() * s.r * s.s, s.n * s.k * s.oh() * s.ow(), s.k},
+                        s.act == Activation::ReLU ? "conv2d+relu" : "conv2d",
+                        fmt::format("n={} c={} {}x{} k={} {}x{} stride={} pad={}{}{}", s.n, s.c, s.h, s.w, s.k, s.r,
+                                    s.s, s.stride, s.pad, s.bias ? "" : " nobias",
+                                    plain ? "" : fmt::format(" groups={} {}", s.groups, to_string(s.format))));
+  return c;
 }
 
 namespace {
@@ -575,6 +578,7 @@ OpCase make_case(const std::string& op, Rng& r) {
     if (r.below(4) == 0) return linear_case({pick(r, 100, 260), pick(r, 200, 800), pick(r, 100, 300), true, a});
     return linear_case({pick(r, 1, 70), pick(r, 1, 300), pick(r, 1, 130), r.below(5) != 0, a});
   }
+  if (is_net_conv_op(op)) return net_conv_case(op, r);
   if (op == "conv2d") return conv_case(random_conv(r, Activation::None));
   if (op == "conv2d+relu") return conv_case(random_conv(r, Activation::ReLU));
   if (op == "maxpool2d") {
@@ -647,6 +651,8 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
     v.push_back(conv_case(conv(1, 12, 1, 5, a)));   // simple-cnn conv2
     v.push_back(conv_case(conv(1, 86, 4, 7, a)));   // ece408 conv1
     v.push_back(conv_case(conv(4, 40, 16, 7, a)));  // ece408 conv2
+  } else if (is_net_conv_op(op)) {
+    v = net_conv_perf_cases(op, B);
   } else if (op == "maxpool2d") {
     v.push_back(pool_case(pool(1, 24, 2)));
     v.push_back(pool_case(pool(1, 8, 2)));

@@ -1,5 +1,6 @@
 // Analytical cost of every op and pass; the convention is in cost.hpp and
-// docs/engine.md. F = bytes per fp32 element; int32 labels/argmax also 4.
+// docs/engine.md. F = bytes per fp32 element; int32 labels/argmax also 4;
+// Linear and Conv2d count their activations at their dtype's width.
 #include "roofline/engine/cost.hpp"
 
 #include "roofline/core/error.hpp"
@@ -46,37 +47,44 @@ const char* to_string(Activation a) { return a == Activation::ReLU ? "relu" : "n
 
 // A fused activation's backward (the mask) belongs to the input-gradient pass,
 // which reads the layer's output and also writes the masked gradient dpre
-// that the GEMM parts of both backward passes read.
+// that the GEMM parts of both backward passes read. Activations and the
+// weights forward and the input gradient read are counted at the dtype's
+// width (A); the bias and the weight-gradient outputs at fp32's (F).
 PassCosts LinearShape::cost() const {
   PassCosts c;
+  const double A = static_cast<double>(dtype_size(dtype));
   const double rows = d(n), k = d(in), m = d(out), outs = rows * m;
   const bool relu = act == Activation::ReLU;
   c.forward.flops = 2 * rows * k * m + (bias ? outs : 0) + (relu ? outs : 0);
-  c.forward.bytes = F * (rows * k + m * k + (bias ? m : 0) + outs);
+  c.forward.bytes = A * (rows * k + m * k + outs) + (bias ? F * m : 0);
   c.input_grad.flops = 2 * rows * k * m + (relu ? outs : 0);
-  c.input_grad.bytes = F * (outs + m * k + rows * k) + (relu ? F * 2 * outs : 0);
+  c.input_grad.bytes = A * (outs + m * k + rows * k) + (relu ? A * 2 * outs : 0);
   c.weight_grad.flops = 2 * rows * k * m + (bias ? outs : 0);
-  c.weight_grad.bytes = F * (outs + rows * k + m * k + (bias ? m : 0));
+  c.weight_grad.bytes = A * (outs + rows * k) + F * (m * k + (bias ? m : 0));
   return c;
 }
 
 bool Conv2dShape::valid() const {
+  const bool dtype_ok = dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
   return n > 0 && c > 0 && h > 0 && w > 0 && k > 0 && r > 0 && s > 0 && stride > 0 && pad >= 0 && h + 2 * pad >= r &&
-         w + 2 * pad >= s;
+         w + 2 * pad >= s && groups > 0 && c % groups == 0 && k % groups == 0 && dtype_ok;
 }
 
+// Each output sums c/groups · r · s products (a grouped convolution's
+// multiply-adds are 1/groups of the dense one's).
 PassCosts Conv2dShape::cost() const {
   PassCosts co;
+  const double A = static_cast<double>(dtype_size(dtype));
   const double outs = d(n) * d(k) * d(oh()) * d(ow());
-  const double macs = outs * d(c) * d(r) * d(s);
-  const double ins = d(n) * d(c) * d(h) * d(w), ws = d(k) * d(c) * d(r) * d(s);
+  const double macs = outs * d(cg()) * d(r) * d(s);
+  const double ins = d(n) * d(c) * d(h) * d(w), ws = d(k) * d(cg()) * d(r) * d(s);
   const bool relu = act == Activation::ReLU;
   co.forward.flops = 2 * macs + (bias ? outs : 0) + (relu ? outs : 0);
-  co.forward.bytes = F * (ins + ws + (bias ? d(k) : 0) + outs);
+  co.forward.bytes = A * (ins + ws + outs) + (bias ? F * d(k) : 0);
   co.input_grad.flops = 2 * macs + (relu ? outs : 0);
-  co.input_grad.bytes = F * (outs + ws + ins) + (relu ? F * 2 * outs : 0);
+  co.input_grad.bytes = A * (outs + ws + ins) + (relu ? A * 2 * outs : 0);
   co.weight_grad.flops = 2 * macs + (bias ? outs : 0);
-  co.weight_grad.bytes = F * (outs + ins + ws + (bias ? d(k) : 0));
+  co.weight_grad.bytes = A * (outs + ins) + F * (ws + (bias ? d(k) : 0));
   return co;
 }
 

@@ -30,41 +30,96 @@
 namespace roofline::engine::ops {
 
 namespace {
+bool float_dtype(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }
 void check_linear(const LinearShape& s) {
-  ROOFLINE_ASSERT(s.n > 0 && s.in > 0 && s.out > 0, fmt::format("linear shape n={} in={} out={}", s.n, s.in, s.out));
+  ROOFLINE_ASSERT(s.n > 0 && s.in > 0 && s.out > 0 && float_dtype(s.dtype),
+                  fmt::format("linear shape n={} in={} out={} dtype={}", s.n, s.in, s.out, to_string(s.dtype)));
 }
-void check_conv(const Conv2dShape& s) { ROOFLINE_ASSERT(s.valid(), "conv2d shape"); }
+void check_conv(const Conv2dShape& s) {
+  ROOFLINE_ASSERT(s.valid(), fmt::format("conv2d shape n={} c={} {}x{} k={} {}x{} stride={} pad={} groups={} dtype={}",
+                                         s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.groups,
+                                         to_string(s.dtype)));
+}
+// The CPU backends compute in fp32 only (the mixed precision is a GPU feature).
+void cpu_needs_f32(const char* op, DType t) {
+  if (t != DType::F32)
+    throw_unsupported(fmt::format("{} with {} activations: bf16 and fp16 activations run on the GPU only", op,
+                                  to_string(t)),
+                      "use --precision fp32 on the CPU, or --device gpu");
+}
+// The fast CPU convolution takes NCHW and one group (its tiles and oneDNN's
+// path are NCHW, dense); the reference takes every format and group count.
+void fast_conv_supported(const Conv2dShape& s) {
+  cpu_needs_f32("conv2d", s.dtype);
+  if (s.format != MemoryFormat::NCHW || s.groups != 1)
+    throw_unsupported(fmt::format("conv2d in {} with groups={}: the fast CPU backend's convolution takes NCHW with "
+                                  "groups=1",
+                                  to_string(s.format), s.groups),
+                      "use NCHW and groups=1 on the fast CPU backend, the cpu-ref backend, or --device gpu");
+}
+float* f32(void* p) { return static_cast<float*>(p); }
+const float* f32(const void* p) { return static_cast<const float*>(p); }
 void check_pool(const Pool2dShape& s) { ROOFLINE_ASSERT(s.valid(), "maxpool2d shape"); }
 void check_rows(const RowsShape& s) { ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0, "rows shape"); }
 }  // namespace
 
-void linear_forward(Context& ctx, const LinearShape& s, float* out, const float* in, const float* w, const float* b) {
+void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* in, const void* w, const float* b) {
   check_linear(s);
   ROOFLINE_ASSERT(!s.bias || b, "linear with bias needs a bias");
   if (!s.bias) b = nullptr;
-  ROOFLINE_DISPATCH(ctx, linear_forward, s, out, in, w, b);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      cpu_needs_f32("linear", s.dtype);
+      return ref::linear_forward<float>(s, f32(out), f32(in), f32(w), b);
+    case Backend::Cpu:
+      cpu_needs_f32("linear", s.dtype);
+      return fast::linear_forward(s, f32(out), f32(in), f32(w), b);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, linear_forward, s, out, in, w, b);
+  }
 }
 
 void linear_forward_wt(Context& ctx, const LinearShape& s, float* out, const float* in, const float* wt,
                        const float* b) {
   check_linear(s);
   ROOFLINE_ASSERT(!s.bias || b, "linear with bias needs a bias");
+  if (s.dtype != DType::F32)
+    throw_unsupported(fmt::format("linear over transposed weights in {}", to_string(s.dtype)),
+                      "the transposed-weights forward is the CPU's fp32 inference path: use linear_forward");
   if (!s.bias) b = nullptr;
   ROOFLINE_DISPATCH(ctx, linear_forward_wt, s, out, in, wt, b);
 }
 
 bool linear_prefers_wt(const Context& ctx) { return ctx.backend() == Backend::Cpu; }
 
-void linear_backward_input(Context& ctx, const LinearShape& s, float* din, const float* dpre, const float* w) {
+void linear_backward_input(Context& ctx, const LinearShape& s, void* din, const void* dpre, const void* w) {
   check_linear(s);
-  ROOFLINE_DISPATCH(ctx, linear_backward_input, s, din, dpre, w);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      cpu_needs_f32("linear", s.dtype);
+      return ref::linear_backward_input<float>(s, f32(din), f32(dpre), f32(w));
+    case Backend::Cpu:
+      cpu_needs_f32("linear", s.dtype);
+      return fast::linear_backward_input(s, f32(din), f32(dpre), f32(w));
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, linear_backward_input, s, din, dpre, w);
+  }
 }
 
-void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const float* dpre,
-                            const float* in) {
+void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float* db, const void* dpre,
+                            const void* in) {
   check_linear(s);
   if (!s.bias) db = nullptr;
-  ROOFLINE_DISPATCH(ctx, linear_backward_weight, s, dw, db, dpre, in);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      cpu_needs_f32("linear", s.dtype);
+      return ref::linear_backward_weight<float>(s, dw, db, f32(dpre), f32(in));
+    case Backend::Cpu:
+      cpu_needs_f32("linear", s.dtype);
+      return fast::linear_backward_weight(s, dw, db, f32(dpre), f32(in));
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, linear_backward_weight, s, dw, db, dpre, in);
+  }
 }
 
 bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const LinearShape& l2, float* probs,
@@ -74,6 +129,7 @@ bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const Line
   ROOFLINE_ASSERT(l1.n == l2.n && l1.out == l2.in, "head layers do not chain");
   ROOFLINE_ASSERT((!l1.bias || b1) && (!l2.bias || b2), "linear with bias needs a bias");
   if (ctx.backend() != Backend::Cuda) return false;  // the CPU paths run the layers and the softmax
+  if (l1.dtype != DType::F32 || l2.dtype != DType::F32) return false;  // the head kernel is fp32
 #if ROOFLINE_HAVE_CUDA
   return cuda_ops::linear_head_forward(ctx.cuda(), l1, l2, probs, in, w1, l1.bias ? b1 : nullptr, w2,
                                        l2.bias ? b2 : nullptr);
@@ -82,23 +138,50 @@ bool linear_softmax_head_forward(Context& ctx, const LinearShape& l1, const Line
 #endif
 }
 
-void conv2d_forward(Context& ctx, const Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
+void conv2d_forward(Context& ctx, const Conv2dShape& s, void* out, const void* in, const void* w, const float* b) {
   check_conv(s);
   ROOFLINE_ASSERT(!s.bias || b, "conv2d with bias needs a bias");
   if (!s.bias) b = nullptr;
-  ROOFLINE_DISPATCH(ctx, conv2d_forward, s, out, in, w, b);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      cpu_needs_f32("conv2d", s.dtype);
+      return ref::conv2d_forward<float>(s, f32(out), f32(in), f32(w), b);
+    case Backend::Cpu:
+      fast_conv_supported(s);
+      return fast::conv2d_forward(s, f32(out), f32(in), f32(w), b);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, conv2d_forward, s, out, in, w, b);
+  }
 }
 
-void conv2d_backward_input(Context& ctx, const Conv2dShape& s, float* din, const float* dpre, const float* w) {
+void conv2d_backward_input(Context& ctx, const Conv2dShape& s, void* din, const void* dpre, const void* w) {
   check_conv(s);
-  ROOFLINE_DISPATCH(ctx, conv2d_backward_input, s, din, dpre, w);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      cpu_needs_f32("conv2d", s.dtype);
+      return ref::conv2d_backward_input<float>(s, f32(din), f32(dpre), f32(w));
+    case Backend::Cpu:
+      fast_conv_supported(s);
+      return fast::conv2d_backward_input(s, f32(din), f32(dpre), f32(w));
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, conv2d_backward_input, s, din, dpre, w);
+  }
 }
 
-void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const float* dpre,
-                            const float* in) {
+void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const void* dpre,
+                            const void* in) {
   check_conv(s);
   if (!s.bias) db = nullptr;
-  ROOFLINE_DISPATCH(ctx, conv2d_backward_weight, s, dw, db, dpre, in);
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      cpu_needs_f32("conv2d", s.dtype);
+      return ref::conv2d_backward_weight<float>(s, dw, db, f32(dpre), f32(in));
+    case Backend::Cpu:
+      fast_conv_supported(s);
+      return fast::conv2d_backward_weight(s, dw, db, f32(dpre), f32(in));
+    case Backend::Cuda:
+      ROOFLINE_CUDA_PATH(ctx, conv2d_backward_weight, s, dw, db, dpre, in);
+  }
 }
 
 bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShape& p, float* out, const float* in,
@@ -108,6 +191,8 @@ bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShap
   ROOFLINE_ASSERT(!s.bias || b, "conv2d with bias needs a bias");
   if (!s.bias) b = nullptr;
   if (ctx.backend() != Backend::Cuda) return false;  // the CPU paths run the two ops
+  // The pooled kernel is our fp32 NCHW register-tiled convolution.
+  if (s.dtype != DType::F32 || s.format != MemoryFormat::NCHW || s.groups != 1) return false;
 #if ROOFLINE_HAVE_CUDA
   return cuda_ops::conv2d_maxpool_forward(ctx.cuda(), s, p, out, in, w, b);
 #else
@@ -208,6 +293,9 @@ void linear_backward_weight_sgd(Context& ctx, const LinearShape& s, const Linear
                                 const float* in, const SgdConfig& cfg) {
   check_linear(s);
   const bool momentum = cfg.momentum != 0.0f;
+  if (s.dtype != DType::F32)
+    throw_unsupported(fmt::format("linear weight gradient + SGD in one op with {} activations", to_string(s.dtype)),
+                      "call linear_backward_weight and the optimizer's update separately");
   ROOFLINE_ASSERT(p.w && p.dw && (!s.bias || (p.b && p.db)) && (!momentum || (p.mw && (!s.bias || p.mb))),
                   "linear weight-gradient + sgd buffers");
   if (cfg.nesterov && !momentum)
