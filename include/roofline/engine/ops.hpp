@@ -102,7 +102,8 @@ bool linear_joins_row_split(Context& ctx, std::int64_t in);
 // Activations (in, out, their gradients) and the weights that forward and the
 // input gradient read are in `dtype` (F32, BF16, F16); the bias and the weight
 // and bias gradients are fp32. Backends: CpuRef every format and group count in
-// F32; the fast CPU path NCHW, groups 1, F32 (else Error Unsupported); CUDA
+// F32; the fast CPU path every format and group count in F32 (our tiles for
+// NCHW with one group, oneDNN for the rest and the large layers); CUDA
 // everything (cuDNN's graph API; our own kernels for the small models' fp32
 // NCHW layers). `tf32` as for Linear.
 struct Conv2dShape {

@@ -76,7 +76,7 @@ void copy_rows(float* __restrict dst, const float* __restrict src, int64_t rows,
 }  // namespace
 
 void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, const float* w, const float* b) {
-  if (const onednn::ConvSpec c{s}; onednn::conv_prefers(c, onednn::Pass::Forward))
+  if (const onednn::ConvSpec c{s, s.groups, s.format}; onednn::conv_prefers(c, onednn::Pass::Forward))
     return onednn::conv2d_forward(c, out, in, w, b);
   if (!flattened(s)) return conv2d_forward_direct(s, out, in, w, b);
   const TileSet& ks = tiles();
@@ -98,7 +98,7 @@ void conv2d_forward(const ops::Conv2dShape& s, float* out, const float* in, cons
 }
 
 void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* dpre, const float* w) {
-  if (const onednn::ConvSpec c{s}; onednn::conv_prefers(c, onednn::Pass::InputGrad))
+  if (const onednn::ConvSpec c{s, s.groups, s.format}; onednn::conv_prefers(c, onednn::Pass::InputGrad))
     return onednn::conv2d_backward_input(c, din, dpre, w);
   if (!flattened(s)) return conv2d_backward_input_direct(s, din, dpre, w);
   const TileSet& ks = tiles();
@@ -135,7 +135,7 @@ void conv2d_backward_input(const ops::Conv2dShape& s, float* din, const float* d
 }
 
 void conv2d_backward_weight(const ops::Conv2dShape& s, float* dw, float* db, const float* dpre, const float* in) {
-  if (const onednn::ConvSpec c{s}; onednn::conv_prefers(c, onednn::Pass::WeightGrad))
+  if (const onednn::ConvSpec c{s, s.groups, s.format}; onednn::conv_prefers(c, onednn::Pass::WeightGrad))
     return onednn::conv2d_backward_weight(c, dw, db, dpre, in);
   if (!flattened(s)) return conv2d_backward_weight_direct(s, dw, db, dpre, in);
   const TileSet& ks = tiles();

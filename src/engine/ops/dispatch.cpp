@@ -47,16 +47,9 @@ void cpu_needs_f32(const char* op, DType t) {
                                   to_string(t)),
                       "use --precision fp32 on the CPU, or --device gpu");
 }
-// The fast CPU convolution takes NCHW and one group (its tiles and oneDNN's
-// path are NCHW, dense); the reference takes every format and group count.
-void fast_conv_supported(const Conv2dShape& s) {
-  cpu_needs_f32("conv2d", s.dtype);
-  if (s.format != MemoryFormat::NCHW || s.groups != 1)
-    throw_unsupported(fmt::format("conv2d in {} with groups={}: the fast CPU backend's convolution takes NCHW with "
-                                  "groups=1",
-                                  to_string(s.format), s.groups),
-                      "use NCHW and groups=1 on the fast CPU backend, the cpu-ref backend, or --device gpu");
-}
+// The fast CPU convolution takes fp32 in every format and group count: our
+// tiles take NCHW with one group, oneDNN the rest (onednn::conv_prefers).
+void fast_conv_supported(const Conv2dShape& s) { cpu_needs_f32("conv2d", s.dtype); }
 float* f32(void* p) { return static_cast<float*>(p); }
 const float* f32(const void* p) { return static_cast<const float*>(p); }
 void check_pool(const Pool2dShape& s) { ROOFLINE_ASSERT(s.valid(), "maxpool2d shape"); }
