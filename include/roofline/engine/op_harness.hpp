@@ -46,7 +46,9 @@ std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng,
 // The same checks at the model-sized shapes of perf_op (the layers of
 // simple-mlp, simple-cnn and ece408 at batch `batch`): the paths the models
 // take (tiled convolutions, large GEMMs) checked at their own sizes. AlexNet's
-// and ResNet-18's layers (conv2d_nets) are timed only, not checked here.
+// and ResNet-18's layers (conv2d_nets, conv2d_nhwc, conv2d_groups) are
+// checked with their own channels, kernels, strides and padding but inputs cut
+// to 2×2 outputs (at full size the float64 reference would take minutes).
 std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch);
 // The same checks for one convolution shape `s` (conv2d, or conv2d+relu when
 // s.act is ReLU): tests aim it at a kernel's edges (channel blocks, more

@@ -24,7 +24,7 @@ __device__ __forceinline__ void store(__nv_bfloat16* p, std::int64_t i, float v)
 __device__ __forceinline__ void store(__half* p, std::int64_t i, float v) { p[i] = __float2half_rn(v); }
 
 template <class T>
-__global__ void bias_act_kernel(std::int64_t total, std::int64_t k, std::int64_t plane, bool nhwc, T* out,
+__global__ void bias_act_any_kernel(std::int64_t total, std::int64_t k, std::int64_t plane, bool nhwc, T* out,
                                 const float* __restrict__ b, bool relu) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
@@ -135,7 +135,7 @@ void launch_bias_act_any(const CudaState* st, DType t, MemoryFormat f, std::int6
   const std::int64_t total = n * k * plane;
   with_type(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
-    bias_act_kernel<T><<<blocks_for(total, st), kThreads, 0, stream_of(st)>>>(
+    bias_act_any_kernel<T><<<blocks_for(total, st), kThreads, 0, stream_of(st)>>>(
         total, k, plane, f == MemoryFormat::NHWC, static_cast<T*>(out), b, relu);
   });
   CUDA_CHECK_LAUNCH();

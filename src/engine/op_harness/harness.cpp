@@ -280,8 +280,7 @@ std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng,
 
 std::vector<CheckResult> check_model_shapes(const std::string& op, Context& ctx, Rng& rng, std::int64_t batch) {
   std::vector<CheckResult> results;
-  for (OpCase& c : perf_cases(op, batch))
-    if (!c.perf_only) check_case(c, ctx, rng, results);
+  for (OpCase& c : model_check_cases(op, batch)) check_case(c, ctx, rng, results);
   return results;
 }
 

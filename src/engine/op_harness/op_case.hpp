@@ -64,15 +64,15 @@ struct OpCase {
   std::function<void(Rng&, HostBufs&)> fill;
   std::vector<PassSpec> passes;
   std::vector<GradSpec> grads;
-  // Timed only (perf mode): too large for the float64 reference of
-  // check_model_shapes (a whole network's layers at a training batch).
-  bool perf_only = false;
 };
 
 // A random shape of `op` (check and gradient modes) ...
 OpCase make_case(const std::string& op, Rng& rng);
 // ... or the model-sized shapes `op` is used with at batch `batch` (perf mode).
 std::vector<OpCase> perf_cases(const std::string& op, std::int64_t batch);
+// The model shapes check_model_shapes checks against float64: perf_cases,
+// except for the networks' convolutions (net_conv_check_cases).
+std::vector<OpCase> model_check_cases(const std::string& op, std::int64_t batch);
 // One convolution shape, any (check_conv aims the GPU tests at kernel edges).
 OpCase conv_case(const ops::Conv2dShape& s);
 OpCase linear_case(const ops::LinearShape& s);
@@ -80,11 +80,14 @@ OpCase linear_case(const ops::LinearShape& s);
 // ResNet-18's kernel, stride and padding combinations at small sizes, NCHW,
 // with more channels than the small models' layers, so the GPU runs them on
 // cuDNN), conv2d_nhwc (the same in NHWC) and conv2d_groups (grouped and
-// depthwise, either format); in perf mode conv2d_nets is every convolution
-// of AlexNet and ResNet-18 at the batch (fp32, NCHW, perf only).
+// depthwise, either format). In perf mode conv2d_nets is every convolution of
+// AlexNet and ResNet-18 at the batch (fp32, NCHW), too large for the float64
+// reference; check_model_shapes checks the same layers (channels, kernel,
+// stride, padding) at 2×2 outputs instead, NCHW, NHWC, or grouped.
 bool is_net_conv_op(const std::string& op);
 OpCase net_conv_case(const std::string& op, Rng& rng);
 std::vector<OpCase> net_conv_perf_cases(const std::string& op, std::int64_t batch);
+std::vector<OpCase> net_conv_check_cases(const std::string& op, std::int64_t batch);
 // Optimiser cases (op_cases_optim.cpp).
 OpCase sgd_case(std::int64_t n, const ops::SgdConfig& cfg);
 OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& cfg);

@@ -619,6 +619,10 @@ OpCase make_case(const std::string& op, Rng& r) {
   throw_usage(fmt::format("unknown op '{}'", op), "see roofline ops --list");
 }
 
+std::vector<OpCase> model_check_cases(const std::string& op, std::int64_t batch) {
+  return is_net_conv_op(op) ? net_conv_check_cases(op, batch) : perf_cases(op, batch);
+}
+
 std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
   if (is_optim_op(op)) return optim_perf_cases(op, B);
   std::vector<OpCase> v;

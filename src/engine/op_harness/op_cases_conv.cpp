@@ -84,43 +84,84 @@ OpCase net_conv_case(const std::string& op, Rng& rng) {
   return c;
 }
 
+namespace {
+
+// Every convolution layer of the two networks (ResNet-18's repeated 3×3 layers once each).
+struct Layer {
+  const char* name;
+  int64_t c, hw, k, r, stride, pad;
+  bool bias_relu;  // AlexNet: bias and ReLU; ResNet-18: neither (BatchNorm follows)
+};
+constexpr Layer kLayers[] = {
+    {"alexnet.conv1", 3, 224, 64, 11, 4, 2, true},
+    {"alexnet.conv2", 64, 27, 192, 5, 1, 2, true},
+    {"alexnet.conv3", 192, 13, 384, 3, 1, 1, true},
+    {"alexnet.conv4", 384, 13, 256, 3, 1, 1, true},
+    {"alexnet.conv5", 256, 13, 256, 3, 1, 1, true},
+    {"resnet18.conv1", 3, 224, 64, 7, 2, 3, false},
+    {"resnet18.layer1", 64, 56, 64, 3, 1, 1, false},
+    {"resnet18.layer2.0.conv1", 64, 56, 128, 3, 2, 1, false},
+    {"resnet18.layer2", 128, 28, 128, 3, 1, 1, false},
+    {"resnet18.layer2.0.downsample", 64, 56, 128, 1, 2, 0, false},
+    {"resnet18.layer3.0.conv1", 128, 28, 256, 3, 2, 1, false},
+    {"resnet18.layer3", 256, 14, 256, 3, 1, 1, false},
+    {"resnet18.layer3.0.downsample", 128, 28, 256, 1, 2, 0, false},
+    {"resnet18.layer4.0.conv1", 256, 14, 512, 3, 2, 1, false},
+    {"resnet18.layer4", 512, 7, 512, 3, 1, 1, false},
+    {"resnet18.layer4.0.downsample", 256, 14, 512, 1, 2, 0, false},
+};
+
+ops::Conv2dShape layer_shape(const Layer& l, int64_t batch) {
+  ops::Conv2dShape s;
+  s.n = batch;
+  s.c = l.c;
+  s.h = s.w = l.hw;
+  s.k = l.k;
+  s.r = s.s = l.r;
+  s.stride = l.stride;
+  s.pad = l.pad;
+  s.bias = l.bias_relu;
+  s.act = l.bias_relu ? Activation::ReLU : Activation::None;
+  return s;
+}
+
+OpCase named(const std::string& op, const char* layer, OpCase c) {
+  c.op = op;
+  c.shape = std::string(layer) + " " + c.shape;
+  return c;
+}
+
+}  // namespace
+
 std::vector<OpCase> net_conv_perf_cases(const std::string& op, int64_t batch) {
   std::vector<OpCase> v;
-  if (op != "conv2d_nets") return v;  // the NHWC and grouped ops have no model shapes in fp32
-  auto layer = [&](const char* name, int64_t c, int64_t hw, int64_t k, int64_t r, int64_t stride, int64_t pad,
-                   bool bias_relu) {
-    ops::Conv2dShape s;
-    s.n = batch;
-    s.c = c;
-    s.h = s.w = hw;
-    s.k = k;
-    s.r = s.s = r;
-    s.stride = stride;
-    s.pad = pad;
-    s.bias = bias_relu;  // AlexNet: bias and ReLU; ResNet-18: neither (BatchNorm follows)
-    s.act = bias_relu ? Activation::ReLU : Activation::None;
-    OpCase oc = conv_case(s);
-    oc.op = op;
-    oc.shape = std::string(name) + " " + oc.shape;
-    oc.perf_only = true;
-    v.push_back(std::move(oc));
-  };
-  layer("alexnet.conv1", 3, 224, 64, 11, 4, 2, true);
-  layer("alexnet.conv2", 64, 27, 192, 5, 1, 2, true);
-  layer("alexnet.conv3", 192, 13, 384, 3, 1, 1, true);
-  layer("alexnet.conv4", 384, 13, 256, 3, 1, 1, true);
-  layer("alexnet.conv5", 256, 13, 256, 3, 1, 1, true);
-  layer("resnet18.conv1", 3, 224, 64, 7, 2, 3, false);
-  layer("resnet18.layer1", 64, 56, 64, 3, 1, 1, false);
-  layer("resnet18.layer2.0.conv1", 64, 56, 128, 3, 2, 1, false);
-  layer("resnet18.layer2", 128, 28, 128, 3, 1, 1, false);
-  layer("resnet18.layer2.0.downsample", 64, 56, 128, 1, 2, 0, false);
-  layer("resnet18.layer3.0.conv1", 128, 28, 256, 3, 2, 1, false);
-  layer("resnet18.layer3", 256, 14, 256, 3, 1, 1, false);
-  layer("resnet18.layer3.0.downsample", 128, 28, 256, 1, 2, 0, false);
-  layer("resnet18.layer4.0.conv1", 256, 14, 512, 3, 2, 1, false);
-  layer("resnet18.layer4", 512, 7, 512, 3, 1, 1, false);
-  layer("resnet18.layer4.0.downsample", 256, 14, 512, 1, 2, 0, false);
+  if (op != "conv2d_nets") return v;  // the harness times fp32 NCHW only (the networks' bf16 NHWC runs in roofline bench)
+  for (const Layer& l : kLayers) v.push_back(named(op, l.name, conv_case(layer_shape(l, batch))));
+  return v;
+}
+
+// Each layer's channels, kernel, stride and padding with an input just large
+// enough for 2×2 outputs: the GPU takes the same engines' families as at full
+// size, the float64 reference stays quick (~29 M multiply-adds an image for
+// all sixteen). conv2d_groups makes the layers depthwise where c = k, two
+// groups elsewhere (the first layers' 3 channels are skipped), alternating
+// NCHW and NHWC.
+std::vector<OpCase> net_conv_check_cases(const std::string& op, int64_t batch) {
+  std::vector<OpCase> v;
+  bool nhwc = false;
+  for (const Layer& l : kLayers) {
+    ops::Conv2dShape s = layer_shape(l, batch);
+    const int64_t o = 2;
+    s.h = s.w = (o - 1) * s.stride + s.r - 2 * s.pad;
+    if (op == "conv2d_nhwc") s.format = MemoryFormat::NHWC;
+    if (op == "conv2d_groups") {
+      if (s.c % 2 != 0) continue;
+      s.groups = s.c == s.k ? s.c : 2;
+      s.format = nhwc ? MemoryFormat::NHWC : MemoryFormat::NCHW;
+      nhwc = !nhwc;
+    }
+    v.push_back(named(op, l.name, conv_case(s)));
+  }
   return v;
 }
 
