@@ -19,9 +19,14 @@ enum class Role { Input, Output, InOut };
 
 struct BufSpec {
   std::string name;
-  DType dtype = DType::F32;  // F32, F64, I32 or U8
+  // F32, F64, I32 or U8; activations may be BF16 or F16: the harness rounds
+  // their values to the dtype, uploads them in it and reads them back.
+  DType dtype = DType::F32;
   std::int64_t count = 0;
   Role role = Role::Input;
+  // An output whose zeros must be exactly where the reference's are (dropout:
+  // the mask is the same bits on every backend), beside the error bound.
+  bool exact_zeros = false;
 };
 
 // Host values of one buffer: floating types in f, I32 in i, U8 in u.
@@ -58,6 +63,13 @@ struct GradSpec {
 
 struct OpCase {
   std::string op, shape;
+  // Whether any buffer is BF16 or F16 (a backend without that dtype refuses
+  // the case with Error(Unsupported): the harness reports it as skipped).
+  bool low_precision() const {
+    for (const BufSpec& b : bufs)
+      if (b.dtype == DType::BF16 || b.dtype == DType::F16) return true;
+    return false;
+  }
   std::vector<BufSpec> bufs;
   // Fills every buffer with fresh random values (and values derived from the
   // reference, such as a forward output that a backward pass reads).
