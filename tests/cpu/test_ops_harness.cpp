@@ -48,7 +48,9 @@ TEST_P(GradCheck, BackwardMatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(OpsWithBackward, GradCheck,
                          ::testing::Values("linear", "linear+relu", "conv2d", "conv2d+relu", "maxpool2d", "relu",
-                                           "softmax", "log_softmax", "nll_loss", "cross_entropy"),
+                                           "softmax", "log_softmax", "nll_loss", "cross_entropy", "batchnorm",
+                                           "batchnorm+relu", "batchnorm+add+relu", "maxpool2d_pad",
+                                           "adaptive_avgpool2d", "add", "add+relu", "relu_lowp", "dropout"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

@@ -216,6 +216,7 @@ std::vector<std::string> op_names() {
                                     "sgd",
                                     "linear_weight_sgd",
                                     "gather_batch"};
+  for (const auto& n : cnn_op_names()) names.push_back(n);  // op_cases_cnn.cpp
   return names;
 }
 

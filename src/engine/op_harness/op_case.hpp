@@ -85,6 +85,16 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t batch);
 // One convolution shape, any (check_conv aims the GPU tests at kernel edges).
 OpCase conv_case(const ops::Conv2dShape& s);
 OpCase linear_case(const ops::LinearShape& s);
+// A max-pool (any padding, format and dtype) named `op`; ReLU in dtype t
+// ("relu" for fp32, "relu_lowp" otherwise).
+OpCase pool_case(const ops::Pool2dShape& s, const std::string& op);
+OpCase relu_case(std::int64_t n, DType t);
+// The CNN ops (op_cases_cnn.cpp): batchnorm, batchnorm+relu, batchnorm+add+relu,
+// maxpool2d_pad, adaptive_avgpool2d, add, add+relu, relu_lowp, dropout.
+const std::vector<std::string>& cnn_op_names();
+bool is_cnn_op(const std::string& op);
+OpCase cnn_case(const std::string& op, Rng& rng);
+std::vector<OpCase> cnn_perf_cases(const std::string& op, std::int64_t batch);
 // Optimiser cases (op_cases_optim.cpp).
 OpCase sgd_case(std::int64_t n, const ops::SgdConfig& cfg);
 OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& cfg);
