@@ -19,14 +19,16 @@ namespace roofline::engine::harness {
 // Names of the ops the harness knows: linear, linear+relu, conv2d, conv2d+relu,
 // conv2d_nets, conv2d_nhwc, conv2d_groups, maxpool2d, relu, relu+bias_grad, softmax, log_softmax,
 // nll_loss, cross_entropy, sgd, linear_weight_sgd, gather_batch, sgd_nesterov, sgd_scaled, adamw,
-// adamw_scaled, cast, grads_check_finite, loss_scale_update.
+// adamw_scaled, cast, grads_check_finite, loss_scale_update, and the CNN ops (op_cases_cnn.cpp).
 std::vector<std::string> op_names();
 // Why `op` is not run on `backend` (in perf mode when `perf`), or "" when it
 // is: the fast CPU backend has no NHWC or grouped convolution, and the two
 // networks' model-sized convolutions are not timed on the CPU.
 std::string skip_reason(const std::string& op, Backend backend, bool perf = false);
 
-// Relative error bound (‖out − ref‖₂ / ‖ref‖₂ against the float64 reference).
+// Relative error bound (‖out − ref‖₂ / ‖ref‖₂ against the float64 reference)
+// of an output in `dtype`: fp32 1e-5; bf16 2^-7 and fp16 2^-10, twice the
+// dtype's unit roundoff (harness.cpp says why); integers exact.
 double error_bound(DType dtype);
 
 struct CheckResult {
@@ -37,9 +39,21 @@ struct CheckResult {
   bool finite = true;     // no NaN/Inf (poison left behind reads as NaN)
   bool guards_ok = true;  // nothing written outside the output
   bool inputs_ok = true;  // inputs unchanged
-  bool passed() const { return finite && guards_ok && inputs_ok && rel_error <= bound; }
-  std::string describe() const;  // one line for failures
+  std::int64_t zero_mismatches = 0;  // exact-zero outputs (dropout): zeros not where the reference has them
+  // The backend refused the case's dtype with Error(Unsupported) (bf16 and
+  // fp16 on the CPU backends): not run, not failed; skip_reason says why.
+  bool skipped = false;
+  std::string skip_reason;
+  // A CPU backend ran a bf16/fp16 case instead of refusing it (a silent fallback).
+  bool accepted_unsupported = false;
+  bool passed() const {
+    return skipped ||
+           (finite && guards_ok && inputs_ok && zero_mismatches == 0 && !accepted_unsupported && rel_error <= bound);
+  }
+  std::string describe() const;  // one line for failures (and skips)
 };
+// How many of `results` were skipped, and the first one's reason (tests print it).
+std::int64_t count_skipped(const std::vector<CheckResult>& results, std::string* reason = nullptr);
 
 // Runs `cases` random shapes of `op` on `ctx` and checks every output of every pass.
 std::vector<CheckResult> check_op(const std::string& op, Context& ctx, Rng& rng, int cases);
@@ -78,7 +92,8 @@ struct PerfResult {
   double gbytes() const { return seconds > 0 ? cost.bytes / seconds * 1e-9 : 0; }
 };
 // Times every pass of `op` at the model-sized shapes it is used with
-// (simple-mlp, simple-cnn, ece408 at batch `batch`).
+// (simple-mlp, simple-cnn, ece408, and ResNet-18 and AlexNet for the CNN ops, at
+// batch `batch`). Cases in a dtype the backend refuses (bf16 on the CPU) are left out.
 std::vector<PerfResult> perf_op(const std::string& op, Context& ctx, std::int64_t batch, double min_seconds = 0.2);
 
 }  // namespace roofline::engine::harness

@@ -132,38 +132,48 @@ void conv2d_backward_input(Context& ctx, const Conv2dShape& s, void* din, const 
 void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float* db, const void* dpre,
                             const void* in);
 
-// ---- MaxPool2d (no padding, floor mode; the first maximum wins, as PyTorch) --
+// ---- MaxPool2d (floor mode; the first maximum wins, NaN wins, as PyTorch) ---
+// Zero or more padding rows and columns each side that never win (PyTorch pads
+// with −inf): every window holds at least one element when pad ≤ kernel/2.
+// Activations (in, out, din, dout) are in `format` and `dtype` (F32 on every
+// backend; BF16 and F16 on the GPU only: the CPU backends throw Unsupported).
 struct Pool2dShape {
   std::int64_t n = 0, c = 0, h = 0, w = 0;
   std::int64_t kernel = 2, stride = 2;
-  std::int64_t oh() const { return (h - kernel) / stride + 1; }
-  std::int64_t ow() const { return (w - kernel) / stride + 1; }
-  bool valid() const;
+  std::int64_t pad = 0;
+  MemoryFormat format = MemoryFormat::NCHW;
+  DType dtype = DType::F32;
+  std::int64_t oh() const { return (h + 2 * pad - kernel) / stride + 1; }
+  std::int64_t ow() const { return (w + 2 * pad - kernel) / stride + 1; }
+  bool valid() const;  // positive sizes, 0 ≤ pad ≤ kernel/2, the window fits the padded input, a float dtype
   PassCosts cost() const;
 };
-// out (n, c, oh, ow); argmax (n, c, oh, ow): index of the maximum in its (h, w) plane
-void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int32_t* argmax, const float* in);
+// out (n, c, oh, ow) in s.format; argmax (n, c, oh, ow) in s.format: index of
+// the maximum in its (h, w) plane (iy·w + ix, padding excluded)
+void maxpool2d_forward(Context& ctx, const Pool2dShape& s, void* out, std::int32_t* argmax, const void* in);
 // Inference only: out (n, k, p.oh, p.ow) = maxpool(act(conv(in))) in one
 // kernel, for a max pool `p` over the convolution's output whose windows
-// tile it (kernel = stride = 2 or 4) — the pre-pool output is never written.
-// True where the backend has that kernel (the GPU's register-tiled
-// convolution: fp32, NCHW, groups 1, stride 1, kernels 3/5/7 wide); false, with nothing done,
-// elsewhere: then run conv2d_forward and maxpool2d_forward.
+// tile it (kernel = stride = 2 or 4, no padding, NCHW fp32, groups 1) — the
+// pre-pool output is never written. True where the backend has that kernel
+// (the GPU's register-tiled convolution: stride 1, kernels 3/5/7 wide); false,
+// with nothing done, elsewhere: then run conv2d_forward and maxpool2d_forward.
 bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShape& p, float* out, const float* in,
                             const float* w, const float* b);
 // din (n, c, h, w) = scatter of dout (n, c, oh, ow) to the argmax positions
-void maxpool2d_backward(Context& ctx, const Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax);
+// (overlapping windows add up); all in s.format and s.dtype
+void maxpool2d_backward(Context& ctx, const Pool2dShape& s, void* din, const void* dout, const std::int32_t* argmax);
 
 // ---- Element-wise activation ------------------------------------------------
 struct EltwiseShape {
   std::int64_t n = 0;
   Activation act = Activation::ReLU;
+  DType dtype = DType::F32;  // of every buffer: F32, or BF16/F16 on the GPU
   PassCosts cost() const;
 };
 // out (n) = act(in); out may alias in
-void activation_forward(Context& ctx, const EltwiseShape& s, float* out, const float* in);
+void activation_forward(Context& ctx, const EltwiseShape& s, void* out, const void* in);
 // din (n) = dout ⊙ act'(from out); din may alias dout
-void activation_backward(Context& ctx, const EltwiseShape& s, float* din, const float* dout, const float* out);
+void activation_backward(Context& ctx, const EltwiseShape& s, void* din, const void* dout, const void* out);
 
 // ---- Fused activation mask and bias gradient (Linear layers' backward) -------
 struct BiasGradShape {

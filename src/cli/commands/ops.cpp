@@ -99,12 +99,13 @@ class OpsCommand : public Command {
         .col("max_err", "Max rel. error")
         .col("bound", "Bound")
         .col("status", "Status");
-    std::vector<std::string> skipped;
+    std::vector<std::string> skipped_ops;
+    std::string skip_reasons;
     for (Backend b : backends) {
       engine::Context ectx(b, b == Backend::Cuda ? gpus.front() : 0);
       for (const auto& op : ops) {
         if (const std::string why = harness::skip_reason(op, b); !why.empty()) {
-          skipped.push_back(fmt::format("{} on {}: {}", op, to_string(b), why));
+          skipped_ops.push_back(fmt::format("{} on {}: {}", op, to_string(b), why));
           continue;
         }
         Rng rng(seed_);  // the same shapes and values on every backend
@@ -118,26 +119,38 @@ class OpsCommand : public Command {
         }
         for (const auto& [pass, output] : keys) {
           double worst = 0, bound = 0;
-          std::int64_t n = 0;
+          std::int64_t n = 0, skipped = 0;
           bool ok = true;
           for (const auto& c : results) {
             if (c.pass != pass || c.output != output) continue;
+            if (c.skipped) {  // a dtype the backend refuses (bf16/fp16 on the CPU)
+              ++skipped;
+              if (skip_reasons.empty()) skip_reasons = c.skip_reason;
+              continue;
+            }
             ++n;
             worst = std::max(worst, c.rel_error);
-            bound = c.bound;
+            bound = std::max(bound, c.bound);
             if (!c.passed()) {
               ok = false;
               failures.push_back(c.describe());
             }
           }
-          t.row({op, std::string(to_string(b)), pass, output, n, worst, bound, std::string(ok ? "ok" : "FAIL")});
+          std::string status = ok ? "ok" : "FAIL";
+          if (skipped > 0) status = n == 0 ? "skipped" : fmt::format("{} ({} skipped)", status, skipped);
+          if (n == 0)
+            t.row({op, std::string(to_string(b)), pass, output, n, Cell(), Cell(), status});
+          else
+            t.row({op, std::string(to_string(b)), pass, output, n, worst, bound, status});
         }
       }
     }
     t.note(
         "Each output is compared with the float64 reference by ‖out − ref‖₂ / ‖ref‖₂; outputs are poisoned (NaN) "
-        "before the run, guard regions around every buffer catch writes out of bounds, inputs must stay unchanged.");
-    for (const auto& why : skipped) t.note("Not run: " + why + ".");
+        "before the run, guard regions around every buffer catch writes out of bounds, inputs must stay unchanged. "
+        "The bound is the output's dtype's (bf16 and fp16 cases: twice the unit roundoff).");
+    for (const auto& why : skipped_ops) t.note("Not run: " + why + ".");
+    if (!skip_reasons.empty()) t.note("skipped: cases in a dtype the backend refuses (" + skip_reasons + ")");
   }
 
   void run_grads(Report& r, const std::vector<std::string>& ops, std::vector<std::string>& failures) {

@@ -166,37 +166,53 @@ void conv2d_backward_weight(const ops::Conv2dShape& s, T* dw, T* db, const T* dp
   }
 }
 
-// out, argmax (n, c, oh, ow); the first maximum in row-major window order wins
+// Element (n, c, y, x) of an (·, C, H, W) image batch in format f.
+inline int64_t image_at(MemoryFormat f, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c, int64_t y, int64_t x) {
+  return f == MemoryFormat::NCHW ? ((n * C + c) * H + y) * W + x : ((n * H + y) * W + x) * C + c;
+}
+
+// out, argmax (n, c, oh, ow) in s.format; the first maximum in row-major window
+// order wins (NaN wins); padded positions are never candidates
 template <class T>
 void maxpool2d_forward(const ops::Pool2dShape& s, T* out, std::int32_t* argmax, const T* in) {
   const int64_t OH = s.oh(), OW = s.ow();
-  for (int64_t p = 0; p < s.n * s.c; ++p)
-    for (int64_t y = 0; y < OH; ++y)
-      for (int64_t x = 0; x < OW; ++x) {
-        int64_t best = (y * s.stride) * s.w + x * s.stride;
-        T m = in[p * s.h * s.w + best];
-        for (int64_t r = 0; r < s.kernel; ++r)
-          for (int64_t q = 0; q < s.kernel; ++q) {
-            int64_t idx = (y * s.stride + r) * s.w + x * s.stride + q;
-            T v = in[p * s.h * s.w + idx];
-            if (v > m || std::isnan(v)) {
-              m = v;
-              best = idx;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t x = 0; x < OW; ++x) {
+          int64_t best = -1;
+          T m = T(0);
+          for (int64_t r = 0; r < s.kernel; ++r)
+            for (int64_t q = 0; q < s.kernel; ++q) {
+              const int64_t iy = y * s.stride - s.pad + r, ix = x * s.stride - s.pad + q;
+              if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+              const T v = in[image_at(s.format, s.c, s.h, s.w, n, c, iy, ix)];
+              if (best < 0 || v > m || std::isnan(v)) {
+                m = v;
+                best = iy * s.w + ix;
+              }
             }
-          }
-        out[(p * OH + y) * OW + x] = m;
-        argmax[(p * OH + y) * OW + x] = static_cast<std::int32_t>(best);
-      }
+          const int64_t o = image_at(s.format, s.c, OH, OW, n, c, y, x);
+          out[o] = m;
+          argmax[o] = static_cast<std::int32_t>(best);
+        }
 }
 
 template <class T>
 void maxpool2d_backward(const ops::Pool2dShape& s, T* din, const T* dout, const std::int32_t* argmax) {
   const int64_t OH = s.oh(), OW = s.ow();
   for (int64_t i = 0; i < s.n * s.c * s.h * s.w; ++i) din[i] = 0;
-  for (int64_t p = 0; p < s.n * s.c; ++p)
-    for (int64_t i = 0; i < OH * OW; ++i) din[p * s.h * s.w + argmax[p * OH * OW + i]] += dout[p * OH * OW + i];
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t x = 0; x < OW; ++x) {
+          const int64_t o = image_at(s.format, s.c, OH, OW, n, c, y, x);
+          const int64_t a = argmax[o];
+          din[image_at(s.format, s.c, s.h, s.w, n, c, a / s.w, a % s.w)] += dout[o];
+        }
 }
 
+// s.dtype is the backend's; the reference computes in T.
 template <class T>
 void activation_forward(const ops::EltwiseShape& s, T* out, const T* in) {
   for (int64_t i = 0; i < s.n; ++i) out[i] = apply_act(s.act, in[i]);

@@ -358,7 +358,7 @@ bool conv2d_maxpool_forward(const CudaState* st, const ops::Conv2dShape& s, cons
                             const float* in, const float* w, const float* b) {
   const int pool = int(ps.kernel);
   if (!own(s) || s.stride != 1 || ps.stride != ps.kernel || (pool != 2 && pool != 4) || ps.n != s.n || ps.c != s.k ||
-      ps.h != s.oh() || ps.w != s.ow())
+      ps.h != s.oh() || ps.w != s.ow() || ps.pad != 0 || ps.format != MemoryFormat::NCHW || ps.dtype != DType::F32)
     return false;
   // The rows and columns the pool reads: the convolution computes only those.
   const std::int64_t oh = ps.oh() * pool, ow = ps.ow() * pool;
@@ -409,6 +409,8 @@ void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, floa
 
 void maxpool2d_forward(const CudaState* st, const ops::Pool2dShape& s, float* out, std::int32_t* argmax,
                        const float* in) {
+  // The small models' pools only; the rest go to pool_cnn.cu (see the dispatcher).
+  ROOFLINE_ASSERT(s.pad == 0 && s.format == MemoryFormat::NCHW && s.dtype == DType::F32, "maxpool2d kernel's shape");
   maxpool_forward_kernel<<<blocks_for(s.n * s.c * s.oh() * s.ow(), st), kThreads, 0, stream_of(st)>>>(
       s.n * s.c, int(s.h), int(s.w), int(s.kernel), int(s.stride), int(s.oh()), int(s.ow()), out, argmax, in);
   CUDA_CHECK_LAUNCH();
@@ -416,6 +418,7 @@ void maxpool2d_forward(const CudaState* st, const ops::Pool2dShape& s, float* ou
 
 void maxpool2d_backward(const CudaState* st, const ops::Pool2dShape& s, float* din, const float* dout,
                         const std::int32_t* argmax) {
+  ROOFLINE_ASSERT(s.pad == 0 && s.format == MemoryFormat::NCHW && s.dtype == DType::F32, "maxpool2d kernel's shape");
   maxpool_backward_kernel<<<blocks_for(s.n * s.c * s.h * s.w, st), kThreads, 0, stream_of(st)>>>(
       s.n * s.c, int(s.h), int(s.w), int(s.kernel), int(s.stride), int(s.oh()), int(s.ow()), din, dout, argmax);
   CUDA_CHECK_LAUNCH();

@@ -144,6 +144,13 @@ struct CudaState {
   std::map<std::string, std::string> paths;
   int sm_count = 0;
   int smem_optin = 0;  // the most dynamic shared memory one block may opt in to (bytes)
+  // Scratch of the kernels that reduce across their whole grid (BatchNorm's
+  // per-block partial sums and its finishing block's counter, batchnorm.cu):
+  // allocated and zeroed by the context's first such call, of a fixed size the
+  // grids are planned to fit, so no later call allocates and a captured graph's
+  // pointers stay valid. The context's ops run in its stream's order, so one
+  // scratch serves them all.
+  cuda::DeviceBuffer<char> reduce_scratch;
 };
 
 inline cudaStream_t stream_of(const CudaState* s) { return s->stream.get(); }

@@ -4,12 +4,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "roofline/engine/half.hpp"
 #include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
 #include "src/engine/op_harness/op_case.hpp"
 
 namespace roofline::engine::harness::case_util {
 
+// An activation buffer in its dtype (fp32, bf16 or fp16): the ops take void*.
+inline void* P(const DevPtrs& p, int i) { return p[static_cast<size_t>(i)]; }
 inline float* F(const DevPtrs& p, int i) { return static_cast<float*>(p[static_cast<size_t>(i)]); }
 inline double* D(const DevPtrs& p, int i) { return static_cast<double*>(p[static_cast<size_t>(i)]); }
 inline std::int32_t* I(const DevPtrs& p, int i) { return static_cast<std::int32_t*>(p[static_cast<size_t>(i)]); }
@@ -23,6 +26,18 @@ inline void normal(Rng& r, HostBuf& b, std::int64_t n) {
 }
 inline void round_all(HostBuf& b) {
   for (auto& v : b.f) v = rf(v);
+}
+// Rounds b's values to dtype t (F32, BF16 or F16) as the harness will when it
+// uploads them: fills that derive a buffer from another (a forward output a
+// backward reads) round first, so the derived values are those of the inputs
+// the backend sees.
+inline void round_to(DType t, HostBuf& b) {
+  for (auto& v : b.f) {
+    const float f = static_cast<float>(v);
+    v = t == DType::BF16  ? float_from_bf16(bf16_from_float(f))
+        : t == DType::F16 ? float_from_f16(f16_from_float(f))
+                          : f;
+  }
 }
 inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;

@@ -8,6 +8,7 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
+#include "roofline/engine/half.hpp"
 #include "roofline/engine/op_harness.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 #include "src/engine/op_harness/op_case.hpp"
@@ -21,29 +22,56 @@ constexpr std::uint32_t kPoison32 = 0x7fa5a5a5u;  // a NaN as float, a large int
 constexpr std::uint64_t kPoison64 = 0x7ff4a5a5a5a5a5a5ull;
 constexpr std::uint8_t kPoison8 = 0xa5;
 
+bool is_half(DType t) { return t == DType::BF16 || t == DType::F16; }
+bool is_float(DType t) { return t == DType::F32 || t == DType::F64 || is_half(t); }
+
+// A value rounded to `t` (round to nearest even, as the GPU converts).
+double round_to(DType t, double v) {
+  const float f = static_cast<float>(v);
+  switch (t) {
+    case DType::F32:
+      return f;
+    case DType::BF16:
+      return float_from_bf16(bf16_from_float(f));
+    case DType::F16:
+      return float_from_f16(f16_from_float(f));
+    default:
+      return v;
+  }
+}
+
 // Bytes of one buffer's values (count elements) in its dtype.
 std::vector<std::uint8_t> to_bytes(const BufSpec& b, const HostBuf& h) {
   const size_t n = static_cast<size_t>(b.count);
   std::vector<std::uint8_t> out(n * dtype_size(b.dtype));
-  for (size_t i = 0; i < n; ++i) {
-    switch (b.dtype) {
-      case DType::F32: {
-        float v = static_cast<float>(h.f.at(i));
-        std::memcpy(out.data() + 4 * i, &v, 4);
-        break;
+  std::uint8_t* o = out.data();
+  switch (b.dtype) {
+    case DType::F32:
+      for (size_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(h.f.at(i));
+        std::memcpy(o + 4 * i, &v, 4);
       }
-      case DType::F64:
-        std::memcpy(out.data() + 8 * i, &h.f.at(i), 8);
-        break;
-      case DType::I32:
-        std::memcpy(out.data() + 4 * i, &h.i.at(i), 4);
-        break;
-      case DType::U8:
-        out[i] = h.u.at(i);
-        break;
-      default:
-        throw Error(ErrorKind::Internal, "harness buffer dtype");
-    }
+      break;
+    case DType::BF16:
+    case DType::F16:
+      for (size_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(h.f.at(i));
+        const std::uint16_t u = b.dtype == DType::BF16 ? bf16_from_float(v) : f16_from_float(v);
+        std::memcpy(o + 2 * i, &u, 2);
+      }
+      break;
+    case DType::F64:
+      ROOFLINE_ASSERT(h.f.size() >= n, "harness buffer values");
+      if (n > 0) std::memcpy(o, h.f.data(), 8 * n);
+      break;
+    case DType::I32:
+      ROOFLINE_ASSERT(h.i.size() >= n, "harness buffer values");
+      if (n > 0) std::memcpy(o, h.i.data(), 4 * n);
+      break;
+    case DType::U8:
+      ROOFLINE_ASSERT(h.u.size() >= n, "harness buffer values");
+      if (n > 0) std::memcpy(o, h.u.data(), n);
+      break;
   }
   return out;
 }
@@ -51,35 +79,40 @@ std::vector<std::uint8_t> to_bytes(const BufSpec& b, const HostBuf& h) {
 HostBuf from_bytes(const BufSpec& b, const std::uint8_t* p) {
   HostBuf h;
   const size_t n = static_cast<size_t>(b.count);
-  for (size_t i = 0; i < n; ++i) {
-    switch (b.dtype) {
-      case DType::F32: {
+  switch (b.dtype) {
+    case DType::F32:
+      h.f.resize(n);
+      for (size_t i = 0; i < n; ++i) {
         float v;
         std::memcpy(&v, p + 4 * i, 4);
-        h.f.push_back(v);
-        break;
+        h.f[i] = v;
       }
-      case DType::F64: {
-        double v;
-        std::memcpy(&v, p + 8 * i, 8);
-        h.f.push_back(v);
-        break;
+      break;
+    case DType::BF16:
+    case DType::F16:
+      h.f.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        std::uint16_t u;
+        std::memcpy(&u, p + 2 * i, 2);
+        h.f[i] = b.dtype == DType::BF16 ? float_from_bf16(u) : float_from_f16(u);
       }
-      case DType::I32: {
-        std::int32_t v;
-        std::memcpy(&v, p + 4 * i, 4);
-        h.i.push_back(v);
-        break;
-      }
-      case DType::U8:
-        h.u.push_back(p[i]);
-        break;
-      default:
-        throw Error(ErrorKind::Internal, "harness buffer dtype");
-    }
+      break;
+    case DType::F64:
+      h.f.resize(n);
+      if (n > 0) std::memcpy(h.f.data(), p, 8 * n);
+      break;
+    case DType::I32:
+      h.i.resize(n);
+      if (n > 0) std::memcpy(h.i.data(), p, 4 * n);
+      break;
+    case DType::U8:
+      h.u.assign(p, p + n);
+      break;
   }
   return h;
 }
+
+constexpr std::uint16_t kPoison16 = 0x7fa5;  // a NaN as bf16 and as fp16
 
 void poison(std::uint8_t* p, size_t elems, DType t) {
   for (size_t i = 0; i < elems; ++i) {
@@ -87,6 +120,8 @@ void poison(std::uint8_t* p, size_t elems, DType t) {
       std::memcpy(p + 8 * i, &kPoison64, 8);
     else if (t == DType::U8)
       p[i] = kPoison8;
+    else if (is_half(t))
+      std::memcpy(p + 2 * i, &kPoison16, 2);
     else
       std::memcpy(p + 4 * i, &kPoison32, 4);
   }
@@ -104,13 +139,16 @@ struct Buffers {
   DevPtrs ptrs;
 };
 
+// Sizes every buffer and rounds floating values to their buffer's dtype, so
+// the float64 reference sees exactly the values the backend is given.
 void fill_defaults(const OpCase& c, HostBufs& h) {
   for (size_t b = 0; b < c.bufs.size(); ++b) {
     const auto n = static_cast<size_t>(c.bufs[b].count);
-    if (c.bufs[b].dtype == DType::F32 || c.bufs[b].dtype == DType::F64) {
+    const DType t = c.bufs[b].dtype;
+    if (is_float(t)) {
       h[b].f.resize(n, 0.0);
-      if (c.bufs[b].dtype == DType::F32)
-        for (auto& v : h[b].f) v = static_cast<double>(static_cast<float>(v));
+      if (t != DType::F64)
+        for (auto& v : h[b].f) v = round_to(t, v);
     } else if (c.bufs[b].dtype == DType::I32) {
       h[b].i.resize(n, 0);
     } else {
@@ -164,24 +202,31 @@ double seconds_per_call(Context& ctx, const std::function<void()>& fn, int reps)
 }  // namespace
 
 std::vector<std::string> op_names() {
-  return {"linear",        "linear+relu",       "conv2d",       "conv2d+relu",  "conv2d_nets",
-          "conv2d_nhwc",   "conv2d_groups",     "maxpool2d",    "relu",         "relu+bias_grad",
-          "softmax",       "log_softmax",       "nll_loss",     "cross_entropy", "sgd",
-          "linear_weight_sgd", "gather_batch",  "sgd_nesterov", "sgd_scaled",   "adamw",
-          "adamw_scaled",  "cast",              "grads_check_finite", "loss_scale_update"};
+  std::vector<std::string> names = {"linear",        "linear+relu",  "conv2d",        "conv2d+relu",
+                                    "conv2d_nets",   "conv2d_nhwc",  "conv2d_groups", "maxpool2d",
+                                    "relu",          "relu+bias_grad", "softmax",     "log_softmax",
+                                    "nll_loss",      "cross_entropy", "sgd",          "linear_weight_sgd",
+                                    "gather_batch",  "sgd_nesterov", "sgd_scaled",    "adamw",
+                                    "adamw_scaled",  "cast",         "grads_check_finite", "loss_scale_update"};
+  for (const auto& n : cnn_op_names()) names.push_back(n);  // op_cases_cnn.cpp
+  return names;
 }
 
 std::string skip_reason(const std::string& op, Backend backend, bool perf) {
   if (backend != Backend::Cpu) return "";
-  if (op == "conv2d_nhwc" || op == "conv2d_groups")
-    return "the fast CPU backend's convolution takes NCHW with groups=1 (Error Unsupported otherwise); cpu-ref "
-           "checks these";
   if (op == "conv2d_nets" && perf)
     return "AlexNet's and ResNet-18's convolutions at a training batch take minutes on the CPU here; time the CPU "
            "side with roofline bench";
   return "";
 }
 
+// fp32: the backends sum in other orders than the float64 reference (~1e-6
+// seen). bf16 and fp16: an output is computed in fp32 from inputs already
+// rounded to the dtype (the reference sees the same rounded inputs) and
+// rounded once when stored, a relative error of at most the unit roundoff u per
+// element (bf16: 8 significant bits, u = 2^-8 ≈ 3.9e-3; fp16: 11 bits, u =
+// 2^-11 ≈ 4.9e-4); the bound is 2u, room for a second rounding of an
+// intermediate stored in the dtype (a pass that reads what the last one wrote).
 double error_bound(DType dtype) {
   switch (dtype) {
     case DType::F32:
@@ -189,18 +234,32 @@ double error_bound(DType dtype) {
     case DType::F64:
       return 1e-5;  // statistics accumulated from fp32 values
     case DType::BF16:
-      return 1e-2;
+      return 0x1p-7;  // 2u, u = 2^-8
     case DType::F16:
-      return 2e-3;
+      return 0x1p-10;  // 2u, u = 2^-11
     default:
       return 0;  // integers: exact
   }
 }
 
+std::int64_t count_skipped(const std::vector<CheckResult>& results, std::string* reason) {
+  std::int64_t n = 0;
+  for (const auto& r : results)
+    if (r.skipped) {
+      if (n == 0 && reason) *reason = r.skip_reason;
+      ++n;
+    }
+  return n;
+}
+
 std::string CheckResult::describe() const {
-  return fmt::format("{} {} [{}] on {}: output {}: rel. error {:.3g} (bound {:.3g}){}{}{}", op, pass, shape, backend,
-                     output, rel_error, bound, finite ? "" : ", NaN/Inf or unwritten elements",
-                     guards_ok ? "" : ", wrote outside its buffer", inputs_ok ? "" : ", modified an input");
+  if (skipped) return fmt::format("{} {} [{}] on {}: skipped: {}", op, pass, shape, backend, skip_reason);
+  return fmt::format(
+      "{} {} [{}] on {}: output {}: rel. error {:.3g} (bound {:.3g}){}{}{}{}{}", op, pass, shape, backend, output,
+      rel_error, bound, finite ? "" : ", NaN/Inf or unwritten elements", guards_ok ? "" : ", wrote outside its buffer",
+      inputs_ok ? "" : ", modified an input",
+      zero_mismatches == 0 ? "" : fmt::format(", {} zeros not where the reference has them", zero_mismatches),
+      accepted_unsupported ? ", ran a bf16/fp16 case instead of refusing it (CPU backends are fp32 only)" : "");
 }
 
 std::string GradCheckResult::describe() const {
@@ -221,8 +280,28 @@ void check_case(OpCase& c, Context& ctx, Rng& rng, std::vector<CheckResult>& res
       for (int o : pass.outputs)
         if (c.bufs[static_cast<size_t>(o)].role == Role::Output) poisoned.push_back(o);
       Buffers d = upload(ctx, c, h, poisoned, true);
-      pass.run(ctx, d.ptrs);
+      // A backend without the case's dtype refuses it (Error(Unsupported)):
+      // reported as skipped. The CPU backends must refuse bf16 and fp16.
+      try {
+        pass.run(ctx, d.ptrs);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Unsupported || !c.low_precision()) throw;
+        for (int o : pass.outputs) {
+          CheckResult r;
+          r.op = c.op;
+          r.pass = pass.name;
+          r.shape = c.shape;
+          r.backend = to_string(ctx.backend());
+          r.output = c.bufs[static_cast<size_t>(o)].name;
+          r.bound = error_bound(c.bufs[static_cast<size_t>(o)].dtype);
+          r.skipped = true;
+          r.skip_reason = e.what();
+          results.push_back(r);
+        }
+        continue;
+      }
       ctx.synchronize();
+      const bool accepted_unsupported = !ctx.is_cuda() && c.low_precision();
       HostBufs ref = h;
       pass.ref(ref);
 
@@ -251,8 +330,13 @@ void check_case(OpCase& c, Context& ctx, Rng& rng, std::vector<CheckResult>& res
         r.bound = error_bound(spec.dtype);
         r.guards_ok = guards_ok;
         r.inputs_ok = inputs_ok;
-        if (spec.dtype == DType::F32 || spec.dtype == DType::F64) {
-          r.rel_error = rel_l2(got[static_cast<size_t>(o)].f, ref[static_cast<size_t>(o)].f, &r.finite);
+        r.accepted_unsupported = accepted_unsupported;
+        if (is_float(spec.dtype)) {
+          const auto& a = got[static_cast<size_t>(o)].f;
+          const auto& e = ref[static_cast<size_t>(o)].f;
+          r.rel_error = rel_l2(a, e, &r.finite);
+          if (spec.exact_zeros)
+            for (size_t i = 0; i < a.size(); ++i) r.zero_mismatches += (a[i] == 0.0) != (e[i] == 0.0);
         } else {
           const auto& a = got[static_cast<size_t>(o)].i;
           const auto& e = ref[static_cast<size_t>(o)].i;
@@ -348,7 +432,13 @@ std::vector<PerfResult> perf_op(const std::string& op, Context& ctx, std::int64_
     Buffers d = upload(ctx, c, h, {}, false);
     for (const PassSpec& pass : c.passes) {
       auto call = [&] { pass.run(ctx, d.ptrs); };
-      call();  // warm-up (plans, caches)
+      try {
+        call();  // warm-up (plans, caches)
+      } catch (const Error& e) {
+        // A dtype the backend refuses (bf16 on the CPU): nothing to time.
+        if (e.kind() != ErrorKind::Unsupported || !c.low_precision()) throw;
+        break;
+      }
       ctx.synchronize();
       double one = seconds_per_call(ctx, call, 1);
       const int reps = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-9), 1.0, 10000.0));

@@ -19,9 +19,14 @@ enum class Role { Input, Output, InOut };
 
 struct BufSpec {
   std::string name;
-  DType dtype = DType::F32;  // F32, F64, I32 or U8
+  // F32, F64, I32 or U8; activations may be BF16 or F16: the harness rounds
+  // their values to the dtype, uploads them in it and reads them back.
+  DType dtype = DType::F32;
   std::int64_t count = 0;
   Role role = Role::Input;
+  // An output whose zeros must be exactly where the reference's are (dropout:
+  // the mask is the same bits on every backend), beside the error bound.
+  bool exact_zeros = false;
 };
 
 // Host values of one buffer: floating types in f, I32 in i, U8 in u.
@@ -58,6 +63,13 @@ struct GradSpec {
 
 struct OpCase {
   std::string op, shape;
+  // Whether any buffer is BF16 or F16 (a backend without that dtype refuses
+  // the case with Error(Unsupported): the harness reports it as skipped).
+  bool low_precision() const {
+    for (const BufSpec& b : bufs)
+      if (b.dtype == DType::BF16 || b.dtype == DType::F16) return true;
+    return false;
+  }
   std::vector<BufSpec> bufs;
   // Fills every buffer with fresh random values (and values derived from the
   // reference, such as a forward output that a backward pass reads).
@@ -88,6 +100,16 @@ bool is_net_conv_op(const std::string& op);
 OpCase net_conv_case(const std::string& op, Rng& rng);
 std::vector<OpCase> net_conv_perf_cases(const std::string& op, std::int64_t batch);
 std::vector<OpCase> net_conv_check_cases(const std::string& op, std::int64_t batch);
+// A max-pool (any padding, format and dtype) named `op`; ReLU in dtype t
+// ("relu" for fp32, "relu_lowp" otherwise).
+OpCase pool_case(const ops::Pool2dShape& s, const std::string& op);
+OpCase relu_case(std::int64_t n, DType t);
+// The CNN ops (op_cases_cnn.cpp): batchnorm, batchnorm+relu, batchnorm+add+relu,
+// maxpool2d_pad, adaptive_avgpool2d, add, add+relu, relu_lowp, dropout.
+const std::vector<std::string>& cnn_op_names();
+bool is_cnn_op(const std::string& op);
+OpCase cnn_case(const std::string& op, Rng& rng);
+std::vector<OpCase> cnn_perf_cases(const std::string& op, std::int64_t batch);
 // Optimiser cases (op_cases_optim.cpp).
 OpCase sgd_case(std::int64_t n, const ops::SgdConfig& cfg);
 OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& cfg);

@@ -187,17 +187,18 @@ OpCase conv_case(const ops::Conv2dShape& s) {
   return c;
 }
 
-namespace {
-
 // ---- MaxPool2d -----------------------------------------------------------------
-OpCase pool_case(const ops::Pool2dShape& s) {
+OpCase pool_case(const ops::Pool2dShape& s, const std::string& op) {
   enum { IN, OUT, ARG, DOUT, ARG_REF, DIN };
   const int64_t ni = s.n * s.c * s.h * s.w, no = s.n * s.c * s.oh() * s.ow();
+  const DType t = s.dtype;
   OpCase c;
-  c.op = "maxpool2d";
+  c.op = op;
   c.shape = fmt::format("n={} c={} {}x{} kernel={} stride={}", s.n, s.c, s.h, s.w, s.kernel, s.stride);
-  c.bufs = {{"in", DType::F32, ni},   {"out", DType::F32, no, Role::Output}, {"argmax", DType::I32, no, Role::Output},
-            {"dout", DType::F32, no}, {"argmax_ref", DType::I32, no},        {"din", DType::F32, ni, Role::Output}};
+  if (s.pad != 0 || s.format != MemoryFormat::NCHW || t != DType::F32)
+    c.shape += fmt::format(" pad={} {} {}", s.pad, to_string(s.format), to_string(t));
+  c.bufs = {{"in", t, ni},   {"out", t, no, Role::Output},   {"argmax", DType::I32, no, Role::Output},
+            {"dout", t, no}, {"argmax_ref", DType::I32, no}, {"din", t, ni, Role::Output}};
   auto fwd = [s, no](const HostBufs& h, std::vector<double>& y, std::vector<std::int32_t>& a) {
     y.resize(static_cast<size_t>(no));
     a.resize(static_cast<size_t>(no));
@@ -205,6 +206,7 @@ OpCase pool_case(const ops::Pool2dShape& s) {
   };
   c.fill = [=](Rng& r, HostBufs& h) {
     normal(r, h[IN], ni);
+    round_to(t, h[IN]);  // the argmax of the values the backend sees (bf16 makes ties)
     normal(r, h[DOUT], no);
     std::vector<double> y;
     fwd(h, y, h[ARG_REF].i);
@@ -215,14 +217,14 @@ OpCase pool_case(const ops::Pool2dShape& s) {
        pc.forward,
        {IN},
        {OUT, ARG},
-       [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_forward(ctx, s, F(p, OUT), I(p, ARG), F(p, IN)); },
+       [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_forward(ctx, s, P(p, OUT), I(p, ARG), P(p, IN)); },
        [=](HostBufs& h) { fwd(h, h[OUT].f, h[ARG].i); }});
   c.passes.push_back(
       {"input-grad",
        pc.input_grad,
        {DOUT, ARG_REF},
        {DIN},
-       [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_backward(ctx, s, F(p, DIN), F(p, DOUT), I(p, ARG_REF)); },
+       [s](Context& ctx, const DevPtrs& p) { ops::maxpool2d_backward(ctx, s, P(p, DIN), P(p, DOUT), I(p, ARG_REF)); },
        [=](HostBufs& h) {
          h[DIN].f.assign(static_cast<size_t>(ni), 0.0);
          ref::maxpool2d_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[ARG_REF].i.data());
@@ -245,19 +247,16 @@ OpCase pool_case(const ops::Pool2dShape& s) {
 }
 
 // ---- ReLU -----------------------------------------------------------------------
-OpCase relu_case(int64_t n) {
+OpCase relu_case(int64_t n, DType t) {
   enum { IN, OUT, DOUT, YFWD, DIN };
-  const ops::EltwiseShape s{n, Activation::ReLU};
+  const ops::EltwiseShape s{n, Activation::ReLU, t};
   OpCase c;
-  c.op = "relu";
-  c.shape = fmt::format("n={}", n);
-  c.bufs = {{"in", DType::F32, n},
-            {"out", DType::F32, n, Role::Output},
-            {"dout", DType::F32, n},
-            {"y", DType::F32, n},
-            {"din", DType::F32, n, Role::Output}};
+  c.op = t == DType::F32 ? "relu" : "relu_lowp";
+  c.shape = t == DType::F32 ? fmt::format("n={}", n) : fmt::format("n={} {}", n, to_string(t));
+  c.bufs = {{"in", t, n}, {"out", t, n, Role::Output}, {"dout", t, n}, {"y", t, n}, {"din", t, n, Role::Output}};
   c.fill = [=](Rng& r, HostBufs& h) {
     normal(r, h[IN], n);
+    round_to(t, h[IN]);
     normal(r, h[DOUT], n);
     h[YFWD].f.resize(static_cast<size_t>(n));
     ref::activation_forward<double>(s, h[YFWD].f.data(), h[IN].f.data());
@@ -267,14 +266,14 @@ OpCase relu_case(int64_t n) {
                       pc.forward,
                       {IN},
                       {OUT},
-                      [s](Context& ctx, const DevPtrs& p) { ops::activation_forward(ctx, s, F(p, OUT), F(p, IN)); },
+                      [s](Context& ctx, const DevPtrs& p) { ops::activation_forward(ctx, s, P(p, OUT), P(p, IN)); },
                       [=](HostBufs& h) { ref::activation_forward<double>(s, h[OUT].f.data(), h[IN].f.data()); }});
   c.passes.push_back(
       {"input-grad",
        pc.input_grad,
        {DOUT, YFWD},
        {DIN},
-       [s](Context& ctx, const DevPtrs& p) { ops::activation_backward(ctx, s, F(p, DIN), F(p, DOUT), F(p, YFWD)); },
+       [s](Context& ctx, const DevPtrs& p) { ops::activation_backward(ctx, s, P(p, DIN), P(p, DOUT), P(p, YFWD)); },
        [=](HostBufs& h) { ref::activation_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[YFWD].f.data()); }});
   c.grads.push_back({"in", IN,
                      [=](const HostBufs& h) {
@@ -290,6 +289,8 @@ OpCase relu_case(int64_t n) {
                      }});
   return c;
 }
+
+namespace {
 
 // ---- Softmax and log-softmax ----------------------------------------------------
 OpCase softmax_case(const ops::RowsShape& s, bool log) {
@@ -589,9 +590,9 @@ OpCase make_case(const std::string& op, Rng& r) {
     s.stride = pick(r, 1, 4);
     s.h = pick(r, s.kernel, 25);
     s.w = pick(r, s.kernel, 25);
-    return pool_case(s);
+    return pool_case(s, "maxpool2d");
   }
-  if (op == "relu") return relu_case(pick(r, 1, 5000));
+  if (op == "relu") return relu_case(pick(r, 1, 5000), DType::F32);
   if (op == "relu+bias_grad") return bias_grad_case({pick(r, 1, 300), pick(r, 1, 300), Activation::ReLU});
   if (op == "softmax" || op == "log_softmax")
     return softmax_case({pick(r, 1, 200), pick(r, 1, 40)}, op == "log_softmax");
@@ -600,6 +601,7 @@ OpCase make_case(const std::string& op, Rng& r) {
   if (op == "sgd") return sgd_case(pick(r, 1, 20000), random_sgd(r));
   if (op == "linear_weight_sgd")
     return linear_weight_sgd_case({pick(r, 1, 70), pick(r, 1, 300), pick(r, 1, 130), r.below(5) != 0}, random_sgd(r));
+  if (is_cnn_op(op)) return cnn_case(op, r);
   if (op == "gather_batch") {
     ops::BatchShape s;
     s.batch = r.below(4) == 0 ? pick(r, 40, 80) : pick(r, 1, 20);  // large enough for threads one time in four
@@ -636,6 +638,7 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
     s.act = a;
     return s;
   };
+  auto pool_case_f32 = [](const ops::Pool2dShape& s) { return pool_case(s, "maxpool2d"); };
   auto pool = [B](int64_t c, int64_t h, int64_t k) {
     ops::Pool2dShape s;
     s.n = B;
@@ -658,12 +661,12 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
   } else if (is_net_conv_op(op)) {
     v = net_conv_perf_cases(op, B);
   } else if (op == "maxpool2d") {
-    v.push_back(pool_case(pool(1, 24, 2)));
-    v.push_back(pool_case(pool(1, 8, 2)));
-    v.push_back(pool_case(pool(4, 80, 2)));
-    v.push_back(pool_case(pool(16, 34, 4)));
+    v.push_back(pool_case_f32(pool(1, 24, 2)));
+    v.push_back(pool_case_f32(pool(1, 8, 2)));
+    v.push_back(pool_case_f32(pool(4, 80, 2)));
+    v.push_back(pool_case_f32(pool(16, 34, 4)));
   } else if (op == "relu") {
-    v.push_back(relu_case(B * 256));
+    v.push_back(relu_case(B * 256, DType::F32));
   } else if (op == "relu+bias_grad") {
     v.push_back(bias_grad_case({B, 256, Activation::ReLU}));
     v.push_back(bias_grad_case({B, 10, Activation::ReLU}));
@@ -678,6 +681,8 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
   } else if (op == "linear_weight_sgd") {
     for (auto [in, out] : {std::pair<int64_t, int64_t>{784, 256}, {256, 128}, {128, 10}, {1024, 32}})
       v.push_back(linear_weight_sgd_case({B, in, out, true}, {0.01f, 0.9f, 0.f}));
+  } else if (is_cnn_op(op)) {
+    v = cnn_perf_cases(op, B);
   } else if (op == "gather_batch") {
     ops::BatchShape s{B, 28, 28, 28, 28, 0.286f, 1 / 0.353f, B};
     v.push_back(gather_case(s, 60000, 0, 0));

@@ -1,6 +1,6 @@
 // Analytical cost of every op and pass; the convention is in cost.hpp and
 // docs/engine.md. F = bytes per fp32 element; int32 labels/argmax also 4;
-// Linear and Conv2d count their activations at their dtype's width.
+// Activations count at their dtype's width (bf16/fp16: 2 bytes, E, their dtype's size).
 #include "roofline/engine/cost.hpp"
 
 #include "roofline/core/error.hpp"
@@ -88,22 +88,29 @@ PassCosts Conv2dShape::cost() const {
   return co;
 }
 
-bool Pool2dShape::valid() const { return n > 0 && c > 0 && kernel > 0 && stride > 0 && h >= kernel && w >= kernel; }
+bool Pool2dShape::valid() const {
+  const bool float_type = dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
+  return n > 0 && c > 0 && kernel > 0 && stride > 0 && pad >= 0 && 2 * pad <= kernel && h + 2 * pad >= kernel &&
+         w + 2 * pad >= kernel && float_type;
+}
 
+// E = the activations' element size (dtype); argmax int32.
 PassCosts Pool2dShape::cost() const {
   PassCosts co;
   const double outs = d(n) * d(c) * d(oh()) * d(ow()), ins = d(n) * d(c) * d(h) * d(w);
+  const double E = static_cast<double>(dtype_size(dtype));
   co.forward.flops = outs * d(kernel) * d(kernel);  // one compare per window element
-  co.forward.bytes = F * (ins + outs + outs);       // input, output, argmax
+  co.forward.bytes = E * (ins + outs) + F * outs;   // input, output, argmax
   co.input_grad.flops = outs;                       // one add per window
-  co.input_grad.bytes = F * (outs + outs + ins);    // dout, argmax, din
+  co.input_grad.bytes = E * (outs + ins) + F * outs;  // dout, din, argmax
   return co;
 }
 
 PassCosts EltwiseShape::cost() const {
   PassCosts co;
-  co.forward = {d(n), F * 2 * d(n)};
-  co.input_grad = {d(n), F * 3 * d(n)};
+  const double E = static_cast<double>(dtype_size(dtype));
+  co.forward = {d(n), E * 2 * d(n)};
+  co.input_grad = {d(n), E * 3 * d(n)};
   return co;
 }
 

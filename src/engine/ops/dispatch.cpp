@@ -8,9 +8,11 @@
 #include "roofline/engine/ops.hpp"
 #include "src/engine/cpu/fast_ops.hpp"
 #include "src/engine/cpu/ref_ops.hpp"
+#include "src/engine/ops/dispatch_util.hpp"
 
 #if ROOFLINE_HAVE_CUDA
 #include "src/engine/cuda/ops_cuda.hpp"
+#include "src/engine/cuda/ops_cuda_cnn.hpp"
 #define ROOFLINE_CUDA_PATH(ctx, fn, ...) return cuda_ops::fn((ctx).cuda(), __VA_ARGS__)
 #else
 #define ROOFLINE_CUDA_PATH(ctx, fn, ...) \
@@ -52,7 +54,17 @@ void cpu_needs_f32(const char* op, DType t) {
 void fast_conv_supported(const Conv2dShape& s) { cpu_needs_f32("conv2d", s.dtype); }
 float* f32(void* p) { return static_cast<float*>(p); }
 const float* f32(const void* p) { return static_cast<const float*>(p); }
-void check_pool(const Pool2dShape& s) { ROOFLINE_ASSERT(s.valid(), "maxpool2d shape"); }
+void check_pool(const Pool2dShape& s) {
+  ROOFLINE_ASSERT(s.valid(), fmt::format("maxpool2d shape n={} c={} {}x{} kernel={} stride={} pad={}", s.n, s.c, s.h,
+                                         s.w, s.kernel, s.stride, s.pad));
+}
+void check_activation_dtype(DType t) {
+  ROOFLINE_ASSERT(t == DType::F32 || t == DType::BF16 || t == DType::F16, "activation dtype");
+}
+// The pools the small models' GPU kernels take (conv_pool.cu): unpadded NCHW fp32.
+bool small_model_pool(const Pool2dShape& s) {
+  return s.pad == 0 && s.format == MemoryFormat::NCHW && s.dtype == DType::F32;
+}
 void check_rows(const RowsShape& s) { ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0, "rows shape"); }
 }  // namespace
 
@@ -184,8 +196,9 @@ bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShap
   ROOFLINE_ASSERT(!s.bias || b, "conv2d with bias needs a bias");
   if (!s.bias) b = nullptr;
   if (ctx.backend() != Backend::Cuda) return false;  // the CPU paths run the two ops
-  // The pooled kernel is our fp32 NCHW register-tiled convolution.
+  // The pooled kernel is our fp32 NCHW register-tiled convolution with an unpadded NCHW fp32 pool.
   if (s.dtype != DType::F32 || s.format != MemoryFormat::NCHW || s.groups != 1) return false;
+  if (!small_model_pool(p)) return false;
 #if ROOFLINE_HAVE_CUDA
   return cuda_ops::conv2d_maxpool_forward(ctx.cuda(), s, p, out, in, w, b);
 #else
@@ -193,24 +206,75 @@ bool conv2d_maxpool_forward(Context& ctx, const Conv2dShape& s, const Pool2dShap
 #endif
 }
 
-void maxpool2d_forward(Context& ctx, const Pool2dShape& s, float* out, std::int32_t* argmax, const float* in) {
+// The fast CPU path takes every padding and format; the GPU's pooling kernel
+// of the small models (conv_pool.cu) unpadded NCHW fp32, the general kernels
+// (pool_cnn.cu) the rest.
+void maxpool2d_forward(Context& ctx, const Pool2dShape& s, void* out, std::int32_t* argmax, const void* in) {
   check_pool(s);
-  ROOFLINE_DISPATCH(ctx, maxpool2d_forward, s, out, argmax, in);
+  require_cpu_fp32(ctx, s.dtype, "maxpool2d");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      return ref::maxpool2d_forward<float>(s, static_cast<float*>(out), argmax, static_cast<const float*>(in));
+    case Backend::Cpu:
+      return fast::maxpool2d_forward(s, static_cast<float*>(out), argmax, static_cast<const float*>(in));
+    case Backend::Cuda:
+      if (small_model_pool(s))
+        ROOFLINE_CUDA_PATH(ctx, maxpool2d_forward, s, static_cast<float*>(out), argmax, static_cast<const float*>(in));
+      ROOFLINE_CUDA_PATH(ctx, maxpool2d_forward_any, s, out, argmax, in);
+  }
 }
 
-void maxpool2d_backward(Context& ctx, const Pool2dShape& s, float* din, const float* dout, const std::int32_t* argmax) {
+void maxpool2d_backward(Context& ctx, const Pool2dShape& s, void* din, const void* dout, const std::int32_t* argmax) {
   check_pool(s);
-  ROOFLINE_DISPATCH(ctx, maxpool2d_backward, s, din, dout, argmax);
+  require_cpu_fp32(ctx, s.dtype, "maxpool2d");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      return ref::maxpool2d_backward<float>(s, static_cast<float*>(din), static_cast<const float*>(dout), argmax);
+    case Backend::Cpu:
+      return fast::maxpool2d_backward(s, static_cast<float*>(din), static_cast<const float*>(dout), argmax);
+    case Backend::Cuda:
+      if (small_model_pool(s))
+        ROOFLINE_CUDA_PATH(ctx, maxpool2d_backward, s, static_cast<float*>(din), static_cast<const float*>(dout),
+                           argmax);
+      ROOFLINE_CUDA_PATH(ctx, maxpool2d_backward_any, s, din, dout, argmax);
+  }
 }
 
-void activation_forward(Context& ctx, const EltwiseShape& s, float* out, const float* in) {
+// fp32 takes the small models' kernels (elementwise.cu), bf16/fp16 the
+// vectorised ones of eltwise_cnn.cu.
+void activation_forward(Context& ctx, const EltwiseShape& s, void* out, const void* in) {
   ROOFLINE_ASSERT(s.n > 0, "activation size");
-  ROOFLINE_DISPATCH(ctx, activation_forward, s, out, in);
+  check_activation_dtype(s.dtype);
+  require_cpu_fp32(ctx, s.dtype, "activation");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      return ref::activation_forward<float>(s, static_cast<float*>(out), static_cast<const float*>(in));
+    case Backend::Cpu:
+      return fast::activation_forward(s, static_cast<float*>(out), static_cast<const float*>(in));
+    case Backend::Cuda:
+      if (s.dtype == DType::F32)
+        ROOFLINE_CUDA_PATH(ctx, activation_forward, s, static_cast<float*>(out), static_cast<const float*>(in));
+      ROOFLINE_CUDA_PATH(ctx, activation_forward_half, s, out, in);
+  }
 }
 
-void activation_backward(Context& ctx, const EltwiseShape& s, float* din, const float* dout, const float* out) {
+void activation_backward(Context& ctx, const EltwiseShape& s, void* din, const void* dout, const void* out) {
   ROOFLINE_ASSERT(s.n > 0, "activation size");
-  ROOFLINE_DISPATCH(ctx, activation_backward, s, din, dout, out);
+  check_activation_dtype(s.dtype);
+  require_cpu_fp32(ctx, s.dtype, "activation");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      return ref::activation_backward<float>(s, static_cast<float*>(din), static_cast<const float*>(dout),
+                                             static_cast<const float*>(out));
+    case Backend::Cpu:
+      return fast::activation_backward(s, static_cast<float*>(din), static_cast<const float*>(dout),
+                                       static_cast<const float*>(out));
+    case Backend::Cuda:
+      if (s.dtype == DType::F32)
+        ROOFLINE_CUDA_PATH(ctx, activation_backward, s, static_cast<float*>(din), static_cast<const float*>(dout),
+                           static_cast<const float*>(out));
+      ROOFLINE_CUDA_PATH(ctx, activation_backward_half, s, din, dout, out);
+  }
 }
 
 void activation_bias_backward(Context& ctx, const BiasGradShape& s, float* dpre, float* db, const float* dout,
