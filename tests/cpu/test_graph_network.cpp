@@ -21,9 +21,9 @@ namespace {
 LayerGraph tiny_graph() {
   LayerGraph g("tiny", {3, 8, 8}, 5);
   int x = g.conv2d("c1", g.input(), 4, 3, 1, 1, false);
-  int a = g.batchnorm2d("b1", x, Activation::ReLU);
+  int a = g.batchnorm2d("bn1", x, Activation::ReLU);
   int y = g.conv2d("c2", a, 4, 3, 1, 1, false);
-  y = g.batchnorm2d("b2", y, Activation::ReLU, a);
+  y = g.batchnorm2d("bn2", y, Activation::ReLU, a);
   y = g.maxpool2d("p", y, 3, 2, 1);
   y = g.conv2d("c3", y, 6, 3, 2, 1, true, Activation::ReLU);
   y = g.adaptive_avgpool2d("avg", y, 1, 1);
@@ -78,14 +78,18 @@ TEST(GraphNetwork, GradientsMatchDirectionalDifferences) {
       d[i] = rng.uniform(-1.0f, 1.0f);
       gd += static_cast<double>(grads[t][i]) * d[i];
     }
-    const float eps = 1e-2f;
+    // ReLU and max-pool kinks make a wider step unreliable, and float losses a
+    // narrower one; the ops' own gradients are checked exactly in float64 by the
+    // harness, so this checks the routing (a missing or doubled path is off by tens
+    // of percent, not by 5).
+    const float eps = 1e-3f;
     auto plus = state, minus = state;
     for (size_t i = 0; i < d.size(); ++i) {
       plus[t][i] += eps * d[i];
       minus[t][i] -= eps * d[i];
     }
     const double fd = (static_cast<double>(loss_at(net, f, plus)) - loss_at(net, f, minus)) / (2.0 * eps);
-    EXPECT_NEAR(fd, gd, 2e-2 * std::fabs(gd) + 2e-4) << f.g.params()[t].name;
+    EXPECT_NEAR(fd, gd, 5e-2 * std::fabs(gd) + 2e-4) << f.g.params()[t].name;
   }
 }
 
