@@ -39,10 +39,11 @@ for s in "${steps[@]}"; do
     golden)
       step golden_small 120 python3 peers/golden_nets.py --out "$OUT/fixtures" --size 64 --batch 2 --precisions fp32,bf16 || status=1
       step golden_full 180 python3 peers/golden_nets.py --out "$OUT/golden" --size 224 --batch 8 --precisions fp32,bf16 || status=1
-      cat "$OUT/golden_small.log" "$OUT/golden_full.log" | grep wrote ;;
+      cat "$OUT/golden_small.log" "$OUT/golden_full.log" | grep wrote
+      mkdir -p tests/data/golden && cp -n "$OUT"/fixtures/*.safetensors tests/data/golden/ 2>/dev/null ;;
     tests)
       ROOFLINE_GOLDEN_DIR=$OUT/golden \
-        step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*:OpHarnessGpu*' || status=1 ;;
+        step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
     bench)
       step bench_gpu 420 "$R" bench alexnet,resnet18 --device gpu --precision fp32,tf32,bf16 --batch 1,128 \
         --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch || status=1 ;;
