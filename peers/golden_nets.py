@@ -11,10 +11,14 @@ writes, per model and precision, one safetensors file with:
   grad_norm.<param>    (1)     the L2 norm of the parameter's gradient
   grad_sample.<param>  (S)     S = min(numel, 512) entries at j = floor(k·numel/S)
   after.<bn>.running_mean / running_var   after the training forward
-Metadata: torch version, batch, size, precision; for bf16 also PyTorch's own
-bf16-against-fp32 relative difference (logits, gradients), which sets the bound
-of roofline's bf16 check. AlexNet's dropout is set to p=0 (masks cannot match).
-fp32 runs with TF32 off on matmuls and cuDNN.
+Precisions: fp64 (the model and batch in float64: the reference roofline's fp32
+is held to, since PyTorch's own fp32 differs from it by up to ~1e-3 in the
+gradients of the full-size models), fp32 (TF32 off on matmuls and cuDNN) and
+bf16 (autocast, channels-last): the bf16 check holds roofline's bf16 to twice
+PyTorch's own bf16 difference from fp64, tensor by tensor. Metadata: torch
+version, batch, size, precision, and each file's difference from fp64 (logits,
+the largest and median gradient). AlexNet's dropout is set to p=0 (masks cannot
+match).
 
 Usage: python3 peers/golden_nets.py --out DIR [--size 64 --batch 2] [--models alexnet,resnet18]
        [--precisions fp32,bf16] [--device cuda|cpu]
@@ -101,11 +105,15 @@ def run(model_name, precision, batch, size, classes, device):
     state = golden_state(model)
     model.load_state_dict(state, strict=False)
     model = model.to(device)
+    if precision == "fp64":
+        model = model.double()
     bf16 = precision == "bf16"
     fmt = torch.channels_last if bf16 and device == "cuda" else torch.contiguous_format
     model = model.to(memory_format=fmt)
     x, y = golden_batch(batch, size, classes)
     x, y = x.to(device).to(memory_format=fmt), y.to(device)
+    if precision == "fp64":
+        x = x.double()
     amp = torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16)
     out = {}
     model.eval()
@@ -114,7 +122,7 @@ def run(model_name, precision, batch, size, classes, device):
     model.train()
     with amp:
         logits = model(x)
-        loss = F.cross_entropy(logits.float(), y)
+        loss = F.cross_entropy(logits if precision == "fp64" else logits.float(), y)
     loss.backward()
     out["logits"] = logits.float().detach()
     out["loss"] = loss.detach().reshape(1)
@@ -154,7 +162,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default="alexnet,resnet18")
-    ap.add_argument("--precisions", default="fp32")
+    ap.add_argument("--precisions", default="fp64,fp32", help="fp64 first: the others are compared with it")
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--classes", type=int, default=1000)
@@ -167,14 +175,14 @@ def main():
             t = run(model, precision, a.batch, a.size, a.classes, a.device)
             meta = {"torch": torch.__version__, "model": model, "precision": precision, "batch": a.batch,
                     "size": a.size, "classes": a.classes, "device": a.device}
-            if precision == "fp32":
+            if precision == "fp64":
                 ref = t
             elif ref is not None:
-                meta["vs_fp32.logits"] = rel(t["logits"], ref["logits"])
-                meta["vs_fp32.eval_logits"] = rel(t["eval_logits"], ref["eval_logits"])
+                meta["vs_fp64.logits"] = rel(t["logits"], ref["logits"])
+                meta["vs_fp64.eval_logits"] = rel(t["eval_logits"], ref["eval_logits"])
                 g = [rel(t[k], ref[k]) for k in t if k.startswith("grad_sample.")]
-                meta["vs_fp32.grads_max"] = max(g)
-                meta["vs_fp32.grads_median"] = sorted(g)[len(g) // 2]
+                meta["vs_fp64.grads_max"] = max(g)
+                meta["vs_fp64.grads_median"] = sorted(g)[len(g) // 2]
             path = os.path.join(a.out, f"golden-{model}-{precision}-{a.size}.safetensors")
             write_safetensors(path, t, meta)
             print(f"golden_nets: wrote {path} ({json.dumps(meta)})", file=sys.stderr)

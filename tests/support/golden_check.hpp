@@ -15,6 +15,10 @@ struct GoldenBounds {
   double loss = 1e-4;
   double grads = 1e-3;   // of each gradient's sampled entries and of its norm
   double stats = 1e-4;   // running statistics after the training forward
+  // When set: each figure's bound is instead max(floor, factor × how far this
+  // file of PyTorch's (its bf16 run) is from the reference file, figure by figure).
+  std::string peer_file;
+  double factor = 2, floor = 1e-2;
 };
 
 struct GoldenResult {

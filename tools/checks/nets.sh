@@ -7,8 +7,10 @@
 #   golden      PyTorch's golden files: 64×64 batch 2 (the CPU suite's fixtures,
 #               copied to $OUT/fixtures) and 224×224 batch 8, fp32 and bf16
 #   tests       roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*' (needs golden)
-#   bench       GPU: both networks, fp32, tf32 and bf16, batch 1 and 128, train and infer, with the peer
-#   bench_b64   GPU: batch 64 as well
+#   bench       GPU: both networks, fp32, tf32 and bf16, batch 1 and 128, train and infer, beside PyTorch eager
+#   compile     GPU: batch 128 beside PyTorch eager and torch.compile (PRECISIONS, default fp32,tf32,bf16;
+#               each compile takes tens of seconds: split the precisions over calls)
+#   bench_b64   GPU: batch 64 beside PyTorch eager
 #   cpu_bench   CPU: batch 1 and 64, fp32, with the peer (slow: several minutes)
 # Run through tools/checks/run.sh:   tools/checks/run.sh nets:560:golden,tests,bench
 set -uo pipefail
@@ -37,8 +39,8 @@ status=0
 for s in "${steps[@]}"; do
   case $s in
     golden)
-      step golden_small 120 python3 peers/golden_nets.py --out "$OUT/fixtures" --size 64 --batch 2 --precisions fp32,bf16 || status=1
-      step golden_full 180 python3 peers/golden_nets.py --out "$OUT/golden" --size 224 --batch 8 --precisions fp32,bf16 || status=1
+      step golden_small 120 python3 peers/golden_nets.py --out "$OUT/fixtures" --size 64 --batch 2 --precisions fp64,fp32,bf16 || status=1
+      step golden_full 180 python3 peers/golden_nets.py --out "$OUT/golden" --size 224 --batch 8 --precisions fp64,fp32,bf16 || status=1
       cat "$OUT/golden_small.log" "$OUT/golden_full.log" | grep wrote
       mkdir -p tests/data/golden && cp -n "$OUT"/fixtures/*.safetensors tests/data/golden/ 2>/dev/null ;;
     tests)
@@ -46,10 +48,13 @@ for s in "${steps[@]}"; do
         step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
     bench)
       step bench_gpu 420 "$R" bench alexnet,resnet18 --device gpu --precision fp32,tf32,bf16 --batch 1,128 \
-        --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch || status=1 ;;
+        --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch --no-compile || status=1 ;;
+    compile)
+      step bench_compile 560 "$R" bench alexnet,resnet18 --device gpu --precision "${PRECISIONS:-fp32,tf32,bf16}" \
+        --batch 128 --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch || status=1 ;;
     bench_b64)
       step bench_gpu64 300 "$R" bench alexnet,resnet18 --device gpu --precision fp32,tf32,bf16 --batch 64 \
-        --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch || status=1 ;;
+        --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch --no-compile || status=1 ;;
     cpu_bench)
       export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
       step bench_cpu 540 "$R" bench alexnet,resnet18 --device cpu --precision fp32 --batch 1,64 \

@@ -128,6 +128,9 @@ class GraphNetwork {
   std::unique_ptr<Plan> plan_;
   Tensor params_, grads_, opt_a_, opt_b_, copy_, state_, stats_, arena_, input_, labels_, logits32_, dlogits32_,
       loss_, step_;
+  // Per graph param: empty, or the (k, c, h, w) view whose (k, h, w, c) order
+  // it is stored in (NHWC convolutions, Linear layers after an NHWC flatten).
+  std::vector<Shape> channels_last_;
   std::vector<std::int64_t> param_off_;  // per graph param: offset in params_/grads_ (learnable) or state_ (buffers)
   std::vector<std::int64_t> stats_off_;  // per node: offset of save_mean (c) then save_invstd (c) in stats_
   std::int64_t learnable_floats_ = 0;    // padded size of params_

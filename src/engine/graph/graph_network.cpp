@@ -33,7 +33,6 @@ std::vector<float> to_kcrs(const std::vector<float>& krsc, const Shape& s) {
   return out;
 }
 
-bool is_conv_weight(const GraphParam& p) { return p.shape.size() == 4; }
 
 }  // namespace
 
@@ -53,6 +52,24 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
 
   // Parameters and buffers.
   const auto& params = graph.params();
+  // In NHWC, a convolution's weights are (k, r, s, c), and a Linear layer fed by
+  // the flattening of a (c, h, w) map reads its inputs in (h, w, c) order: its
+  // weight columns are stored that way (torch flattens (c, h, w)).
+  channels_last_.assign(params.size(), Shape{});
+  if (format_ == MemoryFormat::NHWC)
+    for (const GraphNode& n : graph.nodes()) {
+      if (n.op == NodeOp::Conv2d) channels_last_[static_cast<size_t>(n.params[0])] = params[static_cast<size_t>(n.params[0])].shape;
+      if (n.op != NodeOp::Linear) continue;
+      // Back through element-wise nodes (AlexNet's dropout) to a Flatten.
+      int producer = graph.values()[static_cast<size_t>(n.inputs[0])].producer;
+      while (producer >= 0 && (graph.nodes()[static_cast<size_t>(producer)].op == NodeOp::Dropout ||
+                               graph.nodes()[static_cast<size_t>(producer)].op == NodeOp::ReLU))
+        producer = graph.values()[static_cast<size_t>(graph.nodes()[static_cast<size_t>(producer)].inputs[0])].producer;
+      if (producer < 0 || graph.nodes()[static_cast<size_t>(producer)].op != NodeOp::Flatten) continue;
+      const Shape& map = graph.values()[static_cast<size_t>(graph.nodes()[static_cast<size_t>(producer)].inputs[0])].shape;
+      if (map.size() == 3 && map[1] * map[2] > 1)
+        channels_last_[static_cast<size_t>(n.params[0])] = {n.k, map[0], map[1], map[2]};
+    }
   param_off_.assign(params.size(), 0);
   std::int64_t learnable = 0, buffers = 0;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -157,7 +174,7 @@ void GraphNetwork::load_state(const std::vector<std::vector<float>>& tensors) {
     const GraphParam& p = params[i];
     ROOFLINE_ASSERT(static_cast<std::int64_t>(tensors[i].size()) == numel(p.shape), "state tensor size: " + p.name);
     const std::vector<float> v =
-        is_conv_weight(p) && format_ == MemoryFormat::NHWC ? to_krsc(tensors[i], p.shape) : tensors[i];
+        channels_last_[i].empty() ? tensors[i] : to_krsc(tensors[i], channels_last_[i]);
     auto& dst = p.learnable ? learn : bufs;
     std::copy(v.begin(), v.end(), dst.begin() + param_off_[i]);
   }
@@ -175,7 +192,7 @@ std::vector<std::vector<float>> GraphNetwork::state() const {
     const GraphParam& p = graph_.params()[i];
     const auto& src = p.learnable ? learn : bufs;
     std::vector<float> v(src.begin() + param_off_[i], src.begin() + param_off_[i] + numel(p.shape));
-    out.push_back(is_conv_weight(p) && format_ == MemoryFormat::NHWC ? to_kcrs(v, p.shape) : v);
+    out.push_back(channels_last_[i].empty() ? v : to_kcrs(v, channels_last_[i]));
   }
   return out;
 }
@@ -192,7 +209,7 @@ std::vector<std::vector<float>> GraphNetwork::grads() const {
       continue;
     }
     std::vector<float> v(g.begin() + param_off_[i], g.begin() + param_off_[i] + numel(p.shape));
-    out.push_back(is_conv_weight(p) && format_ == MemoryFormat::NHWC ? to_kcrs(v, p.shape) : v);
+    out.push_back(channels_last_[i].empty() ? v : to_kcrs(v, channels_last_[i]));
   }
   return out;
 }
