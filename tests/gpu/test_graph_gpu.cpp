@@ -30,7 +30,7 @@ std::string golden_dir() {
 }
 
 void expect_golden(const std::string& name, Precision p, const std::string& dir, std::int64_t size,
-                   std::int64_t batch) {
+                   std::int64_t batch, bool fp32_peer_bound = false) {
   const auto file = [&](const char* p) {
     return dir + "/golden-" + name + "-" + p + "-" + std::to_string(size) + ".safetensors";
   };
@@ -45,6 +45,10 @@ void expect_golden(const std::string& name, Precision p, const std::string& dir,
   // difference from float64, tensor by tensor (at least 1e-2).
   test::GoldenBounds b;
   if (p == Precision::BF16) b.peer_file = file("bf16");
+  if (p == Precision::FP32 && fp32_peer_bound) {
+    b.peer_file = file("fp32");
+    b.floor = 1e-3;  // logits: 1e-4 would do, but the floor is one number
+  }
   const auto r = test::check_golden(net, ref, batch, size, b);
   std::printf("[golden] %s %s %lldx%lld batch %lld against float64: %s\n", name.c_str(), to_string(p),
               static_cast<long long>(size), static_cast<long long>(size), static_cast<long long>(batch),
@@ -66,10 +70,13 @@ TEST(GraphGpu, SmallAlexNetMatchesPyTorch) {
   expect_golden("alexnet", Precision::FP32, kFixtures, 64, 2);
 }
 
+// At 224 × 224 PyTorch's own fp32 gradients are up to 3.6e-3 off float64
+// (ResNet-18, batch 8, H200, 2026-11-27: median 2.3e-3): the bound there is
+// 1e-3 or twice PyTorch fp32's own error, tensor by tensor.
 TEST(GoldenGpu, FullSizeFp32) {
   ROOFLINE_REQUIRE_GPU();
   if (golden_dir().empty()) GTEST_SKIP() << "ROOFLINE_GOLDEN_DIR is not set (tools/checks/nets.sh golden writes it)";
-  for (const char* m : {"resnet18", "alexnet"}) expect_golden(m, Precision::FP32, golden_dir(), 224, 8);
+  for (const char* m : {"resnet18", "alexnet"}) expect_golden(m, Precision::FP32, golden_dir(), 224, 8, true);
 }
 
 TEST(GoldenGpu, FullSizeBf16) {
@@ -84,7 +91,9 @@ TEST(GraphGpu, CapturedStepsMatchEagerSteps) {
   Context ctx(Backend::Cuda);
   std::vector<float> losses[2];
   for (int captured = 0; captured < 2; ++captured) {
-    GraphNetwork net(g, ctx, 4);
+    GraphOptions o;
+    o.sgd = {0.01f, 0.9f, 0.0f};
+    GraphNetwork net(g, ctx, 4, o);
     net.load_state(test::golden_state(g));
     net.set_batch(test::golden_input(4, 32), test::golden_labels(4, 10), 4);
     if (captured) net.capture_train_step(4);  // runs one step eagerly, then captures
@@ -102,36 +111,35 @@ TEST(GraphGpu, CapturedStepsMatchEagerSteps) {
   EXPECT_LT(losses[1].back(), losses[1].front());
 }
 
-TEST(GraphGpu, Tf32AndBf16GradientsFollowFp32) {
+// The logits of tf32 and bf16 against fp32 (the gradients of a BatchNorm
+// network are too ill-conditioned for a tight bound here: PyTorch's own bf16
+// gradients are 0.34 off float64 at the median; the golden tests hold those to
+// PyTorch's), and every precision learns.
+TEST(GraphGpu, Tf32AndBf16FollowFp32) {
   ROOFLINE_REQUIRE_GPU();
   const LayerGraph g = make_resnet18(10, {3, 32, 32});
   Context ctx(Backend::Cuda);
-  std::vector<std::vector<float>> grads;
-  std::vector<float> loss_drop;
+  std::vector<std::vector<float>> logits;
   for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16}) {
     GraphOptions o;
     o.precision = p;
-    o.sgd = {0.02f, 0.9f, 0.0f};
+    o.sgd = {0.01f, 0.9f, 0.0f};
     GraphNetwork net(g, ctx, 8, o);
     net.load_state(test::golden_state(g));
     net.set_batch(test::golden_input(8, 32), test::golden_labels(8, 10), 8);
-    net.forward(8, true);
-    net.loss_forward(8);
-    net.backward(8);
-    std::vector<float> flat;
-    for (const auto& t : net.grads()) flat.insert(flat.end(), t.begin(), t.end());
-    grads.push_back(flat);
+    net.forward(8, false);
+    logits.push_back(net.logits(8));
     net.capture_train_step(8);
     const float first = net.loss();
     for (int i = 0; i < 5; ++i) net.replay();
-    loss_drop.push_back(net.loss() / first);
+    EXPECT_LT(net.loss(), 0.9f * first) << to_string(p) << ": the loss did not fall in 5 steps";
   }
   auto rel = [&](const std::vector<float>& a) {
     double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) num += (a[i] - grads[0][i]) * double(a[i] - grads[0][i]), den += grads[0][i] * double(grads[0][i]);
+    for (size_t i = 0; i < a.size(); ++i)
+      num += (a[i] - logits[0][i]) * double(a[i] - logits[0][i]), den += logits[0][i] * double(logits[0][i]);
     return std::sqrt(num / den);
   };
-  EXPECT_LT(rel(grads[1]), 2e-2) << "tf32 gradients against fp32";
-  EXPECT_LT(rel(grads[2]), 1e-1) << "bf16 gradients against fp32";
-  for (float d : loss_drop) EXPECT_LT(d, 0.9f) << "the loss fell in 5 steps";
+  EXPECT_LT(rel(logits[1]), 1e-2) << "tf32 logits against fp32";
+  EXPECT_LT(rel(logits[2]), 5e-2) << "bf16 logits against fp32";
 }

@@ -74,7 +74,8 @@ GoldenResult check_golden(engine::GraphNetwork& net, const std::string& file, st
     const double en = rel({static_cast<float>(std::sqrt(norm))}, g.read_f32("grad_norm." + p.name));
     r.worst_grads = std::max({r.worst_grads, es, en});
     check_key("gradient " + p.name, es, b.grads, "grad_sample." + p.name);
-    check_key("gradient norm " + p.name, en, b.grads, "grad_norm." + p.name);
+    // A norm can agree by chance where the entries do not: its peer bound is the entries'.
+    check_key("gradient norm " + p.name, en, b.grads, "grad_sample." + p.name);
   }
   return r;
 }
