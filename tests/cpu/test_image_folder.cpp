@@ -1,0 +1,662 @@
+// The ImageFolder reader: scanning order and the folder errors, the JPEG
+// decoder on every kind of file (grayscale, CMYK, corrupt, truncated, not a
+// JPEG), the transforms against values worked out here, and the loader's
+// determinism, skipping and stats. The tests make their own JPEG folders,
+// encoded with TurboJPEG.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
+#include "roofline/core/error.hpp"
+#include "roofline/engine/image_folder.hpp"
+#include "tests/support/cli.hpp"
+
+using namespace roofline;
+using namespace roofline::engine;
+using roofline::test::TempDir;
+using roofline::test::write_file;
+
+namespace {
+
+// A JPEG of w x h pixels in pixel format pf (TJPF_RGB, TJPF_GRAY or TJPF_CMYK).
+std::string encode_jpeg(const std::vector<std::uint8_t>& px, int w, int h, int pf, int quality = 95) {
+  tjhandle c = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  int samp = pf == TJPF_GRAY ? TJSAMP_GRAY : TJSAMP_444;
+  int rc = tjCompress2(c, px.data(), w, 0, h, pf, &buf, &size, samp, quality, 0);
+  EXPECT_EQ(rc, 0) << tjGetErrorStr2(c);
+  std::string out(reinterpret_cast<const char*>(buf), size);
+  tjFree(buf);
+  tjDestroy(c);
+  return out;
+}
+
+// An RGB image whose pixel (y, x) is f(y, x, channel).
+RgbImage make_image(std::int64_t h, std::int64_t w, const std::function<int(std::int64_t, std::int64_t, int)>& f) {
+  RgbImage img;
+  img.h = h;
+  img.w = w;
+  img.pixels.resize(static_cast<size_t>(h * w * 3));
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c)
+        img.pixels[static_cast<size_t>((y * w + x) * 3 + c)] = static_cast<std::uint8_t>(std::clamp(f(y, x, c), 0, 255));
+  return img;
+}
+
+std::string rgb_jpeg(std::int64_t h, std::int64_t w, int seed, int quality = 95) {
+  RgbImage img = make_image(h, w, [&](std::int64_t y, std::int64_t x, int c) {
+    return static_cast<int>((x * (3 + c) + y * (5 + seed) + seed * 40 + c * 70) % 256);
+  });
+  return encode_jpeg(img.pixels, static_cast<int>(w), static_cast<int>(h), TJPF_RGB, quality);
+}
+
+// ToTensor + Normalize of one value, as torchvision computes it in float32.
+float normalised(int v, int c, const ImageTransform& t) {
+  float x = static_cast<float>(v) / 255.0f;
+  return (x - t.mean[c]) / t.std[c];
+}
+
+// The value of channel c at (y, x) of one sample.
+float at(const std::vector<float>& s, const ImageTransform& t, std::int64_t y, std::int64_t x, int c) {
+  std::int64_t cs = t.crop;
+  return t.format == MemoryFormat::NCHW ? s[static_cast<size_t>(c * cs * cs + y * cs + x)]
+                                        : s[static_cast<size_t>((y * cs + x) * 3 + c)];
+}
+
+std::vector<float> run_transform(const RgbImage& img, const ImageTransform& t, std::uint64_t seed = 1) {
+  std::vector<float> out(static_cast<size_t>(t.sample_floats()), std::nanf(""));
+  Rng rng(seed);
+  transform_image(img, t, rng, out.data());
+  return out;
+}
+
+// The Input error's message of f(), or "" when it does not throw.
+std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input) << e.what();
+    EXPECT_FALSE(e.hint().empty()) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+void mkdirs(const std::string& p) { std::filesystem::create_directories(p); }
+
+// A folder of 3 classes, 22 good JPEGs of different sizes (one grayscale, one
+// CMYK) and 3 bad files: a corrupt one, a truncated one, a PNG named .jpg.
+struct TestFolder {
+  TempDir dir;
+  std::string root = dir.path() + "/train";
+  TestFolder() {
+    const char* classes[] = {"cat", "dog", "eel"};
+    const std::int64_t sizes[][2] = {{40, 30}, {30, 47}, {64, 48}, {33, 70}, {50, 50}, {29, 41}, {80, 36}};
+    int seed = 0;
+    for (const char* cls : classes) {
+      mkdirs(root + "/" + cls);
+      for (int i = 0; i < 7; ++i, ++seed) {
+        auto [h, w] = sizes[(seed * 3) % 7];
+        write_file(fmt(cls, i), rgb_jpeg(h, w, seed));
+      }
+    }
+    std::vector<std::uint8_t> gray(45 * 38);
+    for (size_t i = 0; i < gray.size(); ++i) gray[i] = static_cast<std::uint8_t>(i * 13);
+    write_file(root + "/dog/gray.jpg", encode_jpeg(gray, 38, 45, TJPF_GRAY));
+    std::string good = rgb_jpeg(60, 52, 99);
+    std::string corrupt = good;
+    for (size_t i = corrupt.size() / 3; i < corrupt.size() - 2; ++i) corrupt[i] = static_cast<char>(0xFF & (i * 37));
+    write_file(root + "/cat/corrupt.jpg", corrupt);
+    write_file(root + "/dog/truncated.jpg", good.substr(0, good.size() / 2));
+    write_file(root + "/eel/png.jpg", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  }
+  std::string fmt(const char* cls, int i) const { return root + "/" + cls + "/" + std::to_string(i) + ".jpg"; }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Scanning
+// ---------------------------------------------------------------------------
+TEST(ImageFolder, ScansInTorchvisionOrder) {
+  TempDir dir;
+  std::string r = dir.path();
+  // Classes sorted bytewise: ".hidden" < "C" < "a" < "a b" < "b" (torchvision keeps hidden folders).
+  for (const char* c : {"b", "a", "C", "a b", ".hidden", "a/s", "a/s b", "a/s/t"}) mkdirs(r + "/" + c);
+  for (const char* f : {"b/x.jpeg", "a/2.jpg", "a/10.jpg", "a/1.JPEG", "a/x.png", "a/notes.txt", "a/s/0.jpg",
+                        "a/s b/0.jpg", "a/s/t/0.jpg", "C/z.Jpg", "a b/y.jpg", ".hidden/h.jpg", "loose.jpg"})
+    write_file(r + "/" + f, "x");
+  ImageFolder f = scan_image_folder(r);
+  EXPECT_EQ(f.classes, (std::vector<std::string>{".hidden", "C", "a", "a b", "b"}));
+  std::vector<std::string> rel;
+  for (auto& p : f.paths) rel.push_back(p.substr(r.size() + 1));
+  // Within a class: its own files by name, then its subfolders in the order of their paths
+  // ("a/s" < "a/s b" < "a/s/t", since ' ' < '/').
+  EXPECT_EQ(rel, (std::vector<std::string>{".hidden/h.jpg", "C/z.Jpg", "a/1.JPEG", "a/10.jpg", "a/2.jpg", "a/s/0.jpg",
+                                           "a/s b/0.jpg", "a/s/t/0.jpg", "a b/y.jpg", "b/x.jpeg"}));
+  EXPECT_EQ(f.labels, (std::vector<std::int32_t>{0, 1, 2, 2, 2, 2, 2, 2, 3, 4}));
+  EXPECT_EQ(f.other_images, 1);  // a/x.png
+}
+
+TEST(ImageFolder, RefusesFoldersThatAreNotImageFolders) {
+  TempDir dir;
+  std::string r = dir.path();
+  EXPECT_NE(input_error([&] { scan_image_folder(r + "/missing"); }).find("does not exist"), std::string::npos);
+  write_file(r + "/file", "x");
+  EXPECT_NE(input_error([&] { scan_image_folder(r + "/file"); }).find("is not a folder"), std::string::npos);
+  mkdirs(r + "/empty");
+  EXPECT_NE(input_error([&] { scan_image_folder(r + "/empty"); }).find("no class folders"), std::string::npos);
+  mkdirs(r + "/loose");
+  write_file(r + "/loose/a.jpg", "x");
+  EXPECT_NE(input_error([&] { scan_image_folder(r + "/loose"); }).find("1 JPEG files of its own"), std::string::npos);
+  mkdirs(r + "/noimg/a");
+  mkdirs(r + "/noimg/b");
+  write_file(r + "/noimg/a/x.png", "x");
+  std::string m = input_error([&] { scan_image_folder(r + "/noimg"); });
+  EXPECT_NE(m.find("no JPEG images"), std::string::npos) << m;
+  EXPECT_NE(m.find("1 images of other formats"), std::string::npos) << m;
+  mkdirs(r + "/some/a");
+  mkdirs(r + "/some/b");
+  mkdirs(r + "/some/c");
+  write_file(r + "/some/b/x.jpg", "x");
+  m = input_error([&] { scan_image_folder(r + "/some"); });
+  EXPECT_NE(m.find("2 of its 3 class folders have no JPEG images: a, c"), std::string::npos) << m;
+}
+
+TEST(ImageFolder, ClassCheckNamesTheDifferingClasses) {
+  ImageFolder train, val, same;
+  train.root = "train";
+  train.classes = {"a", "b", "c"};
+  val.root = "val";
+  val.classes = {"a", "c", "d", "e"};
+  same.classes = train.classes;
+  EXPECT_NO_THROW(check_same_classes(train, same));
+  std::string m = input_error([&] { check_same_classes(train, val); });
+  EXPECT_NE(m.find("only in train: b"), std::string::npos) << m;
+  EXPECT_NE(m.find("only in val: d, e"), std::string::npos) << m;
+}
+
+// ---------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------
+TEST(JpegDecode, DecodesRgbGrayAndCmyk) {
+  JpegDecoder d;
+  RgbImage img;
+  std::string rgb = rgb_jpeg(37, 53, 3, 100);
+  ASSERT_EQ(d.decode(reinterpret_cast<const std::uint8_t*>(rgb.data()), rgb.size(), img), DecodeStatus::Ok);
+  EXPECT_EQ(img.h, 37);
+  EXPECT_EQ(img.w, 53);
+  // Close to what was encoded (quality 100, 4:4:4).
+  RgbImage ref = make_image(37, 53, [](std::int64_t y, std::int64_t x, int c) {
+    return static_cast<int>((x * (3 + c) + y * 8 + 3 * 40 + c * 70) % 256);
+  });
+  int worst = 0;
+  for (size_t i = 0; i < ref.pixels.size(); ++i) worst = std::max(worst, std::abs(ref.pixels[i] - img.pixels[i]));
+  EXPECT_LE(worst, 40);  // sharp wrap-around edges ring a little even at quality 100
+
+  std::vector<std::uint8_t> gray(20 * 30);
+  for (size_t i = 0; i < gray.size(); ++i) gray[i] = static_cast<std::uint8_t>(60 + i % 7);
+  std::string g = encode_jpeg(gray, 30, 20, TJPF_GRAY, 100);
+  ASSERT_EQ(d.decode(reinterpret_cast<const std::uint8_t*>(g.data()), g.size(), img), DecodeStatus::Ok);
+  ASSERT_EQ(img.pixels.size(), 20u * 30u * 3u);
+  for (size_t i = 0; i < 20 * 30; ++i) {
+    EXPECT_EQ(img.pixels[i * 3], img.pixels[i * 3 + 1]);
+    EXPECT_EQ(img.pixels[i * 3], img.pixels[i * 3 + 2]);
+    EXPECT_NEAR(img.pixels[i * 3], gray[i], 2);
+  }
+
+  // CMYK: TurboJPEG writes YCCK with Adobe's marker, so the stored inks are
+  // inverted and R = C·K/255 on the stored values.
+  const int cmyk[4] = {200, 100, 50, 220};
+  std::vector<std::uint8_t> k(16 * 24 * 4);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint8_t>(cmyk[i % 4]);
+  std::string kj = encode_jpeg(k, 24, 16, TJPF_CMYK, 100);
+  ASSERT_EQ(d.decode(reinterpret_cast<const std::uint8_t*>(kj.data()), kj.size(), img), DecodeStatus::Ok);
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(img.pixels[static_cast<size_t>(c)], cmyk[c] * cmyk[3] / 255.0, 3.0) << c;
+}
+
+TEST(JpegDecode, ReportsEveryKindOfBadFile) {
+  JpegDecoder d;
+  RgbImage img;
+  std::string why;
+  auto decode = [&](const std::string& s) {
+    why.clear();
+    return d.decode(reinterpret_cast<const std::uint8_t*>(s.data()), s.size(), img, &why);
+  };
+  std::string good = rgb_jpeg(64, 48, 1);
+  EXPECT_EQ(decode(""), DecodeStatus::NotJpeg);
+  EXPECT_EQ(decode(std::string("\x89PNG\r\n\x1a\n", 8)), DecodeStatus::NotJpeg);
+  EXPECT_EQ(decode(good.substr(0, 20)), DecodeStatus::Corrupt);  // the header is cut
+  EXPECT_EQ(decode(good.substr(0, good.size() / 2)), DecodeStatus::Truncated);
+  EXPECT_NE(why.find("Premature end"), std::string::npos) << why;
+  EXPECT_EQ(decode(good.substr(0, good.size() - 2)), DecodeStatus::Truncated);  // only the EOI marker missing
+  std::string garbage = good.substr(0, 2) + std::string(300, '\x42');
+  EXPECT_EQ(decode(garbage), DecodeStatus::Corrupt);
+  EXPECT_FALSE(why.empty());
+  // Extraneous bytes before the end marker: a warning only; the image is kept, as PIL keeps it.
+  std::string extra = good.substr(0, good.size() - 2) + "\x01\x02" + good.substr(good.size() - 2);
+  EXPECT_EQ(decode(extra), DecodeStatus::Ok) << why;
+  // Trailing bytes after the end marker are ignored.
+  EXPECT_EQ(decode(good + "trailing"), DecodeStatus::Ok) << why;
+  // A frame header claiming 10000 x 10000 pixels: refused before anything is allocated.
+  std::string big = good;
+  size_t sof = big.find("\xFF\xC0");
+  ASSERT_NE(sof, std::string::npos);
+  big[sof + 5] = big[sof + 7] = static_cast<char>(10000 >> 8);
+  big[sof + 6] = big[sof + 8] = static_cast<char>(10000 & 0xFF);
+  EXPECT_EQ(decode(big), DecodeStatus::TooLarge);
+
+  TempDir dir;
+  EXPECT_EQ(d.decode_file(dir.file("missing.jpg"), img, &why), DecodeStatus::Unreadable);
+  EXPECT_EQ(d.decode_file(dir.path(), img, &why), DecodeStatus::Unreadable);  // a folder
+  ASSERT_EQ(::mkfifo(dir.file("fifo.jpg").c_str(), 0600), 0);
+  EXPECT_EQ(d.decode_file(dir.file("fifo.jpg"), img, &why), DecodeStatus::Unreadable);  // does not hang
+  EXPECT_EQ(why, "not a regular file");
+  write_file(dir.file("good.jpg"), good);
+  EXPECT_EQ(d.decode_file(dir.file("good.jpg"), img, &why), DecodeStatus::Ok);
+}
+
+// ---------------------------------------------------------------------------
+// Transforms
+// ---------------------------------------------------------------------------
+TEST(ImageTransform, SolidColourIsExactlyTheNormalisedColour) {
+  const int rgb[3] = {201, 17, 99};
+  RgbImage img = make_image(300, 411, [&](std::int64_t, std::int64_t, int c) { return rgb[c]; });
+  for (bool train : {true, false})
+    for (auto format : {MemoryFormat::NCHW, MemoryFormat::NHWC}) {
+      ImageTransform t;
+      t.train = train;
+      t.format = format;
+      for (std::uint64_t seed : {1, 2, 3}) {
+        std::vector<float> s = run_transform(img, t, seed);
+        for (std::int64_t y = 0; y < t.crop; y += 7)
+          for (std::int64_t x = 0; x < t.crop; x += 5)
+            for (int c = 0; c < 3; ++c) ASSERT_EQ(at(s, t, y, x, c), normalised(rgb[c], c, t)) << y << " " << x;
+      }
+    }
+  // Through a JPEG: a solid colour decodes to one colour, which comes out exactly.
+  std::string j = encode_jpeg(img.pixels, 411, 300, TJPF_RGB, 90);
+  JpegDecoder d;
+  RgbImage dec;
+  ASSERT_EQ(d.decode(reinterpret_cast<const std::uint8_t*>(j.data()), j.size(), dec), DecodeStatus::Ok);
+  for (size_t i = 3; i < dec.pixels.size(); ++i) ASSERT_EQ(dec.pixels[i], dec.pixels[i % 3]);
+  ImageTransform t;
+  std::vector<float> s = run_transform(dec, t);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(at(s, t, 100, 100, c), normalised(dec.pixels[static_cast<size_t>(c)], c, t));
+}
+
+TEST(ImageTransform, EvalCropsTheCentreOfTheResizedImage) {
+  ImageTransform t;
+  t.train = false;
+  auto pattern = [](std::int64_t y, std::int64_t x, int c) { return static_cast<int>((y * 7 + x * 13 + c * 50) % 251); };
+  // The shorter side already 256: no resampling, the crop at int(round((size − 224) / 2)), halves to even.
+  struct Case {
+    std::int64_t h, w, top, left;
+  };
+  for (Case k : {Case{256, 320, 16, 48}, Case{320, 256, 48, 16}, Case{341, 256, 58, 16}, Case{256, 343, 16, 60}}) {
+    RgbImage img = make_image(k.h, k.w, pattern);
+    for (auto format : {MemoryFormat::NCHW, MemoryFormat::NHWC}) {
+      t.format = format;
+      std::vector<float> s = run_transform(img, t);
+      for (std::int64_t y = 0; y < 224; ++y)
+        for (std::int64_t x = 0; x < 224; ++x)
+          for (int c = 0; c < 3; ++c)
+            ASSERT_EQ(at(s, t, y, x, c), normalised(pattern(y + k.top, x + k.left, c), c, t))
+                << k.h << "x" << k.w << " at " << y << "," << x;
+    }
+  }
+  // Halving: 512 x 512 → 256 x 256, crop at 16. Output k of the resized row is the
+  // 1/8, 3/8, 3/8, 1/8 mean of inputs 2k−1 .. 2k+2 (antialiased bilinear), so a
+  // ramp R = 2(x − 64) comes out as 2(2k + 0.5 − 64) = 4x − 63 where the taps stay on it.
+  RgbImage ramp = make_image(512, 512, [](std::int64_t y, std::int64_t x, int c) {
+    return c == 0 ? static_cast<int>(2 * (x - 64)) : c == 1 ? static_cast<int>(2 * (y - 64)) : 77;
+  });
+  t.format = MemoryFormat::NCHW;
+  std::vector<float> s = run_transform(ramp, t);
+  for (std::int64_t y = 17; y <= 78; ++y)
+    for (std::int64_t x = 17; x <= 78; ++x) {
+      ASSERT_EQ(at(s, t, y, x, 0), normalised(static_cast<int>(4 * x - 63), 0, t)) << y << "," << x;
+      ASSERT_EQ(at(s, t, y, x, 1), normalised(static_cast<int>(4 * y - 63), 1, t)) << y << "," << x;
+      ASSERT_EQ(at(s, t, y, x, 2), normalised(77, 2, t));
+    }
+}
+
+TEST(ImageTransform, TrainResizesTheCropAndFlips) {
+  // scale (1, 1) and the image's own ratio: the crop is the whole image, halved to 224.
+  RgbImage ramp = make_image(448, 448, [](std::int64_t y, std::int64_t x, int c) {
+    return c == 0 ? static_cast<int>(2 * (x - 64)) : c == 1 ? static_cast<int>(2 * (y - 64)) : 5;
+  });
+  ImageTransform t;
+  t.scale_min = t.scale_max = 1.0;
+  t.ratio_min = t.ratio_max = 1.0;
+  t.flip_p = 0.0f;
+  std::vector<float> s = run_transform(ramp, t);
+  for (std::int64_t y = 33; y <= 94; ++y)
+    for (std::int64_t x = 33; x <= 94; ++x) {
+      ASSERT_EQ(at(s, t, y, x, 0), normalised(static_cast<int>(4 * x - 127), 0, t)) << y << "," << x;
+      ASSERT_EQ(at(s, t, y, x, 1), normalised(static_cast<int>(4 * y - 127), 1, t)) << y << "," << x;
+    }
+  t.flip_p = 1.0f;
+  std::vector<float> f = run_transform(ramp, t);
+  for (std::int64_t y = 0; y < 224; ++y)
+    for (std::int64_t x = 0; x < 224; ++x)
+      for (int c = 0; c < 3; ++c) ASSERT_EQ(at(f, t, y, x, c), at(s, t, y, 223 - x, c));
+
+  // flip_p 0.5: the same crop as flip_p 0 (drawn first), mirrored about half the time.
+  RgbImage img = make_image(40, 56, [](std::int64_t y, std::int64_t x, int c) { return static_cast<int>(y * 5 + x * 3 + c); });
+  ImageTransform a, b;
+  a.crop = b.crop = 16;
+  b.flip_p = 0.0f;
+  int flipped = 0;
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    std::vector<float> sa = run_transform(img, a, seed), sb = run_transform(img, b, seed);
+    bool same = sa == sb, mirrored = true;
+    for (std::int64_t y = 0; y < 16 && mirrored; ++y)
+      for (std::int64_t x = 0; x < 16; ++x)
+        if (at(sa, a, y, x, 0) != at(sb, b, y, 15 - x, 0)) mirrored = false;
+    ASSERT_TRUE(same || mirrored) << seed;
+    flipped += same ? 0 : 1;
+  }
+  EXPECT_GT(flipped, 160);
+  EXPECT_LT(flipped, 240);
+}
+
+TEST(ImageTransform, RandomResizedCropBoxAsTorchvision) {
+  ImageTransform t;
+  Rng rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    CropBox b = random_resized_crop_box(375, 500, t, rng);
+    ASSERT_GE(b.top, 0);
+    ASSERT_GE(b.left, 0);
+    ASSERT_GE(b.h, 1);
+    ASSERT_GE(b.w, 1);
+    ASSERT_LE(b.top + b.h, 375);
+    ASSERT_LE(b.left + b.w, 500);
+    // Rounding the sides to whole pixels moves area and ratio a little.
+    double area = static_cast<double>(b.h * b.w) / (375.0 * 500.0), ratio = static_cast<double>(b.w) / b.h;
+    ASSERT_GE(area, 0.08 * 0.9);
+    ASSERT_LE(area, 1.0);
+    ASSERT_GE(ratio, 0.75 * 0.9);
+    ASSERT_LE(ratio, 4.0 / 3.0 * 1.1);
+  }
+  // Images too elongated for any try: the centre clamped to the ratio range
+  // (w = round(h · 4/3) on a wide image, h = round(w / (3/4)) on a tall one).
+  CropBox wide = random_resized_crop_box(10, 1000, t, rng);
+  EXPECT_EQ(wide.h, 10);
+  EXPECT_EQ(wide.w, 13);
+  EXPECT_EQ(wide.top, 0);
+  EXPECT_EQ(wide.left, 493);
+  CropBox tall = random_resized_crop_box(1000, 10, t, rng);
+  EXPECT_EQ(tall.w, 10);
+  EXPECT_EQ(tall.h, 13);
+  EXPECT_EQ(tall.top, 493);
+  EXPECT_EQ(tall.left, 0);
+  // Same generator, same box.
+  Rng r1(5), r2(5);
+  CropBox b1 = random_resized_crop_box(375, 500, t, r1), b2 = random_resized_crop_box(375, 500, t, r2);
+  EXPECT_EQ(b1.top, b2.top);
+  EXPECT_EQ(b1.left, b2.left);
+  EXPECT_EQ(b1.h, b2.h);
+  EXPECT_EQ(b1.w, b2.w);
+}
+
+TEST(ImageTransform, NhwcIsNchwTransposed) {
+  RgbImage img = make_image(97, 131, [](std::int64_t y, std::int64_t x, int c) {
+    return static_cast<int>((y * y + 3 * x + 90 * c) % 256);
+  });
+  for (bool train : {true, false}) {
+    ImageTransform n, h;
+    n.train = h.train = train;
+    n.crop = h.crop = 48;
+    n.resize = h.resize = 60;
+    h.format = MemoryFormat::NHWC;
+    std::vector<float> a = run_transform(img, n, 11), b = run_transform(img, h, 11);
+    for (std::int64_t y = 0; y < 48; ++y)
+      for (std::int64_t x = 0; x < 48; ++x)
+        for (int c = 0; c < 3; ++c) ASSERT_EQ(a[static_cast<size_t>(c * 48 * 48 + y * 48 + x)],
+                                              b[static_cast<size_t>((y * 48 + x) * 3 + c)]);
+  }
+}
+
+TEST(ImageTransform, RefusesBadSettings) {
+  auto usage = [](const ImageTransform& t) {
+    try {
+      t.validate();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ImageTransform t;
+  EXPECT_EQ(usage(t), "");
+  t.train = false;
+  t.resize = 200;
+  EXPECT_NE(usage(t).find("resize 200 is smaller than crop 224"), std::string::npos);
+  t = ImageTransform{};
+  t.scale_min = 0;
+  EXPECT_NE(usage(t).find("scale"), std::string::npos);
+  t = ImageTransform{};
+  t.ratio_min = 2;
+  EXPECT_NE(usage(t).find("ratio"), std::string::npos);
+  t = ImageTransform{};
+  t.std[1] = 0;
+  EXPECT_NE(usage(t).find("channel 1"), std::string::npos);
+  t = ImageTransform{};
+  t.crop = 0;
+  EXPECT_NE(usage(t).find("crop 0"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// The loader
+// ---------------------------------------------------------------------------
+namespace {
+LoaderConfig small_config(bool train, int threads, int prefetch) {
+  LoaderConfig c;
+  c.batch = 5;
+  c.transform.train = train;
+  c.transform.crop = 24;
+  c.transform.resize = 28;
+  c.threads = threads;
+  c.prefetch = prefetch;
+  c.seed = 1234;
+  return c;
+}
+struct Drawn {
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+  LoaderStats stats;
+};
+Drawn draw(const ImageFolder& f, const LoaderConfig& c, int batches) {
+  ImageFolderLoader loader(f, c);
+  Drawn d;
+  const size_t sx = static_cast<size_t>(c.batch * c.transform.sample_floats());
+  d.x.resize(sx * static_cast<size_t>(batches));
+  d.y.resize(static_cast<size_t>(c.batch * batches));
+  for (int b = 0; b < batches; ++b) loader.next(d.x.data() + b * sx, d.y.data() + b * c.batch);
+  d.stats = loader.stats();
+  return d;
+}
+}  // namespace
+
+TEST(ImageFolderLoader, SameSeedSameBatchesWhateverTheThreads) {
+  TestFolder tf;
+  ImageFolder f = scan_image_folder(tf.root);
+  ASSERT_EQ(f.size(), 25);  // 21 + gray + 3 bad
+  for (bool train : {true, false}) {
+    // 12 batches of 5: 60 samples, over two epochs of 25 and into a third.
+    Drawn one = draw(f, small_config(train, 1, 1), 12);
+    for (auto [threads, prefetch] : {std::pair{3, 3}, std::pair{2, 1}, std::pair{4, 2}}) {
+      Drawn many = draw(f, small_config(train, threads, prefetch), 12);
+      EXPECT_EQ(one.y, many.y) << threads;
+      ASSERT_EQ(one.x.size(), many.x.size());
+      EXPECT_TRUE(std::equal(one.x.begin(), one.x.end(), many.x.begin())) << threads << " threads, train " << train;
+    }
+    for (float v : one.x) ASSERT_TRUE(std::isfinite(v));
+    for (auto y : one.y) ASSERT_TRUE(y >= 0 && y < 3);
+    EXPECT_EQ(one.stats.bad_files, 3);
+    EXPECT_GE(one.stats.skipped, 3);
+    EXPECT_EQ(one.stats.bad_examples.size(), 3u);
+    EXPECT_EQ(one.stats.batches, 12);
+    EXPECT_GE(one.stats.decoded, 60);
+    EXPECT_GT(one.stats.busy_s, 0);
+    EXPECT_GT(one.stats.capacity_images_per_s(), 0);
+  }
+  // A different seed, a different order.
+  LoaderConfig c = small_config(true, 2, 2);
+  Drawn a = draw(f, c, 4);
+  c.seed = 99;
+  Drawn b = draw(f, c, 4);
+  EXPECT_NE(a.y, b.y);
+}
+
+TEST(ImageFolderLoader, FillsABadFilesSlotWithTheNextGoodFile) {
+  TempDir dir;
+  std::string r = dir.path();
+  // Folder order: a/0 a/1 b/0(bad) b/1(bad) b/2 b/3(bad) c/0 c/1.
+  for (const char* c : {"a", "b", "c"}) mkdirs(r + "/" + c);
+  for (const char* p : {"a/0.jpg", "a/1.jpg", "b/2.jpg", "c/0.jpg", "c/1.jpg"}) write_file(r + "/" + p, rgb_jpeg(30, 40, p[0]));
+  for (const char* p : {"b/0.jpg", "b/1.jpg", "b/3.jpg"}) write_file(r + "/" + p, "not a jpeg");
+  ImageFolder f = scan_image_folder(r);
+  LoaderConfig c = small_config(false, 2, 2);
+  c.batch = 4;
+  c.shuffle = false;
+  ImageFolderLoader loader(f, c);
+  // Batch 0 = positions 0-3: slots 2 and 3 bad; round 1 gives them positions 4 (b/2, good) and
+  // 5 (b/3, bad); round 2 gives slot 3 position 6 (c/0).
+  ImageFolderLoader::Batch b0 = loader.next_view();
+  EXPECT_EQ(std::vector<std::int32_t>(b0.y, b0.y + 4), (std::vector<std::int32_t>{0, 0, 1, 2}));
+  // Every slot holds the transform of the file it names.
+  JpegDecoder d;
+  RgbImage img;
+  auto expect_sample = [&](const float* got, const std::string& path) {
+    ASSERT_EQ(d.decode_file(path, img), DecodeStatus::Ok);
+    Rng unused(0);
+    std::vector<float> want(static_cast<size_t>(c.transform.sample_floats()));
+    transform_image(img, c.transform, unused, want.data());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), got)) << path;
+  };
+  const std::int64_t sf = c.transform.sample_floats();
+  expect_sample(b0.x + 0 * sf, r + "/a/0.jpg");
+  expect_sample(b0.x + 2 * sf, r + "/b/2.jpg");
+  expect_sample(b0.x + 3 * sf, r + "/c/0.jpg");
+  // Batch 1 = positions 4-7: slot 1 (b/3) bad, filled from position 8 = the next epoch's a/0.
+  ImageFolderLoader::Batch b1 = loader.next_view();
+  EXPECT_EQ(std::vector<std::int32_t>(b1.y, b1.y + 4), (std::vector<std::int32_t>{1, 0, 2, 2}));
+  expect_sample(b1.x + 1 * sf, r + "/a/0.jpg");
+  EXPECT_EQ(b1.index, 1);
+  LoaderStats s = loader.stats();
+  EXPECT_EQ(s.bad_files, 3);
+  EXPECT_GE(s.skipped, 4);  // b/3 came up twice
+  ASSERT_FALSE(s.bad_examples.empty());
+  EXPECT_NE(s.bad_examples[0].find("not a JPEG"), std::string::npos) << s.bad_examples[0];
+}
+
+TEST(ImageFolderLoader, AFolderOfOnlyBadFilesIsAnError) {
+  TempDir dir;
+  mkdirs(dir.path() + "/a");
+  mkdirs(dir.path() + "/b");
+  write_file(dir.path() + "/a/x.jpg", "");
+  write_file(dir.path() + "/b/y.jpg", std::string(1, '\xFF') + "\xD8garbage");
+  ImageFolder f = scan_image_folder(dir.path());
+  ImageFolderLoader loader(f, small_config(true, 2, 1));
+  std::vector<float> x(static_cast<size_t>(5 * 3 * 24 * 24));
+  std::vector<std::int32_t> y(5);
+  std::string m = input_error([&] { loader.next(x.data(), y.data()); });
+  EXPECT_NE(m.find("none of the 2 JPEG files"), std::string::npos) << m;
+  // And again, not a hang.
+  EXPECT_FALSE(input_error([&] { loader.next(x.data(), y.data()); }).empty());
+}
+
+TEST(ImageFolderLoader, UsesTheCallersMemoryAndRefusesBadSettings) {
+  TestFolder tf;
+  ImageFolder f = scan_image_folder(tf.root);
+  int allocs = 0, frees = 0;
+  {
+    LoaderConfig c = small_config(true, 2, 3);
+    c.alloc = [&](size_t n) {
+      ++allocs;
+      return ::operator new(n);
+    };
+    c.free = [&](void* p) {
+      ++frees;
+      ::operator delete(p);
+    };
+    ImageFolderLoader loader(f, c);
+    ImageFolderLoader::Batch b = loader.next_view();
+    EXPECT_EQ(b.index, 0);
+    // Destroyed while batches are in flight.
+  }
+  EXPECT_EQ(allocs, 4);  // prefetch + 1
+  EXPECT_EQ(frees, 4);
+  auto usage = [&](LoaderConfig c) {
+    try {
+      ImageFolderLoader l(f, c);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage);
+      return true;
+    }
+    return false;
+  };
+  LoaderConfig c = small_config(true, 1, 1);
+  c.batch = 0;
+  EXPECT_TRUE(usage(c));
+  c = small_config(true, 1, 1);
+  c.prefetch = 0;
+  EXPECT_TRUE(usage(c));
+  c = small_config(false, 1, 1);
+  c.transform.resize = 10;
+  EXPECT_TRUE(usage(c));
+}
+
+TEST(ImageFolderLoader, EpochsAndSamplesGetTheirOwnGenerators) {
+  // A sample's augmentation depends on (seed, epoch, index) only.
+  EXPECT_EQ(augment_rng(1, 0, 5).next(), augment_rng(1, 0, 5).next());
+  EXPECT_NE(augment_rng(1, 0, 5).next(), augment_rng(1, 1, 5).next());
+  EXPECT_NE(augment_rng(1, 0, 5).next(), augment_rng(1, 0, 6).next());
+  EXPECT_NE(augment_rng(1, 0, 5).next(), augment_rng(2, 0, 5).next());
+  std::vector<std::int32_t> p0 = epoch_order(100, 3, 0, true), p1 = epoch_order(100, 3, 1, true);
+  EXPECT_NE(p0, p1);
+  std::sort(p0.begin(), p0.end());
+  EXPECT_EQ(p0, epoch_order(100, 3, 0, false));
+}
+
+// ---------------------------------------------------------------------------
+// Synthetic batches
+// ---------------------------------------------------------------------------
+TEST(SyntheticBatch, SeededNormalValuesAndUniformLabels) {
+  SyntheticSpec s;
+  s.batch = 16;
+  s.height = s.width = 64;
+  std::vector<float> x(static_cast<size_t>(16 * 3 * 64 * 64)), x2(x.size()), x3(x.size());
+  std::vector<std::int32_t> y(16), y2(16), y3(16);
+  fill_synthetic_batch(s, 42, x.data(), y.data());
+  fill_synthetic_batch(s, 42, x2.data(), y2.data());
+  fill_synthetic_batch(s, 43, x3.data(), y3.data());
+  EXPECT_EQ(x, x2);
+  EXPECT_EQ(y, y2);
+  EXPECT_NE(x, x3);
+  double sum = 0, sq = 0;
+  for (float v : x) {
+    sum += v;
+    sq += static_cast<double>(v) * v;
+    ASSERT_LT(std::abs(v), 3.5f);
+  }
+  double mean = sum / static_cast<double>(x.size());
+  EXPECT_NEAR(mean, 0.0, 0.01);
+  EXPECT_NEAR(sq / static_cast<double>(x.size()) - mean * mean, 1.0, 0.02);
+  for (auto v : y) EXPECT_TRUE(v >= 0 && v < 1000);
+  std::vector<std::int32_t> many(4096);
+  std::vector<float> xs(4096);
+  SyntheticSpec labels{4096, 1, 1, 1, 1000};
+  fill_synthetic_batch(labels, 1, xs.data(), many.data());
+  EXPECT_GT(*std::max_element(many.begin(), many.end()), 900);
+  EXPECT_LT(*std::min_element(many.begin(), many.end()), 100);
+}
