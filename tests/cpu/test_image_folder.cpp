@@ -8,6 +8,10 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -368,6 +372,45 @@ TEST(ImageTransform, TrainResizesTheCropAndFlips) {
   EXPECT_LT(flipped, 240);
 }
 
+// torchvision on PIL images, replayed: tests/data/image_folder/make_pil_reference.py wrote PIL's
+// decode, Resize(40) + CenterCrop(32) and a given crop resized to 32 for three JPEGs (RGB 4:2:0,
+// PIL's subsampled CMYK, grayscale). Decode and both transforms agree to the bit.
+TEST(ImageTransform, MatchesPilBitForBit) {
+  const std::string dir = std::string(ROOFLINE_TEST_DATA) + "/image_folder/";
+  struct Case {
+    const char* name;
+    CropBox box;
+  };
+  for (Case k : {Case{"photo", {7, 11, 61, 83}}, Case{"cmyk", {3, 20, 40, 29}}, Case{"gray", {30, 2, 33, 45}}}) {
+    SCOPED_TRACE(k.name);
+    JpegDecoder d;
+    RgbImage img;
+    ASSERT_EQ(d.decode_file(dir + k.name + ".jpg", img), DecodeStatus::Ok);
+    std::string decoded = roofline::test::read_file(dir + k.name + ".decoded.rgb");
+    ASSERT_EQ(decoded.size(), img.pixels.size());
+    EXPECT_EQ(std::memcmp(decoded.data(), img.pixels.data(), decoded.size()), 0);
+    ImageTransform t;
+    t.crop = 32;
+    t.resize = 40;
+    t.format = MemoryFormat::NHWC;
+    for (bool train : {false, true}) {
+      std::string want = roofline::test::read_file(dir + k.name + (train ? ".box.rgb" : ".eval.rgb"));
+      ASSERT_EQ(want.size(), 32u * 32u * 3u);
+      std::vector<float> got(static_cast<size_t>(t.sample_floats()));
+      t.train = train;
+      Rng unused(0);
+      if (train)
+        transform_image_box(img, k.box, false, t, got.data());
+      else
+        transform_image(img, t, unused, got.data());
+      int mismatches = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        mismatches += got[i] != normalised(static_cast<std::uint8_t>(want[i]), static_cast<int>(i % 3), t);
+      EXPECT_EQ(mismatches, 0) << (train ? "crop box" : "eval");
+    }
+  }
+}
+
 TEST(ImageTransform, RandomResizedCropBoxAsTorchvision) {
   ImageTransform t;
   Rng rng(7);
@@ -659,4 +702,88 @@ TEST(SyntheticBatch, SeededNormalValuesAndUniformLabels) {
   fill_synthetic_batch(labels, 1, xs.data(), many.data());
   EXPECT_GT(*std::max_element(many.begin(), many.end()), 900);
   EXPECT_LT(*std::min_element(many.begin(), many.end()), 100);
+}
+
+// ---------------------------------------------------------------------------
+// Throughput (disabled: a measurement, not a check). 64 photo-sized JPEGs
+// (500 x 375, 4:2:0, quality 90, ~ImageNet's typical file) through the 224
+// train transform: decode and transform alone on one thread, then the loader
+// on 1 thread and on every core.
+//   ./build/bin/roofline_tests --gtest_also_run_disabled_tests --gtest_filter='*DecodeThroughput*'
+// ---------------------------------------------------------------------------
+TEST(ImageFolderLoader, DISABLED_DecodeThroughput) {
+  TempDir dir;
+  const std::string root = dir.path() + "/train";
+  size_t bytes = 0;
+  for (int c = 0; c < 4; ++c) {
+    mkdirs(root + "/c" + std::to_string(c));
+    for (int i = 0; i < 16; ++i) {
+      Rng rng(static_cast<std::uint64_t>(c * 16 + i));
+      // Smooth shapes plus grain: compresses like a photograph (tens of KB at quality 90).
+      const double fx = 0.01 + 0.05 * rng.uniform(), fy = 0.01 + 0.05 * rng.uniform();
+      RgbImage img = make_image(375, 500, [&](std::int64_t y, std::int64_t x, int ch) {
+        double v = 128 + 60 * std::sin(fx * x * (ch + 1) + fy * y) + 40 * std::cos(0.003 * x * y / (ch + 1.0));
+        return static_cast<int>(v + 24 * (rng.uniform() - 0.5));
+      });
+      tjhandle h = tjInitCompress();
+      unsigned char* buf = nullptr;
+      unsigned long size = 0;
+      ASSERT_EQ(tjCompress2(h, img.pixels.data(), 500, 0, 375, TJPF_RGB, &buf, &size, TJSAMP_420, 90, 0), 0);
+      write_file(root + "/c" + std::to_string(c) + "/" + std::to_string(i) + ".jpg",
+                 std::string(reinterpret_cast<const char*>(buf), size));
+      bytes += size;
+      tjFree(buf);
+      tjDestroy(h);
+    }
+  }
+  ImageFolder f = scan_image_folder(root);
+  auto secs = [](auto&& fn) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // The calling thread's CPU time: the one-thread figures do not count time descheduled on a busy host.
+  auto cpu_secs = [](auto&& fn) {
+    timespec a{}, b{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    fn();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+  };
+  JpegDecoder d;
+  std::vector<RgbImage> imgs(static_cast<size_t>(f.size()));
+  double dec = cpu_secs([&] {
+    for (int rep = 0; rep < 4; ++rep)
+      for (size_t i = 0; i < imgs.size(); ++i) ASSERT_EQ(d.decode_file(f.paths[i], imgs[i]), DecodeStatus::Ok);
+  });
+  ImageTransform t;
+  std::vector<float> out(static_cast<size_t>(t.sample_floats()));
+  double tr = cpu_secs([&] {
+    for (int rep = 0; rep < 4; ++rep)
+      for (size_t i = 0; i < imgs.size(); ++i) {
+        Rng rng(i + 100 * rep);
+        transform_image(imgs[i], t, rng, out.data());
+      }
+  });
+  const double n = 4.0 * static_cast<double>(imgs.size());
+  std::printf("%lld files, %.0f KB each; one thread (CPU time): decode %.2f ms, train transform %.2f ms per image\n",
+              static_cast<long long>(f.size()), bytes / 1024.0 / static_cast<double>(f.size()), 1e3 * dec / n,
+              1e3 * tr / n);
+  for (int threads : {1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))}) {
+    LoaderConfig c;
+    c.batch = 64;
+    c.threads = threads;
+    ImageFolderLoader loader(f, c);
+    std::vector<float> x(static_cast<size_t>(c.batch * t.sample_floats()));
+    std::vector<std::int32_t> y(static_cast<size_t>(c.batch));
+    loader.next(x.data(), y.data());  // warm-up
+    LoaderStats s0 = loader.stats();
+    double wall = secs([&] {
+      for (int b = 0; b < 8; ++b) loader.next(x.data(), y.data());
+    });
+    LoaderStats s = loader.stats();
+    std::printf("loader, %d thread%s: %.0f images/s delivered (8 batches of 64, the caller idle), capacity %.0f images/s\n",
+                threads, threads == 1 ? "" : "s", 8.0 * 64 / wall,
+                static_cast<double>(s.decoded - s0.decoded) * threads / (s.busy_s - s0.busy_s));
+  }
 }

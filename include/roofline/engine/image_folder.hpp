@@ -131,6 +131,9 @@ std::vector<std::int32_t> epoch_order(std::int64_t n, std::uint64_t seed, std::i
 // Writes one sample (t.sample_floats() floats, t.format) to out. Train draws
 // the crop then the flip from rng; eval draws nothing.
 void transform_image(const RgbImage& img, const ImageTransform& t, Rng& rng, float* out);
+// The train transform with its draws given: `box` of img resized to (crop,
+// crop), mirrored when `flip` (golden tests replaying another program's crops).
+void transform_image_box(const RgbImage& img, const CropBox& box, bool flip, const ImageTransform& t, float* out);
 
 // ---------------------------------------------------------------------------
 // The loader

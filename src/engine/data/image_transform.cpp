@@ -7,9 +7,9 @@
 // horizontal pass first, each output a triangle-weighted mean of the input
 // pixels within `support` of its centre, the triangle widened by the shrink
 // factor when shrinking (antialiasing), clipped at the image's edges and
-// renormalised, each pass rounded to uint8. The weights are computed in
-// double and summed in float (PIL sums in fixed point), so a value may differ
-// from PIL's by one step of 1/255 where a sum lands near a half.
+// renormalised. The weights are computed in double, then summed in fixed point
+// (22 fraction bits, rounded to nearest) and each pass rounded to uint8, which
+// is PIL's arithmetic for 8-bit images.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,10 +25,11 @@ namespace {
 
 // The taps of the outputs [o0, o0 + n) of one axis when `in` pixels are
 // resampled to `out`: output k reads inputs [start[k], start[k] + count[k])
-// with weights w[k·max_taps ...].
+// with fixed-point weights w[k·max_taps ...] (kBits fraction bits).
+constexpr int kBits = 22;  // 8-bit pixels times 22-bit weights, summed, stay within an int32
 struct Taps {
   std::vector<std::int64_t> start, count;
-  std::vector<float> w;  // (n, max_taps)
+  std::vector<std::int32_t> w;  // (n, max_taps)
   std::int64_t max_taps = 0;
 };
 
@@ -39,7 +40,7 @@ void compute_taps(std::int64_t in, std::int64_t out, std::int64_t o0, std::int64
   t.max_taps = static_cast<std::int64_t>(std::ceil(support)) * 2 + 1;
   t.start.assign(static_cast<size_t>(n), 0);
   t.count.assign(static_cast<size_t>(n), 0);
-  t.w.assign(static_cast<size_t>(n * t.max_taps), 0.0f);
+  t.w.assign(static_cast<size_t>(n * t.max_taps), 0);
   std::vector<double> k(static_cast<size_t>(t.max_taps));
   for (std::int64_t i = 0; i < n; ++i) {
     const double center = (static_cast<double>(o0 + i) + 0.5) * scale;
@@ -59,22 +60,21 @@ void compute_taps(std::int64_t in, std::int64_t out, std::int64_t o0, std::int64
     }
     t.start[static_cast<size_t>(i)] = lo;
     t.count[static_cast<size_t>(i)] = hi - lo;
-    for (std::int64_t x = 0; x < hi - lo; ++x)
-      t.w[static_cast<size_t>(i * t.max_taps + x)] = static_cast<float>(k[static_cast<size_t>(x)] / sum);
+    for (std::int64_t x = 0; x < hi - lo; ++x)  // the weights are ≥ 0: round half up
+      t.w[static_cast<size_t>(i * t.max_taps + x)] =
+          static_cast<std::int32_t>(k[static_cast<size_t>(x)] / sum * (1 << kBits) + 0.5);
   }
 }
 
-std::uint8_t round_u8(float v) {
-  // Round half up and clamp, as PIL's 8-bit passes do.
-  int r = static_cast<int>(v + 0.5f);
-  return static_cast<std::uint8_t>(std::clamp(r, 0, 255));
-}
+// A fixed-point sum (started at one half) to uint8: PIL's 8-bit rounding.
+std::uint8_t to_u8(std::int32_t acc) { return static_cast<std::uint8_t>(std::clamp(acc >> kBits, 0, 255)); }
+constexpr std::int32_t kHalf = 1 << (kBits - 1);
 
 struct Scratch {
   Taps xt, yt;
   std::vector<std::uint8_t> rows;  // (needed rows, cw, 3) after the horizontal pass
   std::vector<std::uint8_t> crop;  // (ch, cw, 3) after the vertical pass
-  std::vector<float> acc;          // (cw · 3)
+  std::vector<std::int32_t> acc;   // (cw · 3)
 };
 
 // Resamples the region (top, left, rh, rw) of img as an image of oh x ow and
@@ -90,31 +90,32 @@ void resample(const RgbImage& img, const CropBox& region, std::int64_t oh, std::
     const std::uint8_t* src = img.pixels.data() + ((region.top + r) * img.w + region.left) * 3;  // (rw, 3)
     std::uint8_t* dst = s.rows.data() + (r - r0) * cw * 3;                                       // (cw, 3)
     for (std::int64_t c = 0; c < cw; ++c) {
-      const float* w = s.xt.w.data() + c * s.xt.max_taps;
+      const std::int32_t* w = s.xt.w.data() + c * s.xt.max_taps;
       const std::uint8_t* p = src + s.xt.start[static_cast<size_t>(c)] * 3;
-      float a0 = 0, a1 = 0, a2 = 0;
+      std::int32_t a0 = kHalf, a1 = kHalf, a2 = kHalf;
       for (std::int64_t t = 0; t < s.xt.count[static_cast<size_t>(c)]; ++t, p += 3) {
         a0 += w[t] * p[0];
         a1 += w[t] * p[1];
         a2 += w[t] * p[2];
       }
-      dst[c * 3 + 0] = round_u8(a0);
-      dst[c * 3 + 1] = round_u8(a1);
-      dst[c * 3 + 2] = round_u8(a2);
+      dst[c * 3 + 0] = to_u8(a0);
+      dst[c * 3 + 1] = to_u8(a1);
+      dst[c * 3 + 2] = to_u8(a2);
     }
   }
   const std::int64_t row = cw * 3;
   s.crop.resize(static_cast<size_t>(ch * row));
   s.acc.resize(static_cast<size_t>(row));
   for (std::int64_t k = 0; k < ch; ++k) {
-    std::fill(s.acc.begin(), s.acc.end(), 0.0f);
-    const float* w = s.yt.w.data() + k * s.yt.max_taps;
+    std::fill(s.acc.begin(), s.acc.end(), kHalf);
+    const std::int32_t* w = s.yt.w.data() + k * s.yt.max_taps;
     for (std::int64_t t = 0; t < s.yt.count[static_cast<size_t>(k)]; ++t) {
       const std::uint8_t* src = s.rows.data() + (s.yt.start[static_cast<size_t>(k)] + t - r0) * row;
-      for (std::int64_t j = 0; j < row; ++j) s.acc[static_cast<size_t>(j)] += w[t] * src[j];
+      const std::int32_t wt = w[t];
+      for (std::int64_t j = 0; j < row; ++j) s.acc[static_cast<size_t>(j)] += wt * src[j];
     }
     std::uint8_t* dst = s.crop.data() + k * row;
-    for (std::int64_t j = 0; j < row; ++j) dst[j] = round_u8(s.acc[static_cast<size_t>(j)]);
+    for (std::int64_t j = 0; j < row; ++j) dst[j] = to_u8(s.acc[static_cast<size_t>(j)]);
   }
 }
 
@@ -176,41 +177,24 @@ CropBox random_resized_crop_box(std::int64_t h, std::int64_t w, const ImageTrans
   return b;
 }
 
-void transform_image(const RgbImage& img, const ImageTransform& t, Rng& rng, float* out) {
+namespace {
+
+void check_image(const RgbImage& img) {
   if (img.h < 1 || img.w < 1 || img.pixels.size() != static_cast<size_t>(img.h * img.w * 3))
     throw Error(ErrorKind::Internal,
-                fmt::format("transform_image: an image of {} x {} with {} bytes", img.h, img.w, img.pixels.size()));
-  thread_local Scratch s;
-  const std::int64_t cs = t.crop;
-  bool flip = false;
-  if (t.train) {
-    CropBox box = random_resized_crop_box(img.h, img.w, t, rng);
-    flip = rng.uniform() < t.flip_p;
-    resample(img, box, cs, cs, 0, 0, cs, cs, s);
-  } else {
-    // Resize(resize): the shorter side becomes `resize`, the longer
-    // int(resize · long / short) (torchvision's arithmetic); then the centre
-    // crop at int(round((size − crop) / 2)).
-    std::int64_t nh, nw;
-    if (img.w <= img.h) {
-      nw = t.resize;
-      nh = static_cast<std::int64_t>(static_cast<double>(t.resize * img.h) / static_cast<double>(img.w));
-    } else {
-      nh = t.resize;
-      nw = static_cast<std::int64_t>(static_cast<double>(t.resize * img.w) / static_cast<double>(img.h));
-    }
-    const auto top = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(nh - cs) / 2.0));
-    const auto left = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(nw - cs) / 2.0));
-    resample(img, CropBox{0, 0, img.h, img.w}, nh, nw, top, left, cs, cs, s);
-  }
-  // ToTensor then Normalize, in float32 and in torchvision's order of
-  // operations: (v / 255 − mean) / std, one rounding each.
+                fmt::format("image transform: an image of {} x {} with {} bytes", img.h, img.w, img.pixels.size()));
+}
+
+// ToTensor then Normalize of s.crop (cs, cs, 3), in float32 and in
+// torchvision's order of operations: (v / 255 − mean) / std, one rounding each.
+void write_sample(const Scratch& s, const ImageTransform& t, bool flip, float* out) {
   float lut[3][256];
   for (int c = 0; c < 3; ++c)
     for (int v = 0; v < 256; ++v) {
       const float x = static_cast<float>(v) / 255.0f;
       lut[c][v] = (x - t.mean[c]) / t.std[c];
     }
+  const std::int64_t cs = t.crop;
   const std::uint8_t* p = s.crop.data();  // (cs, cs, 3)
   const std::int64_t plane = cs * cs;
   for (std::int64_t y = 0; y < cs; ++y)
@@ -223,6 +207,45 @@ void transform_image(const RgbImage& img, const ImageTransform& t, Rng& rng, flo
         for (int c = 0; c < 3; ++c) o[c] = lut[c][px[c]];
       }
     }
+}
+
+thread_local Scratch scratch;
+
+}  // namespace
+
+void transform_image_box(const RgbImage& img, const CropBox& box, bool flip, const ImageTransform& t, float* out) {
+  check_image(img);
+  if (box.h < 1 || box.w < 1 || box.top < 0 || box.left < 0 || box.top + box.h > img.h || box.left + box.w > img.w)
+    throw Error(ErrorKind::Internal, fmt::format("image transform: crop box ({}, {}, {}, {}) outside a {} x {} image",
+                                                 box.top, box.left, box.h, box.w, img.h, img.w));
+  resample(img, box, t.crop, t.crop, 0, 0, t.crop, t.crop, scratch);
+  write_sample(scratch, t, flip, out);
+}
+
+void transform_image(const RgbImage& img, const ImageTransform& t, Rng& rng, float* out) {
+  check_image(img);
+  if (t.train) {
+    CropBox box = random_resized_crop_box(img.h, img.w, t, rng);
+    const bool flip = rng.uniform() < t.flip_p;
+    transform_image_box(img, box, flip, t, out);
+    return;
+  }
+  // Resize(resize): the shorter side becomes `resize`, the longer
+  // int(resize · long / short) (torchvision's arithmetic); then the centre
+  // crop at int(round((size − crop) / 2)).
+  const std::int64_t cs = t.crop;
+  std::int64_t nh, nw;
+  if (img.w <= img.h) {
+    nw = t.resize;
+    nh = static_cast<std::int64_t>(static_cast<double>(t.resize * img.h) / static_cast<double>(img.w));
+  } else {
+    nh = t.resize;
+    nw = static_cast<std::int64_t>(static_cast<double>(t.resize * img.w) / static_cast<double>(img.h));
+  }
+  const auto top = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(nh - cs) / 2.0));
+  const auto left = static_cast<std::int64_t>(std::nearbyint(static_cast<double>(nw - cs) / 2.0));
+  resample(img, CropBox{0, 0, img.h, img.w}, nh, nw, top, left, cs, cs, scratch);
+  write_sample(scratch, t, false, out);
 }
 
 }  // namespace roofline::engine

@@ -95,9 +95,14 @@ DecodeStatus JpegDecoder::decode(const std::uint8_t* data, size_t size, RgbImage
   };
   if (size < 4 || data[0] != 0xFF || data[1] != 0xD8)
     return fail(DecodeStatus::NotJpeg, "no JPEG start-of-image marker (FF D8) at the start");
-  int w = 0, h = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj(handle_), data, static_cast<unsigned long>(size), &w, &h, &subsamp, &colorspace) != 0)
-    return fail(DecodeStatus::Corrupt, tjGetErrorStr2(tj(handle_)));
+  int w = 0, h = 0, subsamp = -1, colorspace = -1;
+  if (tjDecompressHeader3(tj(handle_), data, static_cast<unsigned long>(size), &w, &h, &subsamp, &colorspace) != 0) {
+    // TurboJPEG 2.1 refuses sampling factors it has no TJSAMP_* for (PIL's
+    // subsampled CMYK files, odd encoders) after it has read the size and the
+    // colour space; tjDecompress2 decodes such files, as libjpeg (and PIL) do.
+    if (!(subsamp < 0 && w >= 1 && h >= 1 && colorspace >= 0))
+      return fail(DecodeStatus::Corrupt, tjGetErrorStr2(tj(handle_)));
+  }
   if (w < 1 || h < 1) return fail(DecodeStatus::Corrupt, fmt::format("image of {} x {} pixels", w, h));
   if (static_cast<std::int64_t>(w) * h > kMaxJpegPixels)
     return fail(DecodeStatus::TooLarge,
