@@ -639,6 +639,25 @@ TEST(ImageFolderLoader, UsesTheCallersMemoryAndRefusesBadSettings) {
   }
   EXPECT_EQ(allocs, 4);  // prefetch + 1
   EXPECT_EQ(frees, 4);
+  // The caller's allocator failing on the second buffer: a Device error, the first buffer freed.
+  allocs = frees = 0;
+  {
+    LoaderConfig c = small_config(true, 2, 3);
+    c.alloc = [&](size_t n) { return ++allocs == 2 ? nullptr : ::operator new(n); };
+    c.free = [&](void* p) {
+      ++frees;
+      ::operator delete(p);
+    };
+    try {
+      ImageFolderLoader loader(f, c);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Device);
+      EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(allocs, 2);
+  EXPECT_EQ(frees, 1);
   auto usage = [&](LoaderConfig c) {
     try {
       ImageFolderLoader l(f, c);

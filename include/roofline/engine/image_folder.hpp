@@ -206,6 +206,7 @@ class ImageFolderLoader {
   struct Slot;
   struct Task;
   void worker_main();
+  void shut_down();  // stops and joins the threads, frees the buffers
   bool pick_task(Task& task);  // under mu_
   void finish_task(const Task& task, bool ok, const std::string& reason, double seconds);  // under mu_
   std::int32_t sample_at(std::int64_t position);                                             // under mu_

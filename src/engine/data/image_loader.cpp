@@ -67,40 +67,42 @@ ImageFolderLoader::ImageFolderLoader(ImageFolder folder, LoaderConfig config)
   }
   const size_t x_bytes = static_cast<size_t>(config_.batch * config_.transform.sample_floats()) * sizeof(float);
   const size_t bytes = x_bytes + static_cast<size_t>(config_.batch) * sizeof(std::int32_t);
-  for (int i = 0; i < config_.prefetch + 1; ++i) {
-    auto s = std::make_unique<Slot>();
-    s->mem = config_.alloc(bytes);
-    if (!s->mem) throw_input(fmt::format("cannot allocate {} bytes for a batch of {} images", bytes, config_.batch));
-    s->x = static_cast<float*>(s->mem);
-    s->y = reinterpret_cast<std::int32_t*>(static_cast<char*>(s->mem) + x_bytes);
-    slots_.push_back(std::move(s));
-  }
-  known_bad_.assign(static_cast<size_t>(folder_.size()), 0);
-  stats_.threads = config_.threads;
-  start_s_ = now_s();
   try {
+    for (int i = 0; i < config_.prefetch + 1; ++i) {
+      slots_.push_back(std::make_unique<Slot>());
+      Slot& s = *slots_.back();
+      s.mem = config_.alloc(bytes);
+      if (!s.mem)
+        throw_device(fmt::format("out of memory: {} batch buffers of {} images ({} bytes each)", config_.prefetch + 1,
+                                 config_.batch, bytes),
+                     "use a smaller batch or prefetch");
+      s.x = static_cast<float*>(s.mem);                                                   // (batch, sample_floats)
+      s.y = reinterpret_cast<std::int32_t*>(static_cast<char*>(s.mem) + x_bytes);  // (batch)
+    }
+    known_bad_.assign(static_cast<size_t>(folder_.size()), 0);
+    stats_.threads = config_.threads;
+    start_s_ = now_s();
     for (int i = 0; i < config_.threads; ++i) workers_.emplace_back([this] { worker_main(); });
   } catch (...) {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& t : workers_) t.join();
-    for (auto& s : slots_) config_.free(s->mem);
+    shut_down();
     throw;
   }
 }
 
-ImageFolderLoader::~ImageFolderLoader() {
+void ImageFolderLoader::shut_down() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
   }
   work_cv_.notify_all();
   for (auto& t : workers_) t.join();
-  for (auto& s : slots_) config_.free(s->mem);
+  workers_.clear();
+  for (auto& s : slots_)
+    if (s->mem) config_.free(s->mem);
+  slots_.clear();
 }
+
+ImageFolderLoader::~ImageFolderLoader() { shut_down(); }
 
 std::int32_t ImageFolderLoader::sample_at(std::int64_t position) {
   const std::int64_t n = folder_.size();
@@ -198,22 +200,23 @@ void ImageFolderLoader::finish_task(const Task& task, bool ok, const std::string
 }
 
 void ImageFolderLoader::worker_main() {
-  JpegDecoder decoder;
-  RgbImage image;
-  std::string why;
   const ImageTransform& t = config_.transform;
   const std::int64_t n = folder_.size();
-  for (;;) {
-    Task task;
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      work_cv_.wait(lk, [&] { return stop_ || pick_task(task); });
-      if (stop_) return;
-    }
-    const double t0 = now_s();
-    bool ok = false;
-    std::string reason = "already found bad";
-    try {
+  // Any exception (out of memory, a bug) stops the loader; next() rethrows it.
+  try {
+    JpegDecoder decoder;
+    RgbImage image;
+    std::string why;
+    for (;;) {
+      Task task;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        work_cv_.wait(lk, [&] { return stop_ || pick_task(task); });
+        if (stop_) return;
+      }
+      const double t0 = now_s();
+      bool ok = false;
+      std::string reason = "already found bad";
       if (!task.known_bad) {
         const std::string& path = folder_.paths[static_cast<size_t>(task.sample)];
         DecodeStatus st = decoder.decode_file(path, image, &why);
@@ -226,16 +229,15 @@ void ImageFolderLoader::worker_main() {
           reason = fmt::format("{} ({})", to_string(st), why);
         }
       }
-    } catch (...) {
       std::lock_guard<std::mutex> lk(mu_);
-      if (!error_) error_ = std::current_exception();
-      stop_ = true;
-      work_cv_.notify_all();
-      ready_cv_.notify_all();
-      return;
+      finish_task(task, ok, reason, now_s() - t0);
     }
+  } catch (...) {
     std::lock_guard<std::mutex> lk(mu_);
-    finish_task(task, ok, reason, now_s() - t0);
+    if (!error_) error_ = std::current_exception();
+    stop_ = true;
+    work_cv_.notify_all();
+    ready_cv_.notify_all();
   }
 }
 
