@@ -101,8 +101,8 @@ class JpegDecoder {
 // images; so a solid colour comes out exactly as that colour normalised.
 struct ImageTransform {
   bool train = true;
-  std::int64_t crop = 224;    // output (crop, crop)
-  std::int64_t resize = 256;  // eval: the shorter side before the centre crop (≥ crop)
+  std::int64_t crop = 224;                              // output (crop, crop)
+  std::int64_t resize = 256;                            // eval: the shorter side before the centre crop (≥ crop)
   double scale_min = 0.08, scale_max = 1.0;             // train: crop area / image area
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // train: crop width / height
   float flip_p = 0.5f;                                  // train: probability of a horizontal flip
@@ -154,21 +154,19 @@ struct LoaderConfig {
 };
 
 struct LoaderStats {
-  std::int64_t batches = 0;    // handed to the caller
-  std::int64_t decoded = 0;    // files decoded and transformed (prefetched ones included)
-  std::int64_t skipped = 0;    // times a file could not be used (a bad file counts each time it comes up)
-  std::int64_t bad_files = 0;  // distinct files among them
+  std::int64_t batches = 0;               // handed to the caller
+  std::int64_t decoded = 0;               // files decoded and transformed (prefetched ones included)
+  std::int64_t skipped = 0;               // times a file could not be used (a bad file counts each time it comes up)
+  std::int64_t bad_files = 0;             // distinct files among them
   std::vector<std::string> bad_examples;  // the first few, "path: reason"
-  double wait_s = 0;     // time the caller spent in next() waiting for a batch
-  double busy_s = 0;     // decoding threads' time spent reading, decoding and transforming, summed
-  double elapsed_s = 0;  // since the loader started
+  double wait_s = 0;                      // time the caller spent in next() waiting for a batch
+  double busy_s = 0;                      // decoding threads' time spent reading, decoding and transforming, summed
+  double elapsed_s = 0;                   // since the loader started
   int threads = 0;
   // Files decoded per second of the loader's life (held back when the caller is slower).
   double images_per_s() const { return elapsed_s > 0 ? static_cast<double>(decoded) / elapsed_s : 0.0; }
   // What the threads would sustain if never held back: decoded / busy time × threads.
-  double capacity_images_per_s() const {
-    return busy_s > 0 ? static_cast<double>(decoded) * threads / busy_s : 0.0;
-  }
+  double capacity_images_per_s() const { return busy_s > 0 ? static_cast<double>(decoded) * threads / busy_s : 0.0; }
 };
 
 // Batches of `batch` samples from an endless stream of epochs (a sample's
@@ -206,10 +204,10 @@ class ImageFolderLoader {
   struct Slot;
   struct Task;
   void worker_main();
-  void shut_down();  // stops and joins the threads, frees the buffers
+  void shut_down();            // stops and joins the threads, frees the buffers
   bool pick_task(Task& task);  // under mu_
   void finish_task(const Task& task, bool ok, const std::string& reason, double seconds);  // under mu_
-  std::int32_t sample_at(std::int64_t position);                                             // under mu_
+  std::int32_t sample_at(std::int64_t position);                                           // under mu_
 
   ImageFolder folder_;
   LoaderConfig config_;

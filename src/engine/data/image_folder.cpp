@@ -1,5 +1,7 @@
 // ImageFolder scanning (torchvision's datasets.ImageFolder order), the class
 // check between two folders, the per-sample generators and synthetic batches.
+#include "roofline/engine/image_folder.hpp"
+
 #include <dirent.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -13,7 +15,6 @@
 #include <utility>
 
 #include "roofline/core/error.hpp"
-#include "roofline/engine/image_folder.hpp"
 
 namespace roofline::engine {
 
@@ -108,8 +109,7 @@ std::string join_names(const std::vector<std::string>& names, size_t limit = 10)
 
 ImageFolder scan_image_folder(const std::string& root) {
   struct stat st {};
-  if (::stat(root.c_str(), &st) != 0)
-    throw_input(fmt::format("image folder {} does not exist", root), kLayoutHint);
+  if (::stat(root.c_str(), &st) != 0) throw_input(fmt::format("image folder {} does not exist", root), kLayoutHint);
   if (!S_ISDIR(st.st_mode)) throw_input(fmt::format("image folder {} is not a folder", root), kLayoutHint);
   ImageFolder f;
   f.root = root;
@@ -140,8 +140,8 @@ ImageFolder scan_image_folder(const std::string& root) {
                                            : ""),
                 std::string(kLayoutHint) + "; convert other formats to JPEG");
   if (!empty.empty())
-    throw_input(fmt::format("image folder {}: {} of its {} class folders have no JPEG images: {}", root,
-                            empty.size(), f.classes.size(), join_names(empty)),
+    throw_input(fmt::format("image folder {}: {} of its {} class folders have no JPEG images: {}", root, empty.size(),
+                            f.classes.size(), join_names(empty)),
                 "put .jpg/.jpeg images in every class folder or remove the empty ones (torchvision's "
                 "ImageFolder refuses empty classes too); the class folders are every subfolder of the folder given");
   return f;
@@ -154,8 +154,8 @@ void check_same_classes(const ImageFolder& train, const ImageFolder& val) {
                       std::back_inserter(only_train));
   std::set_difference(val.classes.begin(), val.classes.end(), train.classes.begin(), train.classes.end(),
                       std::back_inserter(only_val));
-  std::string what = fmt::format("the class folders of {} ({}) and {} ({}) differ", train.root,
-                                 train.classes.size(), val.root, val.classes.size());
+  std::string what = fmt::format("the class folders of {} ({}) and {} ({}) differ", train.root, train.classes.size(),
+                                 val.root, val.classes.size());
   if (!only_train.empty()) what += fmt::format("; only in {}: {}", train.root, join_names(only_train));
   if (!only_val.empty()) what += fmt::format("; only in {}: {}", val.root, join_names(only_val));
   throw_input(what,

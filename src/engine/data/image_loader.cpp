@@ -21,9 +21,7 @@
 namespace roofline::engine {
 
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 constexpr size_t kBadExamples = 8;
 constexpr size_t kCachedOrders = 3;
 }  // namespace
@@ -34,11 +32,11 @@ struct ImageFolderLoader::Slot {
   std::int32_t* y = nullptr;  // (batch)
   enum class State { Free, Filling, Ready, Held } state = State::Free;
   std::int64_t batch = -1;
-  std::int64_t issued = 0;   // slots 0..issued-1 handed out as first tries
-  std::int64_t pending = 0;  // tasks handed out, not finished
-  std::vector<std::int64_t> bad;                              // slots that proved bad this round
-  std::deque<std::pair<std::int64_t, std::int64_t>> fixes;    // (slot, stream position) not yet handed out
-  std::int64_t fix_cursor = 0;                                // the next stream position for a replacement
+  std::int64_t issued = 0;                                  // slots 0..issued-1 handed out as first tries
+  std::int64_t pending = 0;                                 // tasks handed out, not finished
+  std::vector<std::int64_t> bad;                            // slots that proved bad this round
+  std::deque<std::pair<std::int64_t, std::int64_t>> fixes;  // (slot, stream position) not yet handed out
+  std::int64_t fix_cursor = 0;                              // the next stream position for a replacement
 };
 
 struct ImageFolderLoader::Task {
@@ -58,8 +56,8 @@ ImageFolderLoader::ImageFolderLoader(ImageFolder folder, LoaderConfig config)
   if (config_.threads < 0) throw Error(ErrorKind::Usage, fmt::format("threads {}: must be 0 or more", config_.threads));
   if (folder_.size() < 1 || folder_.labels.size() != folder_.paths.size())
     throw_input(fmt::format("image folder {} has no images to load", folder_.root));
-  if (folder_.size() > INT32_MAX) throw_input(fmt::format("image folder {}: {} images, more than 2^31 - 1",
-                                                          folder_.root, folder_.size()));
+  if (folder_.size() > INT32_MAX)
+    throw_input(fmt::format("image folder {}: {} images, more than 2^31 - 1", folder_.root, folder_.size()));
   if (config_.threads == 0) config_.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!config_.alloc || !config_.free) {
     config_.alloc = [](size_t bytes) { return ::operator new(bytes, std::align_val_t(64)); };
@@ -76,7 +74,7 @@ ImageFolderLoader::ImageFolderLoader(ImageFolder folder, LoaderConfig config)
         throw_device(fmt::format("out of memory: {} batch buffers of {} images ({} bytes each)", config_.prefetch + 1,
                                  config_.batch, bytes),
                      "use a smaller batch or prefetch");
-      s.x = static_cast<float*>(s.mem);                                                   // (batch, sample_floats)
+      s.x = static_cast<float*>(s.mem);                                            // (batch, sample_floats)
       s.y = reinterpret_cast<std::int32_t*>(static_cast<char*>(s.mem) + x_bytes);  // (batch)
     }
     known_bad_.assign(static_cast<size_t>(folder_.size()), 0);
@@ -113,8 +111,8 @@ std::int32_t ImageFolderLoader::sample_at(std::int64_t position) {
     if (orders_.size() >= kCachedOrders)  // drop the oldest epoch (made again if a replacement needs it)
       orders_.erase(std::min_element(orders_.begin(), orders_.end(),
                                      [](const auto& a, const auto& b) { return a.first < b.first; }));
-    orders_.emplace_back(epoch, std::make_shared<const std::vector<std::int32_t>>(
-                                    epoch_order(n, config_.seed, epoch, true)));
+    orders_.emplace_back(epoch,
+                         std::make_shared<const std::vector<std::int32_t>>(epoch_order(n, config_.seed, epoch, true)));
     it = orders_.end() - 1;
   }
   return (*it->second)[static_cast<size_t>(position - epoch * n)];
@@ -173,11 +171,11 @@ void ImageFolderLoader::finish_task(const Task& task, bool ok, const std::string
       if (stats_.bad_examples.size() < kBadExamples)
         stats_.bad_examples.push_back(folder_.paths[static_cast<size_t>(task.sample)] + ": " + reason);
       if (stats_.bad_files == folder_.size() && !error_) {
-        error_ = std::make_exception_ptr(Error(
-            ErrorKind::Input,
-            fmt::format("none of the {} JPEG files of {} can be decoded (the first: {})", folder_.size(),
-                        folder_.root, stats_.bad_examples.front()),
-            "check that the files are JPEG images (file(1) tells), readable by this user and complete"));
+        error_ = std::make_exception_ptr(
+            Error(ErrorKind::Input,
+                  fmt::format("none of the {} JPEG files of {} can be decoded (the first: {})", folder_.size(),
+                              folder_.root, stats_.bad_examples.front()),
+                  "check that the files are JPEG images (file(1) tells), readable by this user and complete"));
         stop_ = true;
         work_cv_.notify_all();
         ready_cv_.notify_all();
