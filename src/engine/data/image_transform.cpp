@@ -67,7 +67,10 @@ void compute_taps(std::int64_t in, std::int64_t out, std::int64_t o0, std::int64
 }
 
 // A fixed-point sum (started at one half) to uint8: PIL's 8-bit rounding.
-std::uint8_t to_u8(std::int32_t acc) { return static_cast<std::uint8_t>(std::clamp(acc >> kBits, 0, 255)); }
+inline std::uint8_t to_u8(std::int32_t acc) {
+  const std::int32_t v = acc >> kBits;
+  return static_cast<std::uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
+}
 constexpr std::int32_t kHalf = 1 << (kBits - 1);
 
 struct Scratch {
