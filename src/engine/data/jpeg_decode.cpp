@@ -108,8 +108,8 @@ DecodeStatus JpegDecoder::decode(const std::uint8_t* data, size_t size, RgbImage
     return fail(DecodeStatus::TooLarge,
                 fmt::format("{} x {} pixels, more than the {} Mpixel the reader takes", w, h, kMaxJpegPixels >> 20));
   const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
-  // LIMITSCANS: a progressive file of thousands of tiny scans takes minutes to
-  // decode (a known denial of service); over 500 scans is an error.
+  // LIMITSCANS: a progressive file with an unreasonable number of scans is an
+  // error (libjpeg-turbo's guard against crafted files that decode very slowly).
   const int flags = TJFLAG_LIMITSCANS;
   try {
     out.h = h;
