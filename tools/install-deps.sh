@@ -5,7 +5,7 @@
 #            libFuzzer and libomp for tools/sanitize.sh and tools/fuzz.sh)
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config ccache libsqlite3-dev zlib1g-dev
-      nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libdnnl-dev dataset-fashion-mnist)
+      nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libdnnl-dev libturbojpeg0-dev dataset-fashion-mnist)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(chromium sqlite3 clang-14 libclang-rt-14-dev libomp-14-dev)
 fi
