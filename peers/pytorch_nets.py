@@ -21,6 +21,7 @@ Exit status 3: PyTorch or torchvision is not installed.
 """
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -106,6 +107,8 @@ def cell(model_name, device, precision, batch, mode, steps, warmup, compiled, cl
     times = [t(lambda: fn(m)) for _ in range(steps)]
     peak = torch.cuda.max_memory_allocated() if dev == "cuda" else None
     loss = float(train_step(m)) if mode == "train" else None
+    if loss is not None and not math.isfinite(loss):  # JSON has no NaN: the record says so instead
+        loss = None
     med = statistics.median(times)
     q = statistics.quantiles(times, n=4) if len(times) >= 4 else [min(times), med, max(times)]
     rec = {
