@@ -76,8 +76,9 @@ struct Ctx {
       f.reference = ref->value;
       f.reference_label = fmt::format("{} ({})", ref->label.empty() ? ref->id : ref->label, model::to_string(ref->source));
     }
-    say(fmt::format("  {:<18} {}", f.name, format_si(f.value, f.unit)));
+    // Stored before it is printed: a run killed in between keeps every figure it showed.
     if (sink) sink(f);
+    say(fmt::format("  {:<18} {}", f.name, format_si(f.value, f.unit)));
     out.push_back(std::move(f));
   }
 };
