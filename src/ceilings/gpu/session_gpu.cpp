@@ -79,8 +79,8 @@ void Session::add(measure::Figure f) {
     line += fmt::format("  ({:.1f}% of {})", 100.0 * f.value / *f.reference,
                         starts_with(f.reference_label, "datasheet") ? "datasheet" : "derived");
   if (f.measurement.clock_median_mhz > 0) line += fmt::format("  @ {:.0f} MHz", f.measurement.clock_median_mhz);
+  if (sink_) sink_(f);  // stored before it is printed, as the CPU ceilings
   say(line);
-  if (sink_) sink_(f);
   result_.figures.push_back(std::move(f));
 }
 
@@ -88,9 +88,9 @@ void Session::replace(measure::Figure f) {
   for (auto& old : result_.figures)
     if (old.name == f.name) {
       attach_reference(f, info_, sheet_);
+      if (sink_) sink_(f);
       say(fmt::format("  {:<22} {} (replaces {})", f.name, format_value(f.value, f.unit),
                       format_value(old.value, old.unit)));
-      if (sink_) sink_(f);
       old = std::move(f);
       return;
     }
