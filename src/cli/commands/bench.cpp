@@ -281,8 +281,12 @@ class BenchCommand : public Command {
     cfg.peer_compile = !no_compile_;
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
       throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
-    if (!cfg.cpu && cfg.precisions.size() == 1 && cfg.precisions[0] != engine::Precision::FP32 && !cfg.gpu)
-      throw_usage("bf16 and tf32 run on the GPU only", "add --device gpu, or use --precision fp32");
+    bool any_fp32 = false, any_gpu_only = false;
+    for (auto p : cfg.precisions) (p == engine::Precision::FP32 ? any_fp32 : any_gpu_only) = true;
+    if (!cfg.gpu && !any_fp32)
+      throw_usage("tf32, bf16 and fp16 run on the GPU only (the CPU computes in fp32), and no GPU is benchmarked",
+                  "add --device gpu, or use --precision fp32");
+    if (cfg.cpu && any_gpu_only) report.info("the CPU computes in fp32 only: its tf32/bf16/fp16 cells are left out");
     auto sink = [&](const engine::NetRecord& r) {
       std::optional<std::int64_t> dev =
           r.source != "roofline" ? std::nullopt
