@@ -50,3 +50,12 @@ TEST(NetBench, PeerJsonParsesAndTheTableShowsBothRatios) {
   EXPECT_DOUBLE_EQ(std::get<double>(t.rows()[0][8]), 2.0);  // × eager
   EXPECT_DOUBLE_EQ(std::get<double>(t.rows()[0][9]), 1.5);  // × compile
 }
+
+TEST(NetBenchCli, WeightsOfAnotherModelAreRefusedNamingTheTensors) {
+  TempDir dir;
+  roofline::test::write_file(dir.file("w.safetensors"), "not a safetensors file");
+  auto r = run_cli({"--db", dir.file("r.db"), "bench", "resnet18", "--device", "cpu", "--weights",
+                    dir.file("w.safetensors")});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("w.safetensors"), std::string::npos) << r.err;
+}

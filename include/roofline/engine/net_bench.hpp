@@ -28,6 +28,7 @@ struct NetBenchConfig {
   std::string peer;            // "" or "pytorch"
   std::string peer_script;     // empty: find_peer_script's search
   bool peer_compile = true;    // the peer also runs torch.compile
+  std::string weights;         // a safetensors file of torchvision's names to start from (else the seeded init)
 };
 
 // One cell: a model × device × precision × batch × mode, of one source.

@@ -1,6 +1,7 @@
 // roofline bench: trains and times the seed models on the CPU and GPU
 // (seed 000's Table 4), beside the PyTorch peer when asked.
 #include "roofline/engine/bench.hpp"
+#include "roofline/engine/graph_weights.hpp"
 #include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/net_bench.hpp"
 
@@ -80,6 +81,9 @@ class BenchCommand : public Command {
         ->check(whole_number(0, 100000))
         ->capture_default_str();
     sub.add_flag("--no-compile", no_compile_, "networks: the peer runs eager only (no torch.compile)");
+    sub.add_option("--weights", net_.weights,
+                   "networks: start from this safetensors file (torchvision's parameter names, e.g. a state_dict "
+                   "saved with safetensors.torch.save_file); default: torchvision's initialisation, seeded");
     device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
     sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
         ->capture_default_str();
@@ -279,6 +283,8 @@ class BenchCommand : public Command {
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
     cfg.peer_compile = !no_compile_;
+    if (!cfg.weights.empty())  // every problem of the file, before any cell runs
+      for (const auto& m : cfg.models) (void)engine::read_state(engine::make_graph_model(m), cfg.weights);
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
       throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
     bool any_fp32 = false, any_gpu_only = false;

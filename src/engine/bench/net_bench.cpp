@@ -13,6 +13,7 @@
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/engine/graph_network.hpp"
+#include "roofline/engine/graph_weights.hpp"
 #include "roofline/core/json_text.hpp"
 #include "roofline/engine/rng.hpp"
 #include "roofline/store/db.hpp"
@@ -44,6 +45,7 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   o.precision = p;
   o.training = train;
   GraphNetwork net(g, ctx, batch, o);
+  if (!cfg.weights.empty()) net.load_state(read_state(g, cfg.weights));
   fill_synthetic(net, batch, 1);
   const bool graphs = cfg.graphs && ctx.is_cuda();
   const auto step = [&] {
@@ -84,7 +86,8 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
               {"format", to_string(net.format())},
               {"memory", {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer}, {"copies", m.copies},
                           {"state", m.state}, {"arena", m.arena}, {"io", m.io}, {"arena_unshared", net.arena_unshared()}}},
-              {"data", "synthetic"}};
+              {"data", "synthetic"},
+              {"weights", cfg.weights.empty() ? std::string("seeded torchvision init") : cfg.weights}};
   return r;
 }
 
