@@ -157,30 +157,8 @@ class BenchCommand : public Command {
     if (cfg.models.empty())
       throw_usage("no model named", fmt::format("name one or more of {}, or all", join(engine::model_names(), ", ")));
     cfg.batches = parse_int_list(batch_, "--batch");
-    DeviceChoice dc = parse_devices(device_);
-    const bool explicit_device = device_opt_->count() > 0;
-    std::vector<int> gpus;
     Report report("bench");
-    if (dc.all_gpus && !explicit_device && cuda::gpu_count() == 0) {
-      report.warn("no GPU here (" + cuda::gpu_unavailable_reason() + "): GPU columns are empty");
-    } else {
-      gpus = resolve_gpus(dc);
-      if (gpus.empty() && (dc.all_gpus || !dc.gpus.empty()))
-        throw_device("no GPU available: " + cuda::gpu_unavailable_reason(), "use --device cpu");
-    }
-    cfg.cpu = dc.cpu;
-    cfg.gpu = !gpus.empty();
-    cfg.gpu_index = gpus.empty() ? 0 : gpus.front();
-    cfg.train = cfg.infer = false;
-    for (const auto& m : split(mode_, ',')) {
-      std::string v = to_lower(trim(m));
-      if (v == "train")
-        cfg.train = true;
-      else if (v == "infer" || v == "inference")
-        cfg.infer = true;
-      else
-        throw_usage(fmt::format("unknown mode '{}'", m), "use --mode train, infer or train,infer");
-    }
+    choose_devices_and_modes(cfg, report);
     if (o_.epochs < 0)
       throw_usage(fmt::format("{} epochs: the count cannot be negative", o_.epochs), "use --epochs 0 or more");
     o_.use_graphs = !no_graphs_;
@@ -248,14 +226,10 @@ class BenchCommand : public Command {
   }
 
  private:
-  // alexnet, resnet18: the graph networks' cells (engine/net_bench.hpp).
-  Report run_nets(Invocation& ctx) {
-    engine::NetBenchConfig cfg = net_;
-    cfg.models.clear();
-    for (const auto& m : split(join(models_, ","), ',')) cfg.models.push_back(to_lower(trim(m)));
-    cfg.batches = parse_int_list(batch_, "--batch");
-    cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
-    Report report("bench");
+  // --device and --mode into either benchmark's config (cpu, gpu, gpu_index,
+  // train, infer); without a GPU and without an explicit --device, a warning.
+  template <class Config>
+  void choose_devices_and_modes(Config& cfg, Report& report) const {
     DeviceChoice dc = parse_devices(device_);
     const bool explicit_device = device_opt_->count() > 0;
     std::vector<int> gpus;
@@ -279,6 +253,17 @@ class BenchCommand : public Command {
       else
         throw_usage(fmt::format("unknown mode '{}'", m), "use --mode train, infer or train,infer");
     }
+  }
+
+  // alexnet, resnet18: the graph networks' cells (engine/net_bench.hpp).
+  Report run_nets(Invocation& ctx) {
+    engine::NetBenchConfig cfg = net_;
+    cfg.models.clear();
+    for (const auto& m : split(join(models_, ","), ',')) cfg.models.push_back(to_lower(trim(m)));
+    cfg.batches = parse_int_list(batch_, "--batch");
+    cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
+    Report report("bench");
+    choose_devices_and_modes(cfg, report);
     cfg.graphs = !no_graphs_;
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
