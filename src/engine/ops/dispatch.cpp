@@ -42,16 +42,6 @@ void check_conv(const Conv2dShape& s) {
                                          s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.groups,
                                          to_string(s.dtype)));
 }
-// The CPU backends compute in fp32 only (the mixed precision is a GPU feature).
-void cpu_needs_f32(const char* op, DType t) {
-  if (t != DType::F32)
-    throw_unsupported(fmt::format("{} with {} activations: bf16 and fp16 activations run on the GPU only", op,
-                                  to_string(t)),
-                      "use --precision fp32 on the CPU, or --device gpu");
-}
-// The fast CPU convolution takes fp32 in every format and group count: our
-// tiles take NCHW with one group, oneDNN the rest (onednn::conv_prefers).
-void fast_conv_supported(const Conv2dShape& s) { cpu_needs_f32("conv2d", s.dtype); }
 float* f32(void* p) { return static_cast<float*>(p); }
 const float* f32(const void* p) { return static_cast<const float*>(p); }
 void check_pool(const Pool2dShape& s) {
@@ -74,10 +64,10 @@ void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* i
   if (!s.bias) b = nullptr;
   switch (ctx.backend()) {
     case Backend::CpuRef:
-      cpu_needs_f32("linear", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "linear");
       return ref::linear_forward<float>(s, f32(out), f32(in), f32(w), b);
     case Backend::Cpu:
-      cpu_needs_f32("linear", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "linear");
       return fast::linear_forward(s, f32(out), f32(in), f32(w), b);
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, linear_forward, s, out, in, w, b);
@@ -101,10 +91,10 @@ void linear_backward_input(Context& ctx, const LinearShape& s, void* din, const 
   check_linear(s);
   switch (ctx.backend()) {
     case Backend::CpuRef:
-      cpu_needs_f32("linear", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "linear");
       return ref::linear_backward_input<float>(s, f32(din), f32(dpre), f32(w));
     case Backend::Cpu:
-      cpu_needs_f32("linear", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "linear");
       return fast::linear_backward_input(s, f32(din), f32(dpre), f32(w));
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, linear_backward_input, s, din, dpre, w);
@@ -117,10 +107,10 @@ void linear_backward_weight(Context& ctx, const LinearShape& s, float* dw, float
   if (!s.bias) db = nullptr;
   switch (ctx.backend()) {
     case Backend::CpuRef:
-      cpu_needs_f32("linear", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "linear");
       return ref::linear_backward_weight<float>(s, dw, db, f32(dpre), f32(in));
     case Backend::Cpu:
-      cpu_needs_f32("linear", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "linear");
       return fast::linear_backward_weight(s, dw, db, f32(dpre), f32(in));
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, linear_backward_weight, s, dw, db, dpre, in);
@@ -149,10 +139,10 @@ void conv2d_forward(Context& ctx, const Conv2dShape& s, void* out, const void* i
   if (!s.bias) b = nullptr;
   switch (ctx.backend()) {
     case Backend::CpuRef:
-      cpu_needs_f32("conv2d", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "conv2d");
       return ref::conv2d_forward<float>(s, f32(out), f32(in), f32(w), b);
     case Backend::Cpu:
-      fast_conv_supported(s);
+      require_cpu_fp32(ctx, s.dtype, "conv2d");  // every format and group count (oneDNN takes what our tiles do not)
       return fast::conv2d_forward(s, f32(out), f32(in), f32(w), b);
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, conv2d_forward, s, out, in, w, b);
@@ -163,10 +153,10 @@ void conv2d_backward_input(Context& ctx, const Conv2dShape& s, void* din, const 
   check_conv(s);
   switch (ctx.backend()) {
     case Backend::CpuRef:
-      cpu_needs_f32("conv2d", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "conv2d");
       return ref::conv2d_backward_input<float>(s, f32(din), f32(dpre), f32(w));
     case Backend::Cpu:
-      fast_conv_supported(s);
+      require_cpu_fp32(ctx, s.dtype, "conv2d");  // every format and group count (oneDNN takes what our tiles do not)
       return fast::conv2d_backward_input(s, f32(din), f32(dpre), f32(w));
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, conv2d_backward_input, s, din, dpre, w);
@@ -179,10 +169,10 @@ void conv2d_backward_weight(Context& ctx, const Conv2dShape& s, float* dw, float
   if (!s.bias) db = nullptr;
   switch (ctx.backend()) {
     case Backend::CpuRef:
-      cpu_needs_f32("conv2d", s.dtype);
+      require_cpu_fp32(ctx, s.dtype, "conv2d");
       return ref::conv2d_backward_weight<float>(s, dw, db, f32(dpre), f32(in));
     case Backend::Cpu:
-      fast_conv_supported(s);
+      require_cpu_fp32(ctx, s.dtype, "conv2d");  // every format and group count (oneDNN takes what our tiles do not)
       return fast::conv2d_backward_weight(s, dw, db, f32(dpre), f32(in));
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, conv2d_backward_weight, s, dw, db, dpre, in);

@@ -14,7 +14,7 @@ inline void require_cpu_fp32(const Context& ctx, DType dtype, const char* op) {
   if (ctx.backend() == Backend::Cuda || dtype == DType::F32) return;
   throw_unsupported(fmt::format("{} activations run on the GPU only ({} on the {} backend)", to_string(dtype), op,
                                 to_string(ctx.backend())),
-                    "use --precision fp32 on the CPU");
+                    "use --precision fp32 on the CPU, or --device gpu");
 }
 
 }  // namespace roofline::engine::ops
