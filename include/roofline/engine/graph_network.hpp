@@ -108,6 +108,7 @@ class GraphNetwork {
   struct Plan;  // graph_plan.hpp
 
  private:
+  void* arena_at(int buffer) const;  // where a planned buffer starts
   void* act(int value) const;
   void* grad(int value) const;
   void* temp(size_t node, size_t input) const;

@@ -17,6 +17,7 @@
 
 #include "roofline/engine/cost.hpp"
 #include "roofline/engine/ops.hpp"
+#include "roofline/engine/ops_cnn.hpp"
 #include "roofline/engine/tensor.hpp"
 
 namespace roofline::engine {
@@ -136,6 +137,11 @@ class LayerGraph {
 ops::Conv2dShape conv_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format, DType dtype,
                             bool tf32);
 ops::LinearShape linear_shape(const GraphNode& node, const Shape& in, std::int64_t n, DType dtype, bool tf32);
+ops::BatchNormShape batchnorm_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format,
+                                    DType dtype);
+ops::Pool2dShape maxpool_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format, DType dtype);
+ops::AvgPoolShape avgpool_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format,
+                                DType dtype);
 
 // The networks of seeds 000 and 001, exactly as torchvision builds them
 // (61,100,840 and 11,689,512 parameters at 1000 classes). `input` is the

@@ -139,19 +139,23 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
 
 GraphNetwork::~GraphNetwork() = default;
 
+void* GraphNetwork::arena_at(int buffer) const {
+  return static_cast<char*>(arena_.raw()) + plan_->buffers[static_cast<size_t>(buffer)].offset;
+}
+
 void* GraphNetwork::act(int value) const {
   if (value == 0) return input_.raw();
   const int b = plan_->act[static_cast<size_t>(value)];
-  return static_cast<char*>(arena_.raw()) + plan_->buffers[static_cast<size_t>(b)].offset;
+  return arena_at(b);
 }
 void* GraphNetwork::grad(int value) const {
   const int b = plan_->grad[static_cast<size_t>(value)];
   ROOFLINE_ASSERT(b >= 0, "a value without a gradient buffer");
-  return static_cast<char*>(arena_.raw()) + plan_->buffers[static_cast<size_t>(b)].offset;
+  return arena_at(b);
 }
 void* GraphNetwork::temp(size_t node, size_t input) const {
   const int b = plan_->temp[node][input];
-  return static_cast<char*>(arena_.raw()) + plan_->buffers[static_cast<size_t>(b)].offset;
+  return arena_at(b);
 }
 float* GraphNetwork::param(int p) const { return params_.f32() + param_off_[static_cast<size_t>(p)]; }
 float* GraphNetwork::param_grad(int p) const { return grads_.f32() + param_off_[static_cast<size_t>(p)]; }
@@ -282,9 +286,7 @@ void GraphNetwork::forward_node(size_t i, std::int64_t batch, bool training) {
       break;
     }
     case NodeOp::BatchNorm2d: {
-      ops::BatchNormShape s;
-      s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.format = format_, s.dtype = dtype_;
-      s.eps = n.eps, s.momentum = n.momentum, s.act = n.act, s.residual = n.inputs.size() > 1;
+      const auto s = batchnorm_shape(n, in, batch, format_, dtype_);
       const void* res = s.residual ? act(n.inputs[1]) : nullptr;
       if (training) {
         float* saved = stats_.f32() + stats_off_[i];
@@ -297,17 +299,13 @@ void GraphNetwork::forward_node(size_t i, std::int64_t batch, bool training) {
       break;
     }
     case NodeOp::MaxPool2d: {
-      ops::Pool2dShape s;
-      s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.kernel = n.kernel, s.stride = n.stride, s.pad = n.pad;
-      s.format = format_, s.dtype = dtype_;
-      auto* argmax = reinterpret_cast<std::int32_t*>(static_cast<char*>(arena_.raw()) +
-                                                     plan_->buffers[static_cast<size_t>(plan_->argmax[i])].offset);
+      const auto s = maxpool_shape(n, in, batch, format_, dtype_);
+      auto* argmax = static_cast<std::int32_t*>(arena_at(plan_->argmax[i]));
       ops::maxpool2d_forward(ctx_, s, y, argmax, x);
       break;
     }
     case NodeOp::AdaptiveAvgPool2d: {
-      ops::AvgPoolShape s;
-      s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.oh = n.oh, s.ow = n.ow, s.format = format_, s.dtype = dtype_;
+      const auto s = avgpool_shape(n, in, batch, format_, dtype_);
       ops::adaptive_avgpool2d_forward(ctx_, s, y, x);
       break;
     }
@@ -415,9 +413,7 @@ void GraphNetwork::backward_node(size_t i, std::int64_t batch) {
     }
     case NodeOp::BatchNorm2d: {
       NvtxRange range(range_name(i, Pass::InputGrad));
-      ops::BatchNormShape s;
-      s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.format = format_, s.dtype = dtype_;
-      s.eps = n.eps, s.momentum = n.momentum, s.act = n.act, s.residual = n.inputs.size() > 1;
+      const auto s = batchnorm_shape(n, in, batch, format_, dtype_);
       const float* saved = stats_.f32() + stats_off_[i];
       void* dx = target(0);
       ROOFLINE_ASSERT(dx != nullptr, "a batch norm of the network's input");
@@ -427,18 +423,14 @@ void GraphNetwork::backward_node(size_t i, std::int64_t batch) {
     }
     case NodeOp::MaxPool2d: {
       NvtxRange range(range_name(i, Pass::InputGrad));
-      ops::Pool2dShape s;
-      s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.kernel = n.kernel, s.stride = n.stride, s.pad = n.pad;
-      s.format = format_, s.dtype = dtype_;
-      const auto* argmax = reinterpret_cast<const std::int32_t*>(
-          static_cast<const char*>(arena_.raw()) + plan_->buffers[static_cast<size_t>(plan_->argmax[i])].offset);
+      const auto s = maxpool_shape(n, in, batch, format_, dtype_);
+      const auto* argmax = static_cast<const std::int32_t*>(arena_at(plan_->argmax[i]));
       if (void* dx = target(0)) ops::maxpool2d_backward(ctx_, s, dx, dy, argmax);
       break;
     }
     case NodeOp::AdaptiveAvgPool2d: {
       NvtxRange range(range_name(i, Pass::InputGrad));
-      ops::AvgPoolShape s;
-      s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.oh = n.oh, s.ow = n.ow, s.format = format_, s.dtype = dtype_;
+      const auto s = avgpool_shape(n, in, batch, format_, dtype_);
       if (void* dx = target(0)) ops::adaptive_avgpool2d_backward(ctx_, s, dx, dy);
       break;
     }

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "roofline/core/error.hpp"
-#include "roofline/engine/ops_cnn.hpp"
 #include "roofline/engine/rng.hpp"
 
 namespace roofline::engine {
@@ -246,6 +245,28 @@ ops::LinearShape linear_shape(const GraphNode& node, const Shape& in, std::int64
   return s;
 }
 
+ops::BatchNormShape batchnorm_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format,
+                                    DType dtype) {
+  ops::BatchNormShape s;
+  s.n = n, s.c = in[0], s.h = in[1], s.w = in[2], s.format = format, s.dtype = dtype;
+  s.eps = node.eps, s.momentum = node.momentum, s.act = node.act, s.residual = node.inputs.size() > 1;
+  return s;
+}
+
+ops::Pool2dShape maxpool_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format, DType dtype) {
+  ops::Pool2dShape s;
+  s.n = n, s.c = in[0], s.h = in[1], s.w = in[2], s.kernel = node.kernel, s.stride = node.stride, s.pad = node.pad;
+  s.format = format, s.dtype = dtype;
+  return s;
+}
+
+ops::AvgPoolShape avgpool_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format,
+                                DType dtype) {
+  ops::AvgPoolShape s;
+  s.n = n, s.c = in[0], s.h = in[1], s.w = in[2], s.oh = node.oh, s.ow = node.ow, s.format = format, s.dtype = dtype;
+  return s;
+}
+
 std::vector<NodeInfo> LayerGraph::describe(std::int64_t batch, DType dtype) const {
   std::vector<NodeInfo> out;
   for (const GraphNode& node : nodes_) {
@@ -264,26 +285,15 @@ std::vector<NodeInfo> LayerGraph::describe(std::int64_t batch, DType dtype) cons
       case NodeOp::Linear:
         info.cost = linear_shape(node, in, batch, dtype, false).cost();
         break;
-      case NodeOp::BatchNorm2d: {
-        ops::BatchNormShape s;
-        s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.dtype = dtype, s.act = node.act;
-        s.residual = node.inputs.size() > 1;
-        info.cost = s.cost();
+      case NodeOp::BatchNorm2d:
+        info.cost = batchnorm_shape(node, in, batch, MemoryFormat::NCHW, dtype).cost();
         break;
-      }
-      case NodeOp::MaxPool2d: {
-        ops::Pool2dShape s;
-        s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.kernel = node.kernel, s.stride = node.stride;
-        s.pad = node.pad, s.dtype = dtype;
-        info.cost = s.cost();
+      case NodeOp::MaxPool2d:
+        info.cost = maxpool_shape(node, in, batch, MemoryFormat::NCHW, dtype).cost();
         break;
-      }
-      case NodeOp::AdaptiveAvgPool2d: {
-        ops::AvgPoolShape s;
-        s.n = batch, s.c = in[0], s.h = in[1], s.w = in[2], s.oh = node.oh, s.ow = node.ow, s.dtype = dtype;
-        info.cost = s.cost();
+      case NodeOp::AdaptiveAvgPool2d:
+        info.cost = avgpool_shape(node, in, batch, MemoryFormat::NCHW, dtype).cost();
         break;
-      }
       case NodeOp::Add:
       case NodeOp::ReLU: {
         ops::EltwiseShape s;
