@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "roofline/engine/net_bench.hpp"
+#include "roofline/store/db.hpp"
 #include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
@@ -58,4 +59,66 @@ TEST(NetBenchCli, WeightsOfAnotherModelAreRefusedNamingTheTensors) {
                     dir.file("w.safetensors")});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("w.safetensors"), std::string::npos) << r.err;
+}
+
+// A CPU cell: stored with the ceiling its rate is held against, and the
+// detail table gives the share of it that the engine's FLOPs over the median
+// time make.
+TEST(NetBenchCli, ACpuCellIsHeldAgainstItsCeiling) {
+  TempDir dir;
+  const auto r = run_cli({"--db", dir.file("r.db"), "bench", "alexnet", "--device", "cpu", "--batch", "1", "--mode",
+                          "infer", "--steps", "1", "--warmup", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("of ceiling"), std::string::npos) << r.out;
+  roofline::store::Db db(dir.file("r.db"));
+  auto st = db.prepare(
+      "SELECT json_extract(params, '$.ceiling.name'), json_extract(params, '$.ceiling.flops'), flops, step_median_s "
+      "FROM bench_results WHERE model = 'alexnet' AND mode = 'infer'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "fp32.simd");
+  EXPECT_GT(st.f64(1), 1e9);  // any CPU with an FMA unit
+  EXPECT_GT(st.f64(2), 1e9);  // AlexNet's forward: about 1.4 GFLOP per image
+  EXPECT_GT(st.f64(3), 0);
+}
+
+TEST(NetBenchCli, ProfileWithoutAGpuIsRefused) {
+  TempDir dir;
+  const auto r = run_cli({"--db", dir.file("r.db"), "bench", "alexnet", "--device", "cpu", "--profile"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--profile"), std::string::npos) << r.err;
+}
+
+TEST(NetBench, DetailTableGivesTheShareOfTheCeiling) {
+  roofline::engine::NetRecord r;
+  r.model = "resnet18", r.device = "gpu", r.precision = "bf16", r.mode = "train", r.batch = 128;
+  r.median_s = 0.01, r.flops = 1.4e12;
+  r.ceiling_name = "bf16.tensor", r.ceiling_source = "measured", r.ceiling_flops = 7e14;
+  r.busy_fraction = 0.97;
+  const auto t = roofline::engine::net_detail_table({r});
+  ASSERT_EQ(t.rows().size(), 1u);
+  EXPECT_NEAR(std::get<double>(t.rows()[0][8]), 140.0, 1e-9);  // TFLOP/s
+  EXPECT_NEAR(std::get<double>(t.rows()[0][9]), 20.0, 1e-9);   // % of 700 TFLOP/s
+  EXPECT_NEAR(std::get<double>(t.rows()[0][11]), 97.0, 1e-9);  // busy %
+}
+
+// Kernel time by NVTX range becomes time per layer and pass; ranges no layer
+// owns are counted as outside.
+TEST(NetBench, LayerTableMapsRangesToLayersAndPasses) {
+  roofline::engine::NetRecord r;
+  r.model = "resnet18", r.device = "gpu", r.precision = "bf16", r.mode = "train", r.batch = 128;
+  const std::map<std::string, double> ns = {{"resnet18/conv1/forward", 3e6},
+                                            {"resnet18/layer1.0.bn1/input-grad", 1e6},
+                                            {"resnet18/optimizer/optimizer", 2e6},
+                                            {"", 4e6}};
+  const auto t = roofline::engine::net_layer_table(r, ns, 2, 0);
+  ASSERT_GE(t.rows().size(), 3u);
+  EXPECT_EQ(std::get<std::string>(t.rows()[0][0]), "conv1");  // the longest first
+  EXPECT_EQ(std::get<std::string>(t.rows()[0][2]), "forward");
+  EXPECT_NEAR(std::get<double>(t.rows()[0][3]), 1.5, 1e-9);  // 3 ms over 2 steps
+  EXPECT_NEAR(std::get<double>(t.rows()[0][4]), 30.0, 1e-9);  // of 10 ms
+  EXPECT_GT(std::get<double>(t.rows()[0][5]), 10.0);         // conv1 forward at batch 128: ~15 GFLOP
+  EXPECT_EQ(std::get<std::string>(t.rows()[1][0]), "optimizer");
+  bool outside = false;
+  for (const auto& n : t.notes()) outside |= n.find("40.0% outside any layer") != std::string::npos;
+  EXPECT_TRUE(outside);
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -29,6 +30,11 @@ struct NetBenchConfig {
   std::string peer_script;     // empty: find_peer_script's search
   bool peer_compile = true;    // the peer also runs torch.compile
   std::string weights;         // a safetensors file of torchvision's names to start from (else the seeded init)
+  // GPU: after the timed steps, `profile_steps` more steps run eagerly (not
+  // replayed) under the kernel-time source, so that every kernel carries its
+  // layer's NVTX range (the CLI's tracer records them: bench --profile).
+  bool profile = false;
+  int profile_steps = 3;
 };
 
 // One cell: a model × device × precision × batch × mode, of one source.
@@ -42,9 +48,27 @@ struct NetRecord {
   double flops = 0;                  // per step or batch, from the engine's per-pass costs
   std::optional<double> loss;        // train: the loss after the timed steps
   nlohmann::json params = nlohmann::json::object();
+  // GPU: kernel time over wall time of `steps` steps run back to back (CUDA
+  // graph replays when graphs are on), from CUPTI; absent with busy_note's reason.
+  std::optional<double> busy_fraction;
+  std::string busy_note;
+  // The ceiling the achieved rate is held against (filled by the caller, who
+  // has the store): "bf16.tensor", "fp32.cuda", "fp32.simd"...; its FLOP/s and
+  // "measured <date>" or "datasheet".
+  std::string ceiling_name, ceiling_source;
+  std::optional<double> ceiling_flops;
   double images_per_s() const { return median_s > 0 ? static_cast<double>(batch) / median_s : 0; }
   double tflops() const { return median_s > 0 ? flops / median_s * 1e-12 : 0; }
+  std::optional<double> ceiling_share() const {
+    if (!ceiling_flops || *ceiling_flops <= 0 || median_s <= 0) return std::nullopt;
+    return flops / median_s / *ceiling_flops;
+  }
 };
+
+// The compute ceiling a cell's rate is held against: the precision's tensor
+// roof on the GPU (fp32: the CUDA cores, as TF32 is off), the vector FMA roof
+// on the CPU. Measurement names as in roofline/measure/figure.hpp.
+std::string net_ceiling_name(const std::string& device, const std::string& precision);
 
 using NetSink = std::function<void(const NetRecord&)>;
 using NetStatus = std::function<void(const std::string& line)>;
@@ -62,8 +86,16 @@ void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int
 // Seed 000's Tables 11 and 12: per model, batch and precision, the CPU and GPU
 // times of training (per step) and inference (per batch) and the GPU speedup.
 Table net_table(const std::vector<NetRecord>& records, const std::string& source);
-// roofline beside the peer: per cell both times, images/s, TFLOP/s, memory and
-// the ratios to eager and to torch.compile.
+// roofline's cells with images/s, TFLOP/s and its share of the ceiling, the
+// GPU busy fraction and the planned memory.
+Table net_detail_table(const std::vector<NetRecord>& ours);
+// roofline beside the peer: per cell both times, memory and the ratios to
+// eager and to torch.compile.
 Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRecord>& peer);
+// Per layer and pass of one profiled cell: GPU kernel time per step (from the
+// kernels' NVTX ranges "<model>/<layer>/<pass>", summed over `steps` steps),
+// its share of the step, and the engine's paper FLOPs and bytes beside it.
+// kernel_ns: NVTX path -> kernel time (ns) of the profiled steps.
+Table net_layer_table(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps, size_t top = 0);
 
 }  // namespace roofline::engine

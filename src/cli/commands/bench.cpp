@@ -19,6 +19,10 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
+#include "roofline/hardware/cpu_info.hpp"
+#include "roofline/hardware/gpu_info.hpp"
+#include "roofline/hardware/peaks.hpp"
+#include "roofline/store/results.hpp"
 
 namespace roofline::cli {
 
@@ -131,7 +135,8 @@ class BenchCommand : public Command {
     sub.add_flag("--profile", profile_,
                  "GPU: trace each training run in-process (kernel, API and launch summaries, kernels by layer "
                  "and pass from the engine's NVTX ranges, diagnoses), print and store it; add --no-graphs to map "
-                 "every kernel to its layer");
+                 "every kernel to its layer. Networks: a few more steps of each GPU cell run eagerly and are "
+                 "traced, and the GPU time per layer and pass is printed beside the paper FLOPs and bytes");
   }
 
   Report run(Invocation& ctx) override {
@@ -278,7 +283,15 @@ class BenchCommand : public Command {
       throw_usage("tf32, bf16 and fp16 run on the GPU only (the CPU computes in fp32), and no GPU is benchmarked",
                   "add --device gpu, or use --precision fp32");
     if (cfg.cpu && any_gpu_only) report.info("the CPU computes in fp32 only: its tf32/bf16/fp16 cells are left out");
-    auto sink = [&](const engine::NetRecord& r) {
+    if (profile_) {
+      if (!cfg.gpu)
+        throw_usage("--profile traces GPU runs, and no GPU is benchmarked", "add --device gpu (or drop --profile)");
+      bench_profile::enable();
+      cfg.profile = true;
+    }
+    std::vector<engine::NetRecord> ours;  // as measured, with their ceilings
+    std::vector<Report> profiles;
+    auto store = [&](const engine::NetRecord& r) {
       std::optional<std::int64_t> dev =
           r.source != "roofline" ? std::nullopt
           : r.device == "gpu"    ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
@@ -287,20 +300,85 @@ class BenchCommand : public Command {
       ctx.status(fmt::format("{} {} {} {} batch {} {}: {} per {}", r.source, r.model, r.device, r.precision, r.batch,
                              r.mode, format_seconds(r.median_s), r.mode == "train" ? "step" : "batch"));
     };
+    auto sink = [&](const engine::NetRecord& measured) {
+      engine::NetRecord r = measured;
+      add_ceiling(ctx, cfg, r);
+      store(r);
+      if (r.device == "gpu" && profile_) take_net_profile(ctx, cfg, r, profiles);
+      ours.push_back(std::move(r));
+    };
     auto status = [&](const std::string& line) { ctx.status(line); };
-    const std::vector<engine::NetRecord> ours = engine::run_net_bench(cfg, sink, status);
+    (void)engine::run_net_bench(cfg, sink, status);
     std::vector<engine::NetRecord> peer;
     if (!cfg.peer.empty()) {
       ctx.status("running the PyTorch peer (eager" + std::string(cfg.peer_compile ? " and torch.compile" : "") + ")");
       peer = engine::run_net_peer(cfg);
-      for (const auto& r : peer) sink(r);
+      for (const auto& r : peer) store(r);
     }
     report.add(engine::net_table(ours, "roofline"));
+    report.add(engine::net_detail_table(ours));
     if (!peer.empty()) {
       report.add(engine::net_table(peer, "pytorch"));
       report.add(engine::net_peer_table(ours, peer));
     }
+    for (const auto& p : profiles) report.append(p);
     return report;
+  }
+
+  // The compute ceiling of the cell's device and precision: the newest
+  // measured one in the store (roofline ceilings), else the datasheet's.
+  static void add_ceiling(Invocation& ctx, const engine::NetBenchConfig& cfg, engine::NetRecord& r) {
+    r.ceiling_name = engine::net_ceiling_name(r.device, r.precision);
+    std::string device_name;
+    std::vector<hw::Peak> peaks;
+    if (r.device == "gpu") {
+      const hw::GpuInfo g = hw::query_gpu(cfg.gpu_index);
+      device_name = g.name;
+      peaks = hw::gpu_peaks(g);
+    } else {
+      const hw::CpuInfo c = hw::query_cpu();
+      device_name = c.model_name;
+      peaks = hw::cpu_peaks(c);
+    }
+    if (const auto v = store::latest_measurement(ctx.db(), device_name, r.ceiling_name)) {
+      r.ceiling_flops = v->value;
+      r.ceiling_source = fmt::format("measured (run {}, {})", v->run_id, v->measured_at);
+    } else {
+      for (const auto& p : peaks)
+        if (p.id == r.ceiling_name) {
+          r.ceiling_flops = p.dense;
+          r.ceiling_source = "from the spec sheet (not measured here: run roofline ceilings)";
+        }
+    }
+    if (r.ceiling_flops)
+      r.params["ceiling"] = {{"name", r.ceiling_name}, {"flops", *r.ceiling_flops}, {"source", r.ceiling_source}};
+    if (r.busy_fraction) r.params["busy_fraction"] = *r.busy_fraction;
+  }
+
+  // bench --profile with the networks: the cell's profiled eager steps, their
+  // kernels mapped to layers and passes by NVTX, stored with this run.
+  void take_net_profile(Invocation& ctx, const engine::NetBenchConfig& cfg, const engine::NetRecord& r,
+                        std::vector<Report>& out) {
+    const std::string label = fmt::format("{} gpu {} batch {} {}", r.model, r.precision, r.batch, r.mode);
+    for (const auto& why : bench_profile::take_failures())
+      out.emplace_back("bench").warn(fmt::format("{}: not profiled: {}", label, why));
+    std::vector<prof::ProfileData> taken = bench_profile::take();
+    if (taken.empty()) return;
+    // The first trace is the busy-fraction block (graph replays); the last, the eager steps.
+    prof::ProfileData p = std::move(taken.back());
+    p.command = fmt::format("roofline bench {} --device gpu --precision {} --batch {} --mode {} ({} eager steps)",
+                            r.model, r.precision, r.batch, r.mode, cfg.profile_steps);
+    p.exit_status = "in-process";
+    p.complete = true;
+    p.diagnoses = prof::diagnose(p);
+    const std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, label);
+    std::map<std::string, double> by_range;
+    for (const auto& [key, k] : p.kernels) by_range[k.nvtx_path] += k.duration.total();
+    Report rep("bench");
+    rep.add(engine::net_layer_table(r, by_range, cfg.profile_steps, 25));
+    rep.info(fmt::format("{}: stored as profile {}; its kernels, API calls and diagnoses: roofline profile --show {}",
+                         label, id, id));
+    out.push_back(std::move(rep));
   }
 
   // The profile of the GPU training run that produced `r` (if it was traced):

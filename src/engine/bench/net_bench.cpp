@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
@@ -16,6 +18,7 @@
 #include "roofline/engine/graph_weights.hpp"
 #include "roofline/core/json_text.hpp"
 #include "roofline/engine/rng.hpp"
+#include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 
@@ -77,6 +80,42 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   }
   const Summary s = summarize(t);
   r.median_s = s.median, r.iqr_s = s.iqr(), r.min_s = s.min, r.max_s = s.max;
+  if (ctx.is_cuda()) {
+    // The busy fraction: the same number of steps again, back to back (no
+    // event or sync between them), kernel time over wall time.
+    if (kernel_time_factory()) {
+      auto source = kernel_time_factory()(cfg.gpu_index);
+      ctx.synchronize();
+      source->start();
+      const auto a = std::chrono::steady_clock::now();
+      for (int i = 0; i < r.steps; ++i) step();
+      ctx.synchronize();
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+      const double busy = source->stop();
+      if (std::isfinite(busy) && wall > 0)
+        r.busy_fraction = busy / wall;
+      else
+        r.busy_note = "the CUPTI tracer was not available (another profiler holds it?)";
+    } else {
+      r.busy_note = "needs the profiler's in-process CUPTI tracer, which this build does not register";
+    }
+    if (cfg.profile && kernel_time_factory()) {
+      // Eager steps, so that each kernel runs inside its layer's NVTX range.
+      auto source = kernel_time_factory()(cfg.gpu_index);
+      ctx.synchronize();
+      source->start();
+      for (int i = 0; i < cfg.profile_steps; ++i) {
+        if (train)
+          net.train_step(batch);
+        else
+          net.forward(batch, false);
+      }
+      ctx.synchronize();
+      (void)source->stop();
+    }
+  } else {
+    r.busy_note = "GPU only";
+  }
   const PassCosts c = g.cost(batch, activation_dtype(p));
   r.flops = train ? c.train().flops : c.forward.flops;
   if (train) r.loss = net.loss();
@@ -230,24 +269,56 @@ Table net_table(const std::vector<NetRecord>& records, const std::string& source
   return t;
 }
 
+Table net_detail_table(const std::vector<NetRecord>& ours) {
+  Table t("bench.nets.detail", "roofline per cell: time, rate against the device's ceiling, GPU busy, memory");
+  t.col("model", "Model").col("device", "Device").col("precision", "Precision").col("batch", "Batch").col("mode", "Mode");
+  t.col("ms", "median", "ms", 3).col("iqr_ms", "IQR", "ms", 3).col("images_per_s", "images/s", "", 0);
+  t.col("tflops", "TFLOP/s", "", 2).col("ceiling_pct", "of ceiling", "%", 1).col("ceiling", "ceiling");
+  t.col("busy_pct", "GPU busy", "%", 1).col("memory_mib", "memory", "MiB", 0);
+  std::vector<std::string> sources;
+  bool any_busy_note = false;
+  for (const auto& r : ours) {
+    const auto share = r.ceiling_share();
+    t.row({r.model, r.device, r.precision, r.batch, r.mode, ms(r.median_s), ms(r.iqr_s), r.images_per_s(), r.tflops(),
+           share ? Cell(100.0 * *share) : Cell(), r.ceiling_name.empty() ? Cell() : Cell(r.ceiling_name),
+           r.busy_fraction ? Cell(100.0 * *r.busy_fraction) : Cell(), mib(r.peak_bytes)});
+    if (!r.ceiling_name.empty()) {
+      const std::string src = fmt::format("{} {}", r.ceiling_name, r.ceiling_source);
+      if (std::find(sources.begin(), sources.end(), src) == sources.end()) sources.push_back(src);
+    }
+    any_busy_note |= r.device == "gpu" && !r.busy_fraction && !r.busy_note.empty();
+  }
+  t.note("TFLOP/s: the engine's FLOPs of the step (forward, input and weight gradients) or batch over the median "
+         "time. of ceiling: that rate over the device's compute ceiling for the precision (fp32: CUDA cores, TF32 "
+         "off; tf32/bf16/fp16: tensor cores, which the element-wise layers do not use)");
+  if (!sources.empty()) t.note("ceilings: " + join(sources, "; "));
+  t.note("GPU busy: kernel time over wall time of as many steps again, back to back (CUPTI)");
+  if (any_busy_note)
+    for (const auto& r : ours)
+      if (r.device == "gpu" && !r.busy_fraction && !r.busy_note.empty()) {
+        t.note("GPU busy unknown: " + r.busy_note);
+        break;
+      }
+  t.note("memory: roofline's planned buffers (parameters, gradients, optimizer state, weight copies, statistics, "
+         "the activation arena, input and logits; library workspaces not included)");
+  return t;
+}
+
 Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRecord>& peer) {
   Table t("bench.nets.peer", "roofline beside PyTorch (same machine, same call): median per step or batch");
   t.col("model", "Model").col("device", "Device").col("precision", "Precision").col("batch", "Batch").col("mode", "Mode");
   t.col("ms", "roofline", "ms", 3).col("eager_ms", "eager", "ms", 3).col("compile_ms", "compile", "ms", 3);
   t.col("vs_eager", "× eager", "", 2).col("vs_compile", "× compile", "", 2);
-  t.col("images_per_s", "images/s", "", 0).col("tflops", "TFLOP/s", "", 1);
   t.col("memory_mib", "memory", "MiB", 0).col("eager_memory_mib", "eager mem", "MiB", 0);
   for (const auto& r : ours) {
     const NetRecord* e = find(peer, r, "pytorch", r.device, r.mode);
     const NetRecord* c = find(peer, r, "pytorch-compile", r.device, r.mode);
     t.row({r.model, r.device, r.precision, r.batch, r.mode, ms(r.median_s), e ? ms(e->median_s) : Cell{},
            c ? ms(c->median_s) : Cell{}, e ? ratio(e->median_s, r.median_s) : Cell{},
-           c ? ratio(c->median_s, r.median_s) : Cell{}, r.images_per_s(), r.tflops(), mib(r.peak_bytes),
-           e ? mib(e->peak_bytes) : Cell{}});
+           c ? ratio(c->median_s, r.median_s) : Cell{}, mib(r.peak_bytes), e ? mib(e->peak_bytes) : Cell{}});
   }
   t.note("× eager, × compile: the peer's time over roofline's (above 1: roofline is faster). memory: roofline's "
-         "planned buffers (parameters, gradients, optimizer state, weight copies, statistics, the activation arena, "
-         "input and logits; library workspaces not included); eager mem: torch.cuda.max_memory_allocated.");
+         "planned buffers (library workspaces not included); eager mem: torch.cuda.max_memory_allocated.");
   return t;
 }
 
