@@ -13,6 +13,7 @@
 #include "roofline/engine/safetensors.hpp"
 #include "tests/support/golden_check.hpp"
 #include "tests/support/golden_init.hpp"
+#include "src/engine/cuda/cuda_state.hpp"
 #include "tests/support/gpu.hpp"
 
 using namespace roofline;
@@ -54,6 +55,8 @@ void expect_golden(const std::string& name, Precision p, const std::string& dir,
               static_cast<long long>(size), static_cast<long long>(size), static_cast<long long>(batch),
               r.summary().c_str());
   EXPECT_TRUE(r.failures.empty()) << name << " " << to_string(p) << ": " << r.summary();
+  if (!r.failures.empty())  // which engines the layers took, to tell a library's rounding from ours
+    for (const auto& [what, how] : ctx.cuda()->paths) std::printf("  path: %s: %s\n", what.c_str(), how.c_str());
 }
 
 const std::string kFixtures = std::string(ROOFLINE_SOURCE_DIR) + "/tests/data/golden";

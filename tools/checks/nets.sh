@@ -6,12 +6,15 @@
 # the same call. Steps (arguments; default all but cpu_bench):
 #   golden      PyTorch's golden files: 64×64 batch 2 (the CPU suite's fixtures,
 #               copied to $OUT/fixtures) and 224×224 batch 8, fp32 and bf16
-#   tests       roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*' (needs golden)
+#   tests       roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*' (needs golden, or GOLDEN=DIR
+#               holding golden files of an earlier call)
 #   bench       GPU: both networks, fp32, tf32 and bf16, batch 1 and 128, train and infer, beside PyTorch eager
 #   compile     GPU: batch 128 beside PyTorch eager and torch.compile (PRECISIONS, default fp32,tf32,bf16;
 #               each compile takes tens of seconds: split the precisions over calls)
 #   bench_b64   GPU: batch 64 beside PyTorch eager
 #   cpu_bench   CPU: batch 1 and 64, fp32, with the peer (slow: several minutes)
+#   profile     GPU: batch 128 with --profile (PRECISIONS, default bf16,fp32): GPU time per layer
+#               and pass; the profiles stay in $OUT/roofline.db (roofline profile --show ID)
 # Run through tools/checks/run.sh:   tools/checks/run.sh nets:560:golden,tests,bench
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -44,7 +47,7 @@ for s in "${steps[@]}"; do
       cat "$OUT/golden_small.log" "$OUT/golden_full.log" | grep wrote
       mkdir -p tests/data/golden && cp -n "$OUT"/fixtures/*.safetensors tests/data/golden/ 2>/dev/null ;;
     tests)
-      ROOFLINE_GOLDEN_DIR=$OUT/golden \
+      ROOFLINE_GOLDEN_DIR=${GOLDEN:-$OUT/golden} \
         step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
     bench)
       step bench_gpu 420 "$R" bench alexnet,resnet18 --device gpu --precision fp32,tf32,bf16 --batch 1,128 \
@@ -59,6 +62,9 @@ for s in "${steps[@]}"; do
       export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
       step bench_cpu 540 "$R" bench alexnet,resnet18 --device cpu --precision fp32 --batch 1,64 \
         --mode train,infer --steps 8 --warmup 2 --peer pytorch --no-compile || status=1 ;;
+    profile)
+      step bench_profile 300 "$R" bench alexnet,resnet18 --device gpu --precision "${PRECISIONS:-bf16,fp32}" \
+        --batch 128 --mode train,infer --steps 10 --warmup 3 --profile || status=1 ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
 done

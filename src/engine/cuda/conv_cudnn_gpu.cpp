@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 
 #include "roofline/core/error.hpp"
@@ -44,9 +45,57 @@ constexpr std::int64_t kAlign = 256;  // offsets of our buffers inside the works
 // Tensor ids in the graphs (the variant pack's keys).
 enum : std::int64_t { kX = 1, kW = 2, kY = 3, kB = 4, kConvOut = 101, kBiasOut = 102 };
 
+
 CudaState* mut(const CudaState* st) { return const_cast<CudaState*>(st); }  // the plan cache is a cache
 
 std::int64_t align_up(std::int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+// The buffers of one call, by role, for autotuning: each candidate plan runs
+// on them (what it writes is overwritten by the chosen plan's run after).
+// w == nullptr: the plan writes its W tensor (a 16-bit dw) to `w_scratch`
+// bytes of the candidate's own workspace, after cuDNN's part.
+struct Roles {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* y = nullptr;
+  const void* b = nullptr;
+  std::int64_t w_scratch = 0;
+};
+
+// Seconds per run of a candidate plan: one run to warm, then three timed
+// with events on the stream (none more when the first took over 20 ms).
+cudnn::PlanTimer timer_for(CudaState* st, const std::vector<std::int64_t>& uids, Roles r) {
+  return [st, uids, r](cudnnBackendDescriptor_t plan, std::int64_t ws) -> double {
+    cuda::DeviceBuffer<char> scratch(static_cast<size_t>(align_up(ws) + r.w_scratch + kAlign),
+                                     "cuDNN autotuning workspace");
+    std::vector<const void*> ptrs;
+    for (std::int64_t u : uids)
+      ptrs.push_back(u == kX ? r.x : u == kW ? (r.w ? r.w : scratch.get() + align_up(ws)) : u == kY ? r.y : r.b);
+    const cudaStream_t stream = st->stream.get();
+    cuda::Event a, b;
+    auto timed = [&](int runs) {
+      CUDA_CHECK(cudaEventRecord(a.get(), stream));
+      for (int i = 0; i < runs; ++i) cudnn::execute(st->dnn, plan, uids, ptrs, scratch.get());
+      CUDA_CHECK(cudaEventRecord(b.get(), stream));
+      CUDA_CHECK(cudaEventSynchronize(b.get()));
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+      return ms * 1e-3 / runs;
+    };
+    try {
+      // The first run may compile (runtime-fusion engines) or page in: untimed,
+      // unless it is already so slow that the candidate is out.
+      const double first = timed(1);
+      if (first > 20e-3) return first;
+      return timed(3);
+    } catch (const Error&) {
+      // A candidate that fails to run is passed over; the chosen plan's own
+      // run reports any error that is not the candidate's.
+      cudaGetLastError();
+      return std::numeric_limits<double>::infinity();
+    }
+  };
+}
 
 cudnnDataType_t dnn_type(DType t) {
   switch (t) {
@@ -225,8 +274,8 @@ CudnnDesc pointwise_op(cudnnPointwiseMode_t mode, const CudnnDesc& x, const Cudn
 
 // The fused forward graph conv → [+ bias] → [ReLU]; false (with why) when no
 // engine takes it.
-bool build_fused_forward(cudnnHandle_t h, const ops::Conv2dShape& s, const ConvKey& key, ConvPlan& p,
-                         std::string& why) {
+bool build_fused_forward(CudaState* st, cudnnHandle_t h, const ops::Conv2dShape& s, const ConvKey& key,
+                         const Roles& roles, ConvPlan& p, std::string& why) {
   const cudnnDataType_t t = dnn_type(s.dtype);
   const Dims4 yd = activation(s.n, s.k, s.oh(), s.ow(), s.format);
   std::vector<CudnnDesc>& keep = p.keep;
@@ -250,7 +299,7 @@ bool build_fused_forward(cudnnHandle_t h, const ops::Conv2dShape& s, const ConvK
   for (const CudnnDesc& op : ops) raw.push_back(op.get());
   p.uids = {kX, kW, kY};
   if (key.bias) p.uids.push_back(kB);
-  const bool ok = cudnn::build_plan(h, raw, filter_for(s), p, why);
+  const bool ok = cudnn::build_plan(h, raw, filter_for(s), p, why, timer_for(st, p.uids, roles));
   for (CudnnDesc* d : {&x, &w, &y, &conv_out, &conv, &b, &bias_out}) keep.push_back(std::move(*d));
   for (CudnnDesc& op : ops) keep.push_back(std::move(op));
   return ok;
@@ -259,8 +308,8 @@ bool build_fused_forward(cudnnHandle_t h, const ops::Conv2dShape& s, const ConvK
 // A graph of one convolution operation (kForward, kBackwardData or
 // kBackwardFilter) with the weights' role in `w_type`; false (with why) when
 // no engine takes it.
-bool build_single(cudnnHandle_t h, const ops::Conv2dShape& s, const ConvKey& key, const ConvOpAttrs& a,
-                  cudnnDataType_t w_type, ConvPlan& p, std::string& why) {
+bool build_single(CudaState* st, cudnnHandle_t h, const ops::Conv2dShape& s, const ConvKey& key,
+                  const ConvOpAttrs& a, cudnnDataType_t w_type, const Roles& roles, ConvPlan& p, std::string& why) {
   const cudnnDataType_t t = dnn_type(s.dtype);
   CudnnDesc x = tensor(kX, t, activation(s.n, s.c, s.h, s.w, s.format), key.align);
   CudnnDesc w = tensor(kW, w_type, weights(s), key.align);
@@ -268,7 +317,7 @@ bool build_single(cudnnHandle_t h, const ops::Conv2dShape& s, const ConvKey& key
   CudnnDesc conv = convolution(s);
   CudnnDesc op = conv_op(a, conv, x, w, y);
   p.uids = {kX, kW, kY};
-  const bool ok = cudnn::build_plan(h, {op.get()}, filter_for(s), p, why);
+  const bool ok = cudnn::build_plan(h, {op.get()}, filter_for(s), p, why, timer_for(st, p.uids, roles));
   for (CudnnDesc* d : {&x, &w, &y, &conv, &op}) p.keep.push_back(std::move(*d));
   return ok;
 }
@@ -287,39 +336,81 @@ ConvPlan& plan_for(CudaState* st, const ConvKey& key, const ops::Conv2dShape& s,
   return *st->conv_plans.emplace(key, std::move(p)).first->second;
 }
 
-std::unique_ptr<ConvPlan> build_forward(CudaState* st, const ops::Conv2dShape& s, const ConvKey& key) {
+// Seconds per run of roofline's bias/ReLU kernel over the forward's output.
+double time_bias_act(CudaState* st, const ops::Conv2dShape& s, const Roles& roles, bool relu) {
+  cuda::Event a, b;
+  const cudaStream_t stream = st->stream.get();
+  void* out = const_cast<void*>(roles.y);  // rewritten by the chosen plan's own run
+  const auto* bias = static_cast<const float*>(roles.b);
+  launch_bias_act_any(st, s.dtype, s.format, s.n, s.k, s.oh() * s.ow(), out, bias, relu);
+  CUDA_CHECK(cudaEventRecord(a.get(), stream));
+  for (int i = 0; i < 3; ++i) launch_bias_act_any(st, s.dtype, s.format, s.n, s.k, s.oh() * s.ow(), out, bias, relu);
+  CUDA_CHECK(cudaEventRecord(b.get(), stream));
+  CUDA_CHECK(cudaEventSynchronize(b.get()));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
+  return ms * 1e-3 / 3;
+}
+
+// With a bias or ReLU: the fused graph and the plain convolution followed by
+// roofline's bias/ReLU kernel are both built and timed, and the faster kept
+// (a runtime-fusion engine is not always as fast as the library's kernels:
+// AlexNet's first layer, 11×11 over 3 channels in bf16, took 794 us fused,
+// H200, 2026-11-27).
+std::unique_ptr<ConvPlan> build_forward(CudaState* st, const ops::Conv2dShape& s, const ConvKey& key,
+                                        const Roles& roles) {
   cudnnHandle_t h = cudnn_handle(st);
+  const bool relu = key.relu;
   std::string fused_why;
+  std::unique_ptr<ConvPlan> fused;
   if (key.bias || key.relu) {
-    auto p = std::make_unique<ConvPlan>();
-    if (build_fused_forward(h, s, key, *p, fused_why)) {
-      p->fused = true;
-      p->workspace = p->cudnn_workspace;
-      p->how = fmt::format("fused conv{}{} graph on {}", key.bias ? " + bias" : "", key.relu ? " + relu" : "", p->how);
-      return p;
+    fused = std::make_unique<ConvPlan>();
+    if (build_fused_forward(st, h, s, key, roles, *fused, fused_why)) {
+      fused->fused = true;
+      fused->workspace = fused->cudnn_workspace;
+      fused->how = fmt::format("fused conv{}{} graph on {}", key.bias ? " + bias" : "", key.relu ? " + relu" : "",
+                               fused->how);
+    } else {
+      fused.reset();
     }
   }
   auto p = std::make_unique<ConvPlan>();
   std::string why;
-  if (!build_single(h, s, key, kForward, dnn_type(s.dtype), *p, why)) no_engine(s, Pass::Forward, why);
+  if (!build_single(st, h, s, key, kForward, dnn_type(s.dtype), roles, *p, why)) {
+    if (fused) return fused;
+    no_engine(s, Pass::Forward, why);
+  }
   p->workspace = p->cudnn_workspace;
   p->how = "conv graph on " + p->how;
-  if (key.bias || key.relu)
+  if (!(key.bias || key.relu)) return p;
+  if (!fused) {
     p->how += ", then roofline's bias/ReLU kernel (no engine for the fused graph: " + fused_why + ")";
-  return p;
+    return p;
+  }
+  const double epilogue = time_bias_act(st, s, roles, relu);
+  if (p->seconds + epilogue < fused->seconds) {
+    p->how += fmt::format(", then roofline's bias/ReLU kernel ({:.1f} us): faster than the fused graph ({:.1f} us, {})",
+                          epilogue * 1e6, fused->seconds * 1e6, fused->how);
+    return p;
+  }
+  fused->how += fmt::format(" (the plain graph and roofline's bias/ReLU kernel: {:.1f} us)",
+                            (p->seconds + epilogue) * 1e6);
+  return fused;
 }
 
-std::unique_ptr<ConvPlan> build_backward_input(CudaState* st, const ops::Conv2dShape& s, const ConvKey& key) {
+std::unique_ptr<ConvPlan> build_backward_input(CudaState* st, const ops::Conv2dShape& s, const ConvKey& key,
+                                               const Roles& roles) {
   auto p = std::make_unique<ConvPlan>();
   std::string why;
-  if (!build_single(cudnn_handle(st), s, key, kBackwardData, dnn_type(s.dtype), *p, why))
+  if (!build_single(st, cudnn_handle(st), s, key, kBackwardData, dnn_type(s.dtype), roles, *p, why))
     no_engine(s, Pass::InputGrad, why);
   p->workspace = p->cudnn_workspace;
   p->how = "backward-data graph on " + p->how;
   return p;
 }
 
-std::unique_ptr<ConvPlan> build_backward_weight(CudaState* st, const ops::Conv2dShape& s, const ConvKey& key) {
+std::unique_ptr<ConvPlan> build_backward_weight(CudaState* st, const ops::Conv2dShape& s, const ConvKey& key,
+                                                const Roles& roles) {
   cudnnHandle_t h = cudnn_handle(st);
   auto p = std::make_unique<ConvPlan>();
   // bf16/fp16 inputs: dw is written in their dtype and converted. cuDNN 9.19's
@@ -328,14 +419,17 @@ std::unique_ptr<ConvPlan> build_backward_weight(CudaState* st, const ops::Conv2d
   // against float64 at n=2 c=32 9x9 k=48 3x3), so that combination is not asked for.
   std::string why_f32 = "not asked for: 16-bit inputs write dw in their dtype";
   const std::int64_t wcount = s.k * s.cg() * s.r * s.s;
-  if (s.dtype == DType::F32 && build_single(h, s, key, kBackwardFilter, CUDNN_DATA_FLOAT, *p, why_f32)) {
+  if (s.dtype == DType::F32 && build_single(st, h, s, key, kBackwardFilter, CUDNN_DATA_FLOAT, roles, *p, why_f32)) {
     p->how = "backward-filter graph writing fp32 dw on " + p->how;
     p->workspace = p->cudnn_workspace;
   } else {
     if (s.dtype == DType::F32) no_engine(s, Pass::WeightGrad, why_f32);
     p = std::make_unique<ConvPlan>();
     std::string why;
-    if (!build_single(h, s, key, kBackwardFilter, dnn_type(s.dtype), *p, why))
+    Roles lowp = roles;  // dw in dtype, to the candidate's own scratch
+    lowp.w = nullptr;
+    lowp.w_scratch = wcount * static_cast<std::int64_t>(dtype_size(s.dtype));
+    if (!build_single(st, h, s, key, kBackwardFilter, dnn_type(s.dtype), lowp, *p, why))
       no_engine(s, Pass::WeightGrad, "with fp32 dw: " + why_f32 + "; with dw in " + to_string(s.dtype) + ": " + why);
     p->lowp_dw = true;
     p->how = fmt::format("backward-filter graph writing {} dw to the workspace on {}, converted to fp32 by roofline's "
@@ -361,7 +455,8 @@ void cudnn_conv_forward(const CudaState* cst, const ops::Conv2dShape& s, void* o
   ConvKey key = key_of(s, 0, align_of({out, in, w, b}));
   key.bias = b != nullptr;
   key.relu = relu;
-  const ConvPlan& p = plan_for(st, key, s, Pass::Forward, [&] { return build_forward(st, s, key); });
+  const ConvPlan& p =
+      plan_for(st, key, s, Pass::Forward, [&] { return build_forward(st, s, key, Roles{in, w, out, b}); });
   std::vector<const void*> ptrs = {in, w, out};  // kX, kW, kY
   if (p.fused && b) ptrs.push_back(b);           // kB
   cudnn::execute(st->dnn, p, ptrs, st->workspace.get());
@@ -373,7 +468,8 @@ void cudnn_conv_backward_input(const CudaState* cst, const ops::Conv2dShape& s, 
   CudaState* st = mut(cst);
   const cudnn::Scope scope([&] { return describe(s, Pass::InputGrad); });
   const ConvKey key = key_of(s, 1, align_of({din, dpre, w}));
-  const ConvPlan& p = plan_for(st, key, s, Pass::InputGrad, [&] { return build_backward_input(st, s, key); });
+  const ConvPlan& p = plan_for(st, key, s, Pass::InputGrad,
+                               [&] { return build_backward_input(st, s, key, Roles{din, w, dpre}); });
   cudnn::execute(st->dnn, p, {din, w, dpre}, st->workspace.get());  // kX = dx, kW, kY = dy
 }
 
@@ -382,7 +478,8 @@ void cudnn_conv_backward_weight(const CudaState* cst, const ops::Conv2dShape& s,
   CudaState* st = mut(cst);
   const cudnn::Scope scope([&] { return describe(s, Pass::WeightGrad); });
   const ConvKey key = key_of(s, 2, align_of({dw, db, dpre, in}));
-  const ConvPlan& p = plan_for(st, key, s, Pass::WeightGrad, [&] { return build_backward_weight(st, s, key); });
+  const ConvPlan& p = plan_for(st, key, s, Pass::WeightGrad,
+                               [&] { return build_backward_weight(st, s, key, Roles{in, dw, dpre}); });
   char* ws = st->workspace.get();
   if (p.lowp_dw) {
     // dw (k, c/groups, r, s) in dtype after cuDNN's own workspace, then fp32.

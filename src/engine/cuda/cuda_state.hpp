@@ -112,6 +112,7 @@ struct ConvPlan {
   bool fused = false;                 // forward: bias and ReLU run inside the plan
   bool lowp_dw = false;               // weight gradient: dw written in dtype to the workspace, then converted
   std::string how;                    // the path taken, for tests and messages
+  double seconds = 0;                 // the plan's time per run when autotuned (0: not timed)
 };
 
 struct CudaState {

@@ -67,19 +67,29 @@ struct EngineFilter {
   // precision (..._REDUCED_PRECISION_REDUCTION) are never taken.
   bool no_tensor_cores = false;
   std::int64_t max_workspace = 0;  // bytes; configurations needing more are passed over
+  size_t candidates = 8;           // with a timer: how many of mode A's configurations are timed
 };
+
+// Times one execution plan needing `workspace` bytes on the caller's buffers:
+// seconds per run (infinity when it fails). Empty: no autotuning.
+using PlanTimer = std::function<double(cudnnBackendDescriptor_t plan, std::int64_t workspace)>;
 
 // Finalizes an operation graph of `ops` and the first engine configuration
 // the heuristics offer (mode A, then the fallback list) that passes `filter`
-// and finalizes as an execution plan. On success fills plan.plan,
+// and finalizes as an execution plan; with `time`, up to filter.candidates of
+// them are finalized and timed and the fastest is taken (as PyTorch's
+// cudnn.benchmark). On success fills plan.plan,
 // plan.cudnn_workspace and appends to plan.keep and plan.how; returns true.
 // Returns false with `why` (what was tried and why each failed) when the graph
 // does not finalize or no configuration does: the caller decides whether that
 // is an error (the fused forward falls back to the plain graph).
 bool build_plan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t>& ops, const EngineFilter& filter,
-                ConvPlan& plan, std::string& why);
+                ConvPlan& plan, std::string& why, const PlanTimer& time = {});
 
 // Runs a plan: data pointers in the order of plan.uids, and the workspace.
 void execute(cudnnHandle_t handle, const ConvPlan& plan, const std::vector<const void*>& pointers, void* workspace);
+// The same for a bare execution plan and its tensor ids (autotuning's candidates).
+void execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, const std::vector<std::int64_t>& uids,
+             const std::vector<const void*>& pointers, void* workspace);
 
 }  // namespace roofline::engine::cudnn

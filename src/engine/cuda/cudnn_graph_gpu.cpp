@@ -144,7 +144,7 @@ CudnnDesc tensor(std::int64_t uid, cudnnDataType_t type, const std::int64_t dims
 }
 
 bool build_plan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t>& ops, const EngineFilter& filter,
-                ConvPlan& plan, std::string& why) {
+                ConvPlan& plan, std::string& why, const PlanTimer& time) {
   CudnnDesc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   CUDNN_SET(graph.get(), CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
             static_cast<std::int64_t>(ops.size()), ops.data());
@@ -154,12 +154,23 @@ bool build_plan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t
     why = fmt::format("the operation graph did not finalize ({})", status_text(st));
     return false;
   }
+  struct Candidate {
+    CudnnDesc cfg, engine, exec;
+    std::int64_t workspace = 0, global_index = -1;
+    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    size_t choice = 0, of = 0;
+    std::string notes;
+  };
+  std::vector<Candidate> found;
+  std::vector<CudnnDesc> heurs;  // the configurations' heuristics, kept alive with them
   int offered = 0, tensor_core = 0, other_notes = 0, too_big = 0, failed = 0;
   std::string first_failure;
+  const size_t wanted = time ? std::max<size_t>(filter.candidates, 1) : 1;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    if (!found.empty()) break;  // the fallback list only when mode A has nothing
     CudnnDesc heur;
     std::vector<CudnnDesc> cfgs = configurations(graph, mode, heur, why);
-    for (size_t i = 0; i < cfgs.size(); ++i) {
+    for (size_t i = 0; i < cfgs.size() && found.size() < wanted; ++i) {
       ++offered;
       CudnnDesc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
       std::int64_t n = 0;
@@ -211,39 +222,67 @@ bool build_plan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t
         ++too_big;
         continue;
       }
-      plan.plan = exec.get();
-      plan.cudnn_workspace = workspace;
-      plan.how += fmt::format("cuDNN engine {} (heuristic {}, choice {} of {}; notes: {}; workspace {} B)",
-                              global_index, mode_name(mode), i + 1, cfgs.size(), note_list.empty() ? "none" : note_list,
-                              workspace);
-      plan.keep.push_back(std::move(graph));
-      plan.keep.push_back(std::move(heur));
-      plan.keep.push_back(std::move(cfgs[i]));
-      plan.keep.push_back(std::move(engine));
-      plan.keep.push_back(std::move(exec));
-      return true;
+      found.push_back({std::move(cfgs[i]), std::move(engine), std::move(exec), workspace, global_index, mode, i + 1,
+                       cfgs.size(), note_list.empty() ? "none" : note_list});
+    }
+    if (!found.empty()) {
+      heurs.push_back(std::move(heur));
+      for (auto& c : cfgs)
+        if (c.get()) heurs.push_back(std::move(c));  // the ones not taken are released with the plan
     }
   }
-  why += fmt::format(
-      "{} engine configurations offered: {} passed over as tensor-core (TF32) engines for true fp32, {} as "
-      "down-converting or reduced-precision, {} needing more than {} MiB of workspace, {} failed to finalize{}{}",
-      offered, tensor_core, other_notes, too_big, filter.max_workspace >> 20, failed,
-      first_failure.empty() ? "" : " (first: ", first_failure.empty() ? "" : first_failure + ")");
-  return false;
+  if (found.empty()) {
+    why += fmt::format(
+        "{} engine configurations offered: {} passed over as tensor-core (TF32) engines for true fp32, {} as "
+        "down-converting or reduced-precision, {} needing more than {} MiB of workspace, {} failed to finalize{}{}",
+        offered, tensor_core, other_notes, too_big, filter.max_workspace >> 20, failed,
+        first_failure.empty() ? "" : " (first: ", first_failure.empty() ? "" : first_failure + ")");
+    return false;
+  }
+  // Autotuning (as cudnn.benchmark): each candidate run on the call's own
+  // buffers, the fastest kept.
+  size_t best = 0;
+  std::string tuned;
+  if (time) {
+    std::vector<double> t(found.size());
+    for (size_t i = 0; i < found.size(); ++i) t[i] = time(found[i].exec.get(), found[i].workspace);
+    best = static_cast<size_t>(std::min_element(t.begin(), t.end()) - t.begin());
+    plan.seconds = t[best];
+    tuned = found.size() == 1 ? fmt::format("; timed {:.1f} us", t[0] * 1e6)
+                              : fmt::format("; autotuned: fastest of {} timed ({:.1f} us; the heuristic's first "
+                                            "{:.1f} us)",
+                                            found.size(), t[best] * 1e6, t[0] * 1e6);
+  }
+  Candidate& c = found[best];
+  plan.plan = c.exec.get();
+  plan.cudnn_workspace = c.workspace;
+  plan.how += fmt::format("cuDNN engine {} (heuristic {}, choice {} of {}; notes: {}; workspace {} B{})",
+                          c.global_index, mode_name(c.mode), c.choice, c.of, c.notes, c.workspace, tuned);
+  plan.keep.push_back(std::move(graph));
+  for (auto& h : heurs) plan.keep.push_back(std::move(h));
+  plan.keep.push_back(std::move(c.cfg));
+  plan.keep.push_back(std::move(c.engine));
+  plan.keep.push_back(std::move(c.exec));
+  return true;
 }
 
-void execute(cudnnHandle_t handle, const ConvPlan& plan, const std::vector<const void*>& pointers, void* workspace) {
-  ROOFLINE_ASSERT(pointers.size() == plan.uids.size(), "cuDNN variant pack: one pointer per tensor id");
+void execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, const std::vector<std::int64_t>& uids,
+             const std::vector<const void*>& pointers, void* workspace) {
+  ROOFLINE_ASSERT(pointers.size() == uids.size(), "cuDNN variant pack: one pointer per tensor id");
   CudnnDesc pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   std::vector<void*> data;
   for (const void* p : pointers) data.push_back(const_cast<void*>(p));  // cuDNN's API takes void*; inputs are read
-  CUDNN_SET(pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-            static_cast<std::int64_t>(plan.uids.size()), plan.uids.data());
+  CUDNN_SET(pack.get(), CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<std::int64_t>(uids.size()),
+            uids.data());
   CUDNN_SET(pack.get(), CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
             static_cast<std::int64_t>(data.size()), data.data());
   CUDNN_SET(pack.get(), CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
   finalize(pack, "cudnnBackendFinalize(variant pack)");
-  CUDNN_CHECK(cudnnBackendExecute(handle, plan.plan, pack.get()));
+  CUDNN_CHECK(cudnnBackendExecute(handle, plan, pack.get()));
+}
+
+void execute(cudnnHandle_t handle, const ConvPlan& plan, const std::vector<const void*>& pointers, void* workspace) {
+  execute(handle, plan.plan, plan.uids, pointers, workspace);
 }
 
 }  // namespace cudnn

@@ -29,7 +29,14 @@ __global__ void bias_act_any_kernel(std::int64_t total, std::int64_t k, std::int
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     float v = load(out, i);
-    if (b) v += b[nhwc ? i % k : (i / plane) % k];
+    if (b) {
+      // 32-bit where it fits: 64-bit division is a long software sequence.
+      const std::int64_t ch = total <= std::int64_t(0xffffffffu)
+                                  ? std::int64_t(nhwc ? std::uint32_t(i) % std::uint32_t(k)
+                                                      : (std::uint32_t(i) / std::uint32_t(plane)) % std::uint32_t(k))
+                                  : (nhwc ? i % k : (i / plane) % k);
+      v += b[ch];
+    }
     store(out, i, relu ? (v <= 0.f ? 0.f : v) : v);  // v <= 0 ? 0 : v keeps NaN
   }
 }
