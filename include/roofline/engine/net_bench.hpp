@@ -42,6 +42,8 @@ struct NetRecord {
   double flops = 0;                  // per step or batch, from the engine's per-pass costs
   std::optional<double> loss;        // train: the loss after the timed steps
   nlohmann::json params = nlohmann::json::object();
+  // Lines for the report's warnings: fp16 training steps skipped on a gradient overflow.
+  std::vector<std::string> warnings;
   double images_per_s() const { return median_s > 0 ? static_cast<double>(batch) / median_s : 0; }
   double tflops() const { return median_s > 0 ? flops / median_s * 1e-12 : 0; }
 };
