@@ -80,7 +80,8 @@ class GraphNetwork {
   void load_state(const std::vector<std::vector<float>>& tensors);
   std::vector<std::vector<float>> state() const;
   // The learnable parameters' gradients of the last backward, in torch's
-  // layout (an empty vector for buffers).
+  // layout (an empty vector for buffers); with loss_scaling(), times the scale
+  // of that step (as torch's .grad before GradScaler unscales it).
   std::vector<std::vector<float>> grads() const;
 
   // (max_batch, c, h, w) in format() and dtype(); (max_batch) int32 labels.
