@@ -53,8 +53,7 @@ bool bit_equal(const std::vector<std::vector<float>>& a, const std::vector<std::
 
 double rel(const std::vector<float>& a, const std::vector<float>& ref) {
   double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    num += (a[i] - ref[i]) * double(a[i] - ref[i]), den += ref[i] * double(ref[i]);
+  for (size_t i = 0; i < a.size(); ++i) num += (a[i] - ref[i]) * double(a[i] - ref[i]), den += ref[i] * double(ref[i]);
   return std::sqrt(num / den);
 }
 
@@ -146,8 +145,10 @@ TEST(GraphFp16Gpu, CapturedStepsSkipAndCountOnTheDevice) {
     GraphNetwork net(g, ctx, kBatch, options(Precision::FP16, {1024.0, 2.0, 0.5, 2000}));
     start(net, g);
     auto step = [&] { captured ? net.replay() : net.train_step(kBatch); };
-    if (captured) net.capture_train_step(kBatch);  // one eager step, then the capture
-    else net.train_step(kBatch);
+    if (captured)
+      net.capture_train_step(kBatch);  // one eager step, then the capture
+    else
+      net.train_step(kBatch);
     losses[captured].push_back(net.loss());
     step();
     losses[captured].push_back(net.loss());

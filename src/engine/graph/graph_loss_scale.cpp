@@ -44,8 +44,7 @@ ops::GradScale GraphNetwork::check_grads() {
 void GraphNetwork::update_loss_scale() {
   if (!loss_scaling()) return;
   std::int32_t* c = scale_counts_.i32();
-  ops::loss_scale_update(ctx_, opt_.loss_scale, scale_.f32(), scale_.f32() + 1, c + Tracker, c + FoundInf,
-                         c + Skipped);
+  ops::loss_scale_update(ctx_, opt_.loss_scale, scale_.f32(), scale_.f32() + 1, c + Tracker, c + FoundInf, c + Skipped);
 }
 
 float GraphNetwork::loss_scale() const {
