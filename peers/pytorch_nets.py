@@ -8,7 +8,10 @@ inference forward in eval mode under torch.no_grad(), eager and under
 torch.compile, in the precisions roofline has:
   fp32  TF32 off on matmuls and cuDNN (torch turns it on for cuDNN by default);
   tf32  TF32 on for both;
-  bf16  autocast to bfloat16 with the model and input in channels_last.
+  bf16  autocast to bfloat16 with the model and input in channels_last;
+  fp16  autocast to float16, channels_last, and torch.amp.GradScaler's dynamic
+        loss scaling in training (its defaults, as roofline's); the record
+        carries the final scale (read once, after the timed steps).
 Each cell: warm-up steps, then timed steps bracketed by CUDA events (GPU) or
 perf_counter (CPU), one per step; the median and the spread are printed. Peak
 memory is torch.cuda.max_memory_allocated over the cell. One JSON document on
@@ -69,20 +72,23 @@ def cell(model_name, device, precision, batch, mode, steps, warmup, compiled, cl
     set_precision(precision)
     torch.manual_seed(0)
     model = getattr(torchvision.models, model_name)(num_classes=classes).to(dev)
-    bf16 = precision == "bf16"
-    fmt = torch.channels_last if bf16 and dev == "cuda" else torch.contiguous_format
+    lowp = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    fmt = torch.channels_last if lowp is not None and dev == "cuda" else torch.contiguous_format
     model = model.to(memory_format=fmt)
     x = torch.randn(batch, 3, size, size, device=dev).to(memory_format=fmt)
     y = torch.randint(0, classes, (batch,), device=dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
-    amp = torch.autocast(device_type=dev, dtype=torch.bfloat16, enabled=bf16)
+    amp = torch.autocast(device_type=dev, dtype=lowp or torch.bfloat16, enabled=lowp is not None)
+    # fp16's range needs loss scaling; bf16 and fp32 run the same calls with it off.
+    scaler = torch.amp.GradScaler(dev, enabled=precision == "fp16")
 
     def train_step(m):
         opt.zero_grad(set_to_none=True)
         with amp:
             loss = F.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         return loss
 
     def infer(m):
@@ -116,6 +122,7 @@ def cell(model_name, device, precision, batch, mode, steps, warmup, compiled, cl
         "source": "pytorch-compile" if compiled else "pytorch",
         "median_s": med, "iqr_s": q[2] - q[0], "min_s": min(times), "max_s": max(times), "steps": steps,
         "peak_bytes": peak, "loss": loss,
+        "loss_scale": scaler.get_scale() if scaler.is_enabled() and mode == "train" else None,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
     }
     del m, model, opt

@@ -6,10 +6,10 @@
 # the same call. Steps (arguments; default all but cpu_bench):
 #   golden      PyTorch's golden files: 64×64 batch 2 (the CPU suite's fixtures,
 #               copied to $OUT/fixtures) and 224×224 batch 8, fp32 and bf16
-#   tests       roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*' (needs golden, or GOLDEN=DIR
+#   tests       roofline_gpu_tests --gtest_filter='GraphGpu*:GraphFp16Gpu*:GraphFoldGpu*:NetDataGpu*:GoldenGpu*:…' (needs golden, or GOLDEN=DIR
 #               holding golden files of an earlier call)
 #   bench       GPU: both networks, fp32, tf32 and bf16, batch 1 and 128, train and infer, beside PyTorch eager
-#   compile     GPU: batch 128 beside PyTorch eager and torch.compile (PRECISIONS, default fp32,tf32,bf16;
+#   compile     GPU: batch 128 beside PyTorch eager and torch.compile (PRECISIONS, default fp32,tf32,bf16; fp16 taken too;
 #               each compile takes tens of seconds: split the precisions over calls)
 #   bench_b64   GPU: batch 64 beside PyTorch eager
 #   cpu_bench   CPU: batch 1 and 64, fp32, with the peer (slow: several minutes)
@@ -48,7 +48,7 @@ for s in "${steps[@]}"; do
       mkdir -p tests/data/golden && cp -n "$OUT"/fixtures/*.safetensors tests/data/golden/ 2>/dev/null ;;
     tests)
       ROOFLINE_GOLDEN_DIR=${GOLDEN:-$OUT/golden} \
-        step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GoldenGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
+        step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GraphFp16Gpu*:GraphFoldGpu*:NetDataGpu*:GoldenGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
     bench)
       step bench_gpu 420 "$R" bench alexnet,resnet18 --device gpu --precision fp32,tf32,bf16 --batch 1,128 \
         --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch --no-compile || status=1 ;;

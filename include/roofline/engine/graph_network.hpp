@@ -42,6 +42,10 @@ struct GraphOptions {
   ops::SgdConfig sgd{0.1f, 0.9f, 1e-4f};  // torchvision's ImageNet recipe
   ops::AdamWConfig adamw;
   std::uint64_t dropout_seed = 0x5eed;
+  // Dynamic loss scaling (torch.amp.GradScaler), on for fp16 training; true
+  // turns it on in any precision (the CPU tests run it in fp32).
+  bool loss_scaling = false;
+  ops::LossScaleConfig loss_scale;  // GradScaler's defaults: 65536, ×2 every 2000 good steps, ×0.5 on overflow
 };
 
 class GraphNetwork {
@@ -58,13 +62,26 @@ class GraphNetwork {
   DType dtype() const { return dtype_; }
   MemoryFormat format() const { return format_; }
   bool training() const { return opt_.training; }
+  // Whether training scales the loss (needs_loss_scaling(precision()) or
+  // GraphOptions::loss_scaling): loss_forward multiplies the loss gradient by
+  // the scale; optimizer_step checks every gradient for inf/NaN, unscales them
+  // inside the update and skips the whole update (parameters, optimizer state
+  // and the low-precision copy unchanged) when one overflowed, then moves the
+  // scale as GradScaler.update. All of it on the stream: a captured step
+  // skips and counts on the device.
+  bool loss_scaling() const { return opt_.training && (opt_.loss_scaling || needs_loss_scaling(opt_.precision)); }
+  // The current scale and the steps skipped since construction (synchronous
+  // reads; 1 and 0 without loss scaling).
+  float loss_scale() const;
+  std::int64_t skipped_steps() const;
 
   // The state_dict tensors in graph().params() order, in torch's layout
   // (convolution weights (k, c/groups, r, s) whatever format() is).
   void load_state(const std::vector<std::vector<float>>& tensors);
   std::vector<std::vector<float>> state() const;
   // The learnable parameters' gradients of the last backward, in torch's
-  // layout (an empty vector for buffers).
+  // layout (an empty vector for buffers); with loss_scaling(), times the scale
+  // of that step (as torch's .grad before GradScaler unscales it).
   std::vector<std::vector<float>> grads() const;
 
   // (max_batch, c, h, w) in format() and dtype(); (max_batch) int32 labels.
@@ -119,6 +136,11 @@ class GraphNetwork {
   void forward_node(size_t i, std::int64_t batch, bool training);
   void backward_node(size_t i, std::int64_t batch);
   void refresh_copy();
+  // Loss scaling (graph_loss_scale.cpp; no-ops without it).
+  void init_loss_scale();
+  void scale_loss_grad(std::int64_t n);
+  ops::GradScale check_grads();  // after backward: found_inf from every gradient; what the update reads
+  void update_loss_scale();
 
   const LayerGraph& graph_;
   Context& ctx_;
@@ -129,6 +151,7 @@ class GraphNetwork {
   std::unique_ptr<Plan> plan_;
   Tensor params_, grads_, opt_a_, opt_b_, copy_, state_, stats_, arena_, input_, labels_, logits32_, dlogits32_,
       loss_, step_;
+  Tensor scale_, scale_counts_;  // (scale, inv_scale) f32, (growth tracker, found_inf, skipped) i32
   // Per graph param: empty, or the (k, c, h, w) view whose (k, h, w, c) order
   // it is stored in (NHWC convolutions, Linear layers after an NHWC flatten).
   std::vector<Shape> channels_last_;

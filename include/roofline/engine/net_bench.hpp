@@ -57,6 +57,8 @@ struct NetRecord {
   // "measured <date>" or "datasheet".
   std::string ceiling_name, ceiling_source;
   std::optional<double> ceiling_flops;
+  // Lines for the report's warnings: fp16 training steps skipped on a gradient overflow.
+  std::vector<std::string> warnings;
   double images_per_s() const { return median_s > 0 ? static_cast<double>(batch) / median_s : 0; }
   double tflops() const { return median_s > 0 ? flops / median_s * 1e-12 : 0; }
   std::optional<double> ceiling_share() const {

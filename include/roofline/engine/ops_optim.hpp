@@ -100,6 +100,12 @@ struct CastShape {
 void cast(Context& ctx, const CastShape& s, void* out, const void* in);
 
 // ---- Dynamic loss scaling (fp16) ------------------------------------------------------
+// The loss gradient scaled before backward (GradScaler.scale(loss)):
+// grad (n) ·= *scale, the scale read where it lives (device memory on Cuda),
+// so the step needs no host read. A power-of-two scale multiplies exactly
+// (absent overflow); a product past fp32's range is ±inf, as torch's.
+void scale_loss_grad(Context& ctx, std::int64_t n, float* grad, const float* scale);
+
 // found_inf (1): set to 1 when any of grad (n) is ±inf or NaN; never cleared
 // here, so one flag can collect every gradient buffer of a step.
 void grads_check_finite(Context& ctx, std::int64_t n, const float* grad, std::int32_t* found_inf);

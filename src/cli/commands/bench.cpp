@@ -76,7 +76,8 @@ class BenchCommand : public Command {
                    "(synthetic ImageNet-shaped batches; --precision, --steps)")
         ->required();
     sub.add_option("--precision", precision_,
-                   "networks: fp32 (TF32 off), tf32, bf16 (mixed precision, channels-last on the GPU); comma-separated")
+                   "networks: fp32 (TF32 off), tf32, bf16 (mixed precision, channels-last on the GPU), fp16 (the "
+                   "same, with dynamic loss scaling in training); comma-separated")
         ->capture_default_str();
     sub.add_option("--steps", net_.steps, "networks: timed steps (or batches) per cell")
         ->check(whole_number(1, 100000))
@@ -317,6 +318,8 @@ class BenchCommand : public Command {
     }
     report.add(engine::net_table(ours, "roofline"));
     report.add(engine::net_detail_table(ours));
+    for (const auto& r : ours)
+      for (const auto& w : r.warnings) report.warn(w);
     if (!peer.empty()) {
       report.add(engine::net_table(peer, "pytorch"));
       report.add(engine::net_peer_table(ours, peer));

@@ -36,6 +36,19 @@ void fill_synthetic(GraphNetwork& net, std::int64_t batch, std::uint64_t seed) {
   net.set_batch(x, y, batch);
 }
 
+// A loss-scaled training cell (fp16): the final scale and the skipped steps
+// in its params, and a warning when any of the `ran` steps was skipped.
+void note_loss_scaling(NetRecord& r, const GraphNetwork& net, int ran) {
+  const float scale = net.loss_scale();
+  const std::int64_t skipped = net.skipped_steps();
+  r.params["loss_scale"] = scale;
+  r.params["skipped_steps"] = skipped;
+  if (skipped > 0)
+    r.warnings.push_back(fmt::format("{} {} {} b{} train: {} of {} steps skipped (gradient overflow; loss scale now "
+                                     "{}), as torch.amp.GradScaler does",
+                                     r.model, r.device, r.precision, r.batch, skipped, ran, scale));
+}
+
 NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p, std::int64_t batch,
                        bool train) {
   NetRecord r;
@@ -127,6 +140,7 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
                           {"state", m.state}, {"arena", m.arena}, {"io", m.io}, {"arena_unshared", net.arena_unshared()}}},
               {"data", "synthetic"},
               {"weights", cfg.weights.empty() ? std::string("seeded torchvision init") : cfg.weights}};
+  if (train && net.loss_scaling()) note_loss_scaling(r, net, (graphs ? 1 : 0) + cfg.warmup + r.steps);
   return r;
 }
 
@@ -205,6 +219,7 @@ std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
     const PassCosts c = g.cost(r.batch, activation_dtype(parse_precision(r.precision)));
     r.flops = r.mode == "train" ? c.train().flops : c.forward.flops;
     r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+    if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
     out.push_back(std::move(r));
   }
   return out;

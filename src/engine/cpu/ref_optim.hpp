@@ -112,6 +112,10 @@ inline void write_copy(const ops::ParamCopy& c, std::int64_t n, const float* p) 
   if (c.data) cast({n, DType::F32, c.dtype}, c.data, p);
 }
 
+inline void scale_loss_grad(std::int64_t n, float* g, float scale) {
+  for (std::int64_t i = 0; i < n; ++i) g[i] *= scale;
+}
+
 inline void grads_check_finite(std::int64_t n, const float* g, std::int32_t* found_inf) {
   for (std::int64_t i = 0; i < n; ++i)
     if (!std::isfinite(g[i])) {

@@ -17,6 +17,7 @@ void adamw_update(const CudaState* st, const ops::AdamWShape& s, float* p, const
                   const ops::AdamWConfig& cfg, const std::int32_t* step, std::int32_t* advance_step,
                   const ops::ParamCopy& copy, const ops::GradScale& scale);
 void cast(const CudaState* st, const ops::CastShape& s, void* out, const void* in);
+void scale_loss_grad(const CudaState* st, std::int64_t n, float* g, const float* scale);
 void grads_check_finite(const CudaState* st, std::int64_t n, const float* g, std::int32_t* found_inf);
 void loss_scale_init(const CudaState* st, const ops::LossScaleConfig& cfg, float* scale, float* inv_scale,
                      std::int32_t* tracker, std::int32_t* found_inf, std::int32_t* skipped);

@@ -275,6 +275,13 @@ __global__ void __launch_bounds__(kThreads)
   if (__syncthreads_or(bad) && threadIdx.x == 0) *found_inf = 1;
 }
 
+// ---- the loss gradient times *scale (ref::scale_loss_grad) -------------------------------------
+__global__ void loss_grad_scale_kernel(int64_t n, float* g, const float* scale) {
+  const float s = *scale;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += stride) g[i] = __fmul_rn(g[i], s);
+}
+
 // ---- loss scaling: ref::loss_scale_init / loss_scale_update on one thread ---------------------
 __global__ void loss_scale_init_kernel(ops::LossScaleConfig c, float* scale, float* inv_scale, std::int32_t* tracker,
                                        std::int32_t* found_inf, std::int32_t* skipped) {
@@ -403,6 +410,11 @@ void cast(const CudaState* st, const ops::CastShape& s, void* out, const void* i
     default:
       return launch_cast_from<float>(st, s.to, s.n, out, in);
   }
+}
+
+void scale_loss_grad(const CudaState* st, std::int64_t n, float* g, const float* scale) {
+  loss_grad_scale_kernel<<<blocks_for(n, st), kThreads, 0, stream_of(st)>>>(n, g, scale);
+  CUDA_CHECK_LAUNCH();
 }
 
 void grads_check_finite(const CudaState* st, std::int64_t n, const float* g, std::int32_t* found_inf) {

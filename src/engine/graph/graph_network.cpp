@@ -46,9 +46,6 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
                 fmt::format("{} runs on the GPU only; the CPU backends compute in fp32", to_string(opt_.precision)),
                 "use --precision fp32 on the CPU");
   format_ = opt_.format.value_or(ctx.is_cuda() && dtype_ != DType::F32 ? MemoryFormat::NHWC : MemoryFormat::NCHW);
-  if (needs_loss_scaling(opt_.precision) && opt_.training)
-    throw Error(ErrorKind::Unsupported, "fp16 training (dynamic loss scaling) is not in the graph networks yet",
-                "use --precision bf16, which needs no loss scaling; fp16 inference works");
 
   // Parameters and buffers.
   const auto& params = graph.params();
@@ -130,6 +127,7 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
   step_ = ctx.empty({64}, DType::I32, "step counter");
   ctx.memset_async(step_.raw(), 0, step_.nbytes());
   memory_.io = input_.nbytes() + labels_.nbytes() + logits32_.nbytes() + dlogits32_.nbytes();
+  init_loss_scale();
 
   for (const auto& n : graph.nodes())
     for (Pass p : {Pass::Forward, Pass::InputGrad, Pass::WeightGrad, Pass::Optimizer})
@@ -334,6 +332,7 @@ void GraphNetwork::loss_forward(std::int64_t batch) {
   stats.step_loss = loss_.f32();
   ops::cross_entropy(ctx_, {batch, classes}, dlogits32_.f32(), logits32_.f32(), labels_.i32(),
                      1.0f / static_cast<float>(batch), stats);
+  scale_loss_grad(batch * classes);
   const int out = graph_.output();
   const std::int64_t n = batch * classes;
   if (dtype_ == DType::F32)
@@ -457,13 +456,15 @@ void GraphNetwork::optimizer_step() {
   NvtxRange range(graph_.name() + "/optimizer/optimizer");
   ops::ParamCopy copy;
   if (dtype_ != DType::F32) copy = {copy_.raw(), dtype_};
+  const ops::GradScale scale = check_grads();  // {} without loss scaling
   if (opt_.optimizer == OptimizerKind::Sgd) {
     ops::SgdShape s{learnable_floats_, opt_.sgd.momentum != 0.0f};
-    ops::sgd_update(ctx_, s, params_.f32(), grads_.f32(), opt_a_.f32(), opt_.sgd, step_.i32(), copy);
+    ops::sgd_update(ctx_, s, params_.f32(), grads_.f32(), opt_a_.f32(), opt_.sgd, step_.i32(), copy, scale);
   } else {
     ops::adamw_update(ctx_, {learnable_floats_}, params_.f32(), grads_.f32(), opt_a_.f32(), opt_b_.f32(), opt_.adamw,
-                      step_.i32(), step_.i32(), copy);
+                      step_.i32(), step_.i32(), copy, scale);
   }
+  update_loss_scale();
 }
 
 void GraphNetwork::train_step(std::int64_t batch) {

@@ -207,7 +207,8 @@ std::vector<std::string> op_names() {
                                     "relu",          "relu+bias_grad", "softmax",     "log_softmax",
                                     "nll_loss",      "cross_entropy", "sgd",          "linear_weight_sgd",
                                     "gather_batch",  "sgd_nesterov", "sgd_scaled",    "adamw",
-                                    "adamw_scaled",  "cast",         "grads_check_finite", "loss_scale_update"};
+                                    "adamw_scaled",  "cast",         "grads_check_finite", "scale_loss_grad",
+                                    "loss_scale_update"};
   for (const auto& n : cnn_op_names()) names.push_back(n);  // op_cases_cnn.cpp
   return names;
 }

@@ -114,7 +114,7 @@ std::vector<OpCase> cnn_perf_cases(const std::string& op, std::int64_t batch);
 OpCase sgd_case(std::int64_t n, const ops::SgdConfig& cfg);
 OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& cfg);
 // The ops of ops_optim.hpp (sgd_nesterov, sgd_scaled, adamw, adamw_scaled,
-// cast, grads_check_finite, loss_scale_update): whether `op` is one, a random
+// cast, grads_check_finite, scale_loss_grad, loss_scale_update): whether `op` is one, a random
 // case of it, its model-sized cases (op_cases_optim.cpp).
 bool is_optim_op(const std::string& op);
 OpCase optim_case(const std::string& op, Rng& rng);
@@ -122,6 +122,7 @@ std::vector<OpCase> optim_perf_cases(const std::string& op, std::int64_t batch);
 // Casts, the finiteness check and loss scaling (op_cases_mixed.cpp).
 OpCase cast_case(std::int64_t n, Rng& rng);
 OpCase finite_case(std::int64_t n, Rng& rng);
+OpCase scale_loss_grad_case(std::int64_t n, Rng& rng);
 OpCase loss_scale_case(Rng& rng);
 
 }  // namespace roofline::engine::harness

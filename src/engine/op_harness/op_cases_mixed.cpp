@@ -214,6 +214,30 @@ OpCase finite_case(int64_t n, Rng& rng) {
   return c;
 }
 
+// The loss gradient times a scale read from the context's memory: a power of
+// two (GradScaler's scales: exact) or any value, kept in fp32's range.
+OpCase scale_loss_grad_case(int64_t n, Rng& rng) {
+  enum { G, SCALE };
+  const float scale = rng.below(2) ? std::ldexp(1.0f, static_cast<int>(rng.below(31))) : rng.uniform(1e-3f, 1e5f);
+  OpCase c;
+  c.op = "scale_loss_grad";
+  c.shape = fmt::format("n={} scale={}", n, scale);
+  c.bufs = {{"grad", DType::F32, n, Role::InOut}, {"scale", DType::F32, 1}};
+  c.fill = [=](Rng& r, HostBufs& h) {
+    normal(r, h[G], n);
+    h[SCALE].f = {scale};
+  };
+  c.passes.push_back({"scale",
+                      {static_cast<double>(n), 8.0 * static_cast<double>(n) + 4},
+                      {SCALE},
+                      {G},
+                      [=](Context& ctx, const DevPtrs& p) { ops::scale_loss_grad(ctx, n, F(p, G), F(p, SCALE)); },
+                      [=](HostBufs& h) {
+                        for (auto& v : h[G].f) v *= h[SCALE].f[0];
+                      }});
+  return c;
+}
+
 // A run of GradScaler updates: the overflow flag of each step comes from
 // `flags` (copied into found_inf on the context before the update), and the
 // scale, inv_scale and tracker after each step are kept as bits, compared

@@ -305,7 +305,8 @@ std::vector<int64_t> model_param_counts(int64_t batch) {
 
 bool is_optim_op(const std::string& op) {
   for (const char* name :
-       {"sgd_nesterov", "sgd_scaled", "adamw", "adamw_scaled", "cast", "grads_check_finite", "loss_scale_update"})
+       {"sgd_nesterov", "sgd_scaled", "adamw", "adamw_scaled", "cast", "grads_check_finite", "scale_loss_grad",
+        "loss_scale_update"})
     if (op == name) return true;
   return false;
 }
@@ -338,6 +339,7 @@ OpCase optim_case(const std::string& op, Rng& r) {
   }
   if (op == "cast") return cast_case(n, r);
   if (op == "grads_check_finite") return finite_case(n, r);
+  if (op == "scale_loss_grad") return scale_loss_grad_case(n, r);
   if (op == "loss_scale_update") return loss_scale_case(r);
   throw_usage(fmt::format("unknown op '{}'", op), "see roofline ops --list");
 }
@@ -353,6 +355,7 @@ std::vector<OpCase> optim_perf_cases(const std::string& op, int64_t batch) {
     if (op == "cast") v.push_back(cast_case(n, r));
     if (op == "grads_check_finite") v.push_back(finite_case(n, r));
   }
+  if (op == "scale_loss_grad") v.push_back(scale_loss_grad_case(batch * 1000, r));  // the logits' gradient
   if (op == "loss_scale_update") v.push_back(loss_scale_case(r));
   if (v.empty()) throw_usage(fmt::format("unknown op '{}'", op), "see roofline ops --list");
   return v;

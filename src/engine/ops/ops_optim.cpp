@@ -161,6 +161,14 @@ void cast(Context& ctx, const CastShape& s, void* out, const void* in) {
   }
 }
 
+void scale_loss_grad(Context& ctx, std::int64_t n, float* grad, const float* scale) {
+  ROOFLINE_ASSERT(n > 0 && grad && scale, "scale_loss_grad shape");
+  if (ctx.backend() == Backend::Cuda) {
+    ROOFLINE_CUDA_PATH(ctx, scale_loss_grad, n, grad, scale);
+  }
+  ref::scale_loss_grad(n, grad, *scale);  // batch × classes elements: the loop is the fast path too
+}
+
 void grads_check_finite(Context& ctx, std::int64_t n, const float* grad, std::int32_t* found_inf) {
   ROOFLINE_ASSERT(n > 0 && grad && found_inf, "grads_check_finite shape");
   switch (ctx.backend()) {

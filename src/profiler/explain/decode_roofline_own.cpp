@@ -70,6 +70,7 @@ constexpr OwnKernel kOwn[] = {
      "src/engine/cuda/optim.cu", {"C: the copy's type (None, F32, BF16, F16)"}},
     {"step_advance_kernel", KernelOp::Optimizer, "optimizer", "advances the device's step counter after an update that read it", "src/engine/cuda/optim.cu", {}},
     {"cast_kernel", KernelOp::Copy, "", "cast between fp32, bf16 and fp16 (round to nearest even)", "src/engine/cuda/optim.cu", {"From: input type", "To: output type"}, Tc::NotMatmul, ""},
+    {"loss_grad_scale_kernel", KernelOp::Loss, "input gradient", "loss scaling: the loss gradient times the scale (GradScaler.scale(loss))", "src/engine/cuda/optim.cu", {}},
     {"finite_check_kernel", KernelOp::Reduction, "optimizer", "loss scaling: sets found_inf when a gradient is inf or NaN", "src/engine/cuda/optim.cu", {}},
     {"loss_scale_init_kernel", KernelOp::Optimizer, "optimizer", "loss scaling: the scale's starting state", "src/engine/cuda/optim.cu", {}},
     {"loss_scale_update_kernel", KernelOp::Optimizer, "optimizer", "loss scaling: GradScaler's update of the scale (back off on overflow, grow after good steps)", "src/engine/cuda/optim.cu", {}},
