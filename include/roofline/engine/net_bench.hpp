@@ -29,6 +29,7 @@ struct NetBenchConfig {
   std::string peer_script;     // empty: find_peer_script's search
   bool peer_compile = true;    // the peer also runs torch.compile
   std::string weights;         // a safetensors file of torchvision's names to start from (else the seeded init)
+  bool fold_batchnorm = true;  // inference: BatchNorm folded into the convolution before it (GraphOptions)
 };
 
 // One cell: a model × device × precision × batch × mode, of one source.
