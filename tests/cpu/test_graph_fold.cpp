@@ -4,10 +4,15 @@
 // the arena, and the inference cost the benchmark reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 
 #include "roofline/engine/graph_network.hpp"
 #include "roofline/engine/net_bench.hpp"
+#include "roofline/engine/rng.hpp"
 #include "roofline/engine/safetensors.hpp"
 #include "tests/support/golden_init.hpp"
 
@@ -203,4 +208,70 @@ TEST(GraphFold, BenchRecordsSayWhetherBatchNormWasFolded) {
   EXPECT_EQ(r[0][0].params.value("batchnorm", ""), "separate");
   EXPECT_LT(r[1][0].flops, r[0][0].flops);
   EXPECT_GT(r[1][0].flops, 0.95 * r[0][0].flops);  // BatchNorm is a sliver of ResNet-18's FLOPs
+}
+
+// A measurement, not a check (run by name; docs/perf-notes/cpu-onednn.md):
+// ResNet-18 at 224 × 224, folded and unfolded inference networks side by side,
+// their forwards interleaved so that the host's other load falls on both
+// alike; the minimum and median of each. ROOFLINE_FOLD_ROUNDS sets the rounds (default 15).
+TEST(GraphFold, DISABLED_FoldedAgainstUnfoldedTiming) {
+  const LayerGraph g = make_resnet18();
+  const char* env = std::getenv("ROOFLINE_FOLD_ROUNDS");
+  const int rounds = env ? std::atoi(env) : 15;
+  Context ctx(Backend::Cpu);
+  for (std::int64_t batch : {1, 8}) {
+    std::vector<std::unique_ptr<GraphNetwork>> nets;
+    for (bool fold : {true, false}) {
+      GraphOptions o;
+      o.training = false;
+      o.fold_batchnorm = fold;
+      nets.push_back(std::make_unique<GraphNetwork>(g, ctx, batch, o));
+      std::vector<float> x(static_cast<size_t>(batch * 3 * 224 * 224));
+      Rng rng(1);
+      for (auto& v : x) v = rng.normal();
+      nets.back()->set_batch(x, std::vector<std::int32_t>(static_cast<size_t>(batch), 0), batch);
+      for (int i = 0; i < 2; ++i) nets.back()->forward(batch, false);
+    }
+    std::vector<double> t[2];
+    for (int r = 0; r < rounds; ++r)
+      for (int k = 0; k < 2; ++k) {
+        const auto a = std::chrono::steady_clock::now();
+        nets[static_cast<size_t>(k)]->forward(batch, false);
+        ctx.synchronize();
+        t[k].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count() * 1e3);
+      }
+    // What folding removes and what it keeps, op by op on the same shapes: every
+    // BatchNorm's eval pass, and the residual adds left after folding (best of the rounds).
+    double bn_ms = 1e30, add_ms = 1e30;
+    {
+      Tensor a = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "x"), b = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "y");
+      Tensor c = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "r"), p = ctx.empty({4096}, DType::F32, "p");
+      std::vector<float> ones(4096, 1.0f);
+      copy_bytes(p.raw(), p.device(), ones.data(), Device::cpu(), ones.size() * 4);
+      for (int r = 0; r < std::max(3, rounds / 3); ++r) {
+        double bn = 0, add = 0;
+        for (const GraphNode& n : g.nodes()) {
+          if (n.op != NodeOp::BatchNorm2d) continue;
+          const Shape& in = g.values()[static_cast<size_t>(n.inputs[0])].shape;
+          const auto s = batchnorm_shape(n, in, batch, MemoryFormat::NCHW, DType::F32);
+          auto t0 = std::chrono::steady_clock::now();
+          ops::batchnorm_forward_eval(ctx, s, b.raw(), a.raw(), s.residual ? c.raw() : nullptr, p.f32(), p.f32(),
+                                      p.f32(), p.f32());
+          auto t1 = std::chrono::steady_clock::now();
+          bn += std::chrono::duration<double>(t1 - t0).count() * 1e3;
+          if (!s.residual) continue;
+          ops::add_forward(ctx, {batch * numel(in), n.act, DType::F32}, b.raw(), b.raw(), c.raw());
+          add += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() * 1e3;
+        }
+        bn_ms = std::min(bn_ms, bn), add_ms = std::min(add_ms, add);
+      }
+    }
+    std::printf("[fold timing] batch %lld: the 20 BatchNorm passes %.2f ms, the 8 residual adds left %.2f ms\n",
+                static_cast<long long>(batch), bn_ms, add_ms);
+    for (auto& v : t) std::sort(v.begin(), v.end());
+    std::printf("[fold timing] batch %lld, %d rounds: folded min %.1f median %.1f ms; unfolded min %.1f median %.1f "
+                "ms; unfolded/folded min %.3f median %.3f\n",
+                static_cast<long long>(batch), rounds, t[0][0], t[0][t[0].size() / 2], t[1][0], t[1][t[1].size() / 2],
+                t[1][0] / t[0][0], t[1][t[1].size() / 2] / t[0][t[0].size() / 2]);
+  }
 }
