@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <memory>
 
 #include "roofline/engine/graph_network.hpp"
@@ -85,7 +84,8 @@ TEST(GraphFold, PairsFoldWhereTheConvolutionFeedsOnlyTheBatchNorm) {
 
   int resnet = 0, alexnet = 0;
   const LayerGraph r = make_resnet18(10, {3, 32, 32}), a = make_alexnet(10, {3, 64, 64}, 0.0f);
-  for (size_t i = 0; i < r.nodes().size(); ++i) resnet += batchnorm_folds(r)[i] >= 0 && r.nodes()[i].op == NodeOp::Conv2d;
+  for (size_t i = 0; i < r.nodes().size(); ++i)
+    resnet += batchnorm_folds(r)[i] >= 0 && r.nodes()[i].op == NodeOp::Conv2d;
   for (int p : batchnorm_folds(a)) alexnet += p >= 0;
   EXPECT_EQ(resnet, 20);  // the stem, 16 in the blocks, 3 downsampling shortcuts
   EXPECT_EQ(alexnet, 0);
@@ -213,11 +213,10 @@ TEST(GraphFold, BenchRecordsSayWhetherBatchNormWasFolded) {
 // A measurement, not a check (run by name; docs/perf-notes/cpu-onednn.md):
 // ResNet-18 at 224 × 224, folded and unfolded inference networks side by side,
 // their forwards interleaved so that the host's other load falls on both
-// alike; the minimum and median of each. ROOFLINE_FOLD_ROUNDS sets the rounds (default 15).
+// alike; the minimum and median of each over 21 rounds (--gtest_repeat for more runs).
 TEST(GraphFold, DISABLED_FoldedAgainstUnfoldedTiming) {
   const LayerGraph g = make_resnet18();
-  const char* env = std::getenv("ROOFLINE_FOLD_ROUNDS");
-  const int rounds = env ? std::atoi(env) : 15;
+  const int rounds = 21;
   Context ctx(Backend::Cpu);
   for (std::int64_t batch : {1, 8}) {
     std::vector<std::unique_ptr<GraphNetwork>> nets;
@@ -244,7 +243,8 @@ TEST(GraphFold, DISABLED_FoldedAgainstUnfoldedTiming) {
     // BatchNorm's eval pass, and the residual adds left after folding (best of the rounds).
     double bn_ms = 1e30, add_ms = 1e30;
     {
-      Tensor a = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "x"), b = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "y");
+      Tensor a = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "x"),
+             b = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "y");
       Tensor c = ctx.empty({batch * 64 * 112 * 112}, DType::F32, "r"), p = ctx.empty({4096}, DType::F32, "p");
       std::vector<float> ones(4096, 1.0f);
       copy_bytes(p.raw(), p.device(), ones.data(), Device::cpu(), ones.size() * 4);
@@ -269,9 +269,10 @@ TEST(GraphFold, DISABLED_FoldedAgainstUnfoldedTiming) {
     std::printf("[fold timing] batch %lld: the 20 BatchNorm passes %.2f ms, the 8 residual adds left %.2f ms\n",
                 static_cast<long long>(batch), bn_ms, add_ms);
     for (auto& v : t) std::sort(v.begin(), v.end());
-    std::printf("[fold timing] batch %lld, %d rounds: folded min %.1f median %.1f ms; unfolded min %.1f median %.1f "
-                "ms; unfolded/folded min %.3f median %.3f\n",
-                static_cast<long long>(batch), rounds, t[0][0], t[0][t[0].size() / 2], t[1][0], t[1][t[1].size() / 2],
-                t[1][0] / t[0][0], t[1][t[1].size() / 2] / t[0][t[0].size() / 2]);
+    std::printf(
+        "[fold timing] batch %lld, %d rounds: folded min %.1f median %.1f ms; unfolded min %.1f median %.1f "
+        "ms; unfolded/folded min %.3f median %.3f\n",
+        static_cast<long long>(batch), rounds, t[0][0], t[0][t[0].size() / 2], t[1][0], t[1][t[1].size() / 2],
+        t[1][0] / t[0][0], t[1][t[1].size() / 2] / t[0][t[0].size() / 2]);
   }
 }

@@ -37,8 +37,8 @@ double rel(const std::vector<float>& a, const std::vector<float>& ref) {
   return a.size() == ref.size() ? std::sqrt(num / den) : INFINITY;
 }
 
-std::vector<float> infer(const LayerGraph& g, Backend b, Precision p, bool fold, std::int64_t batch,
-                         std::int64_t size, bool capture = false) {
+std::vector<float> infer(const LayerGraph& g, Backend b, Precision p, bool fold, std::int64_t batch, std::int64_t size,
+                         bool capture = false) {
   Context ctx(b);
   GraphOptions o;
   o.training = false;
@@ -88,7 +88,8 @@ TEST(GraphFoldGpu, CapturedFoldedInferenceMatchesEager) {
   ROOFLINE_REQUIRE_GPU();
   const LayerGraph g = make_resnet18(10, {3, 32, 32});
   for (Precision p : {Precision::FP32, Precision::BF16}) {
-    const auto eager = infer(g, Backend::Cuda, p, true, 4, 32), captured = infer(g, Backend::Cuda, p, true, 4, 32, true);
+    const auto eager = infer(g, Backend::Cuda, p, true, 4, 32),
+               captured = infer(g, Backend::Cuda, p, true, 4, 32, true);
     EXPECT_LE(rel(captured, eager), 1e-6) << to_string(p);
   }
 }
@@ -98,15 +99,18 @@ TEST(GraphFoldGpu, CapturedFoldedInferenceMatchesEager) {
 TEST(GoldenGpu, FullSizeFoldedInference) {
   ROOFLINE_REQUIRE_GPU();
   if (golden_dir().empty()) GTEST_SKIP() << "ROOFLINE_GOLDEN_DIR is not set (tools/checks/nets.sh golden writes it)";
-  const auto file = [&](const char* p) { return golden_dir() + "/golden-resnet18-" + std::string(p) + "-224.safetensors"; };
+  const auto file = [&](const char* p) {
+    return golden_dir() + "/golden-resnet18-" + std::string(p) + "-224.safetensors";
+  };
   ASSERT_TRUE(std::filesystem::exists(file("fp64"))) << file("fp64");
   const auto ref = SafetensorsFile::open(file("fp64")).read_f32("eval_logits");
   const LayerGraph g = make_resnet18(1000, {3, 224, 224});
   const double e32 = rel(infer(g, Backend::Cuda, Precision::FP32, true, 8, 224), ref);
   const double e16 = rel(infer(g, Backend::Cuda, Precision::BF16, true, 8, 224), ref);
   const double torch16 = rel(SafetensorsFile::open(file("bf16")).read_f32("eval_logits"), ref);
-  std::printf("[golden] resnet18 folded inference 224x224 batch 8 against float64: fp32 %.2e, bf16 %.2e (PyTorch bf16 %.2e)\n",
-              e32, e16, torch16);
+  std::printf(
+      "[golden] resnet18 folded inference 224x224 batch 8 against float64: fp32 %.2e, bf16 %.2e (PyTorch bf16 %.2e)\n",
+      e32, e16, torch16);
   EXPECT_LE(e32, 1e-4);
   EXPECT_LE(e16, std::max(1e-2, 2 * torch16));
 }

@@ -14,13 +14,14 @@
 // holds, by load_state and refresh_inference_weights(): an inference network
 // reads its state when it is loaded. Nothing here runs inside a step, so a
 // captured inference graph stays valid (it reads the same buffers).
+#include "src/engine/graph/graph_fold.hpp"
+
 #include <cmath>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/graph_network.hpp"
 #include "roofline/engine/half.hpp"
 #include "roofline/engine/ops_cnn.hpp"
-#include "src/engine/graph/graph_fold.hpp"
 
 namespace roofline::engine {
 
@@ -115,7 +116,8 @@ void GraphNetwork::fold_weights() {
   if (!fold_) return;
   ctx_.synchronize();
   const std::vector<float> learn = params_.to_floats(), bufs = state_.to_floats();
-  std::vector<float> w(static_cast<size_t>(fold_->weights.numel()), 0.0f), b(static_cast<size_t>(fold_->bias.numel()), 0.0f);
+  std::vector<float> w(static_cast<size_t>(fold_->weights.numel()), 0.0f),
+      b(static_cast<size_t>(fold_->bias.numel()), 0.0f);
   const auto& nodes = graph_.nodes();
   const auto at = [&](const std::vector<float>& v, int p) { return v.data() + param_off_[static_cast<size_t>(p)]; };
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -117,7 +117,8 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
 
   // Activations, gradients and scratch.
   make_fold();
-  plan_ = std::make_unique<Plan>(make_plan(graph, max_batch, dtype_, opt_.training, fold_ ? fold_->partner : std::vector<int>{}));
+  plan_ = std::make_unique<Plan>(
+      make_plan(graph, max_batch, dtype_, opt_.training, fold_ ? fold_->partner : std::vector<int>{}));
   arena_ = ctx.empty({static_cast<std::int64_t>(std::max<size_t>(plan_->arena, 256))}, DType::U8, "activations");
   memory_.arena = arena_.nbytes();
   arena_unshared_ = plan_->unshared;
