@@ -18,6 +18,7 @@
 // the BatchNorm's own masked output gradient: no copy.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ struct GraphOptions {
   // channels_last runs), NCHW otherwise.
   std::optional<MemoryFormat> format;
   bool training = true;  // false: inference only (no gradients, no optimizer; activations reused as soon as read)
+  // Inference only: each BatchNorm2d fed by a convolution alone is folded into
+  // it (batchnorm_folds in layer_graph.hpp): the convolution runs with weights
+  // W·γ/√(var+ε) and bias β + (b − mean)·γ/√(var+ε), its BatchNorm's ReLU fused
+  // in, and writes the BatchNorm's output; a residual is then added (with the
+  // ReLU) in one element-wise pass. false: the BatchNorm runs as its own pass.
+  bool fold_batchnorm = true;
   OptimizerKind optimizer = OptimizerKind::Sgd;
   ops::SgdConfig sgd{0.1f, 0.9f, 1e-4f};  // torchvision's ImageNet recipe
   ops::AdamWConfig adamw;
@@ -77,7 +84,17 @@ class GraphNetwork {
 
   // The state_dict tensors in graph().params() order, in torch's layout
   // (convolution weights (k, c/groups, r, s) whatever format() is).
+  // An inference network that folds BatchNorm (folded_batchnorms() > 0) also
+  // computes its folded weights here, from these tensors.
   void load_state(const std::vector<std::vector<float>>& tensors);
+  // Recomputes the folded weights from the parameters and running statistics
+  // the network holds now (synchronous: not inside a capture). load_state does
+  // it; an inference network reads its state when it is loaded, so call this
+  // only after writing parameters or statistics some other way. No-op without folds.
+  void refresh_inference_weights();
+  // How many BatchNorm2d layers run folded into their convolution (0: none,
+  // a training network, or fold_batchnorm off).
+  int folded_batchnorms() const;
   std::vector<std::vector<float>> state() const;
   // The learnable parameters' gradients of the last backward, in torch's
   // layout (an empty vector for buffers); with loss_scaling(), times the scale
@@ -123,6 +140,7 @@ class GraphNetwork {
   const std::string& range_name(size_t node, Pass pass) const { return names_[node * 4 + static_cast<size_t>(pass)]; }
 
   struct Plan;  // graph_plan.hpp
+  struct Fold;  // graph_fold.hpp
 
  private:
   void* arena_at(int buffer) const;  // where a planned buffer starts
@@ -141,6 +159,11 @@ class GraphNetwork {
   void scale_loss_grad(std::int64_t n);
   ops::GradScale check_grads();  // after backward: found_inf from every gradient; what the update reads
   void update_loss_scale();
+  // graph_fold.cpp: the folds (constructor), their weights, and the forward of a folded pair.
+  void make_fold();
+  void fold_weights();
+  bool folded(size_t node) const;
+  void forward_folded(size_t node, std::int64_t batch);
 
   const LayerGraph& graph_;
   Context& ctx_;
@@ -149,6 +172,7 @@ class GraphNetwork {
   DType dtype_;
   MemoryFormat format_;
   std::unique_ptr<Plan> plan_;
+  std::unique_ptr<Fold> fold_;  // null: no BatchNorm folded
   Tensor params_, grads_, opt_a_, opt_b_, copy_, state_, stats_, arena_, input_, labels_, logits32_, dlogits32_,
       loss_, step_;
   Tensor scale_, scale_counts_;  // (scale, inv_scale) f32, (growth tracker, found_inf, skipped) i32

@@ -143,6 +143,18 @@ ops::Pool2dShape maxpool_shape(const GraphNode& node, const Shape& in, std::int6
 ops::AvgPoolShape avgpool_shape(const GraphNode& node, const Shape& in, std::int64_t n, MemoryFormat format,
                                 DType dtype);
 
+// Inference: which convolutions take the BatchNorm2d after them into their
+// weights (graph_fold.cpp). Per node: for a Conv2d without an activation whose
+// output feeds only a BatchNorm2d (as the input it normalises, not as a
+// residual), that BatchNorm's node index, and for that BatchNorm the Conv2d's;
+// −1 for every other node. ResNet-18: all 20 convolutions; AlexNet: none.
+std::vector<int> batchnorm_folds(const LayerGraph& g);
+// The inference forward's cost at `batch` (activations in `dtype`): BatchNorm
+// with running statistics (BatchNormShape::eval_cost), and with `fold` each
+// folded pair as it runs: the convolution with a bias (and the BatchNorm's
+// ReLU when it adds no residual), then the residual add (and ReLU) where it does.
+OpCost inference_cost(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold);
+
 // The networks of seeds 000 and 001, exactly as torchvision builds them
 // (61,100,840 and 11,689,512 parameters at 1000 classes). `input` is the
 // per-sample (3, h, w) shape: 224 × 224 for the real thing, smaller for the

@@ -35,6 +35,7 @@ struct NetBenchConfig {
   // layer's NVTX range (the CLI's tracer records them: bench --profile).
   bool profile = false;
   int profile_steps = 3;
+  bool fold_batchnorm = true;  // inference: BatchNorm folded into the convolution before it (GraphOptions)
 };
 
 // One cell: a model × device × precision × batch × mode, of one source.

@@ -86,6 +86,9 @@ class BenchCommand : public Command {
         ->check(whole_number(0, 100000))
         ->capture_default_str();
     sub.add_flag("--no-compile", no_compile_, "networks: the peer runs eager only (no torch.compile)");
+    sub.add_flag("--no-fold", no_fold_,
+                 "networks, inference: run each BatchNorm as its own pass instead of folding it into the "
+                 "convolution before it");
     sub.add_option("--weights", net_.weights,
                    "networks: start from this safetensors file (torchvision's parameter names, e.g. a state_dict "
                    "saved with safetensors.torch.save_file); default: torchvision's initialisation, seeded");
@@ -274,6 +277,7 @@ class BenchCommand : public Command {
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
     cfg.peer_compile = !no_compile_;
+    cfg.fold_batchnorm = !no_fold_;
     if (!cfg.weights.empty())  // every problem of the file, before any cell runs
       for (const auto& m : cfg.models) (void)engine::read_state(engine::make_graph_model(m), cfg.weights);
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
@@ -415,7 +419,7 @@ class BenchCommand : public Command {
   std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
   CLI::Option* device_opt_ = nullptr;
   engine::TrainOptions o_;
-  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false;
+  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false, no_fold_ = false;
   std::string precision_ = "fp32";
   engine::NetBenchConfig net_;
   int cfg_epochs_ = 0, repeat_ = 1;

@@ -60,11 +60,14 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   GraphOptions o;
   o.precision = p;
   o.training = train;
+  o.fold_batchnorm = cfg.fold_batchnorm;
   GraphNetwork net(g, ctx, batch, o);
   if (!cfg.weights.empty()) net.load_state(read_state(g, cfg.weights));
   fill_synthetic(net, batch, 1);
   const bool graphs = cfg.graphs && ctx.is_cuda();
+  int ran = 0;  // training steps run, for the loss-scaling note
   const auto step = [&] {
+    ++ran;
     if (net.captured())
       net.replay();
     else if (train)
@@ -117,7 +120,7 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
       auto source = kernel_time_factory()(cfg.gpu_index);
       ctx.synchronize();
       source->start();
-      for (int i = 0; i < cfg.profile_steps; ++i) {
+      for (int i = 0; i < cfg.profile_steps; ++i, ++ran) {
         if (train)
           net.train_step(batch);
         else
@@ -129,8 +132,9 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   } else {
     r.busy_note = "GPU only";
   }
-  const PassCosts c = g.cost(batch, activation_dtype(p));
-  r.flops = train ? c.train().flops : c.forward.flops;
+  // Inference counts what runs: BatchNorm with running statistics, or folded away.
+  r.flops = train ? g.cost(batch, activation_dtype(p)).train().flops
+                  : inference_cost(g, batch, activation_dtype(p), net.folded_batchnorms() > 0).flops;
   if (train) r.loss = net.loss();
   if (ctx.is_cuda()) r.peak_bytes = static_cast<double>(net.memory().total());
   const auto m = net.memory();
@@ -140,7 +144,11 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
                           {"state", m.state}, {"arena", m.arena}, {"io", m.io}, {"arena_unshared", net.arena_unshared()}}},
               {"data", "synthetic"},
               {"weights", cfg.weights.empty() ? std::string("seeded torchvision init") : cfg.weights}};
-  if (train && net.loss_scaling()) note_loss_scaling(r, net, (graphs ? 1 : 0) + cfg.warmup + r.steps);
+  if (train && net.loss_scaling()) note_loss_scaling(r, net, (graphs ? 1 : 0) + ran);
+  bool has_batchnorm = false;
+  for (const auto& n : g.nodes()) has_batchnorm |= n.op == NodeOp::BatchNorm2d;
+  if (has_batchnorm)
+    r.params["batchnorm"] = net.folded_batchnorms() > 0 ? "folded into the convolutions" : "separate";
   return r;
 }
 
@@ -216,8 +224,9 @@ std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
     if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
     if (x.contains("loss") && x["loss"].is_number()) r.loss = x["loss"].get<double>();
     const LayerGraph g = make_graph_model(r.model);
-    const PassCosts c = g.cost(r.batch, activation_dtype(parse_precision(r.precision)));
-    r.flops = r.mode == "train" ? c.train().flops : c.forward.flops;
+    const DType dtype = activation_dtype(parse_precision(r.precision));
+    r.flops = r.mode == "train" ? g.cost(r.batch, dtype).train().flops
+                                : inference_cost(g, r.batch, dtype, false).flops;  // eager PyTorch folds nothing
     r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
     if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
     out.push_back(std::move(r));

@@ -7,6 +7,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/half.hpp"
 #include "roofline/engine/ops_cnn.hpp"
+#include "src/engine/graph/graph_fold.hpp"
 #include "src/engine/graph/graph_plan.hpp"
 
 namespace roofline::engine {
@@ -112,7 +113,9 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
   }
 
   // Activations, gradients and scratch.
-  plan_ = std::make_unique<Plan>(make_plan(graph, max_batch, dtype_, opt_.training));
+  make_fold();
+  plan_ = std::make_unique<Plan>(
+      make_plan(graph, max_batch, dtype_, opt_.training, fold_ ? fold_->partner : std::vector<int>{}));
   arena_ = ctx.empty({static_cast<std::int64_t>(std::max<size_t>(plan_->arena, 256))}, DType::U8, "activations");
   memory_.arena = arena_.nbytes();
   arena_unshared_ = plan_->unshared;
@@ -184,6 +187,7 @@ void GraphNetwork::load_state(const std::vector<std::vector<float>>& tensors) {
   copy_bytes(state_.raw(), state_.device(), bufs.data(), Device::cpu(), bufs.size() * 4);
   refresh_copy();
   ctx_.synchronize();
+  fold_weights();
 }
 
 std::vector<std::vector<float>> GraphNetwork::state() const {
@@ -267,6 +271,7 @@ void GraphNetwork::forward(std::int64_t batch, bool training) {
 }
 
 void GraphNetwork::forward_node(size_t i, std::int64_t batch, bool training) {
+  if (folded(i)) return forward_folded(i, batch);
   const GraphNode& n = graph_.nodes()[i];
   const Shape& in = graph_.values()[static_cast<size_t>(n.inputs[0])].shape;
   void* x = act(n.inputs[0]);

@@ -73,7 +73,9 @@ struct Buffers {
 
 }  // namespace
 
-GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType dtype, bool training) {
+GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType dtype, bool training,
+                             const std::vector<int>& folds) {
+  ROOFLINE_ASSERT(folds.empty() || (!training && folds.size() == g.nodes().size()), "folds of an inference network");
   const auto& nodes = g.nodes();
   const auto& values = g.values();
   const int N = static_cast<int>(nodes.size());
@@ -93,7 +95,8 @@ GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType 
   // Activations: born at their producer, alive through their last reader.
   for (size_t i = 0; i < nodes.size(); ++i) {
     const GraphNode& n = nodes[i];
-    const bool view = n.op == NodeOp::Flatten || (n.op == NodeOp::Dropout && !training);
+    const bool folded_bn = !folds.empty() && folds[i] >= 0 && n.op == NodeOp::BatchNorm2d;
+    const bool view = n.op == NodeOp::Flatten || (n.op == NodeOp::Dropout && !training) || folded_bn;
     const int in = n.inputs[0];
     if (view && plan.act[static_cast<size_t>(in)] >= 0) {
       plan.act[static_cast<size_t>(n.output)] = plan.act[static_cast<size_t>(in)];

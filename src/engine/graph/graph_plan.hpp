@@ -43,6 +43,10 @@ struct GraphNetwork::Plan {
   size_t arena = 0, unshared = 0;
 };
 
-GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType dtype, bool training);
+// `folds`: batchnorm_folds of an inference network that folds (else empty): a
+// folded BatchNorm's output is its convolution's output buffer, written by the
+// convolution, so the pair needs one buffer where it needed two.
+GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType dtype, bool training,
+                             const std::vector<int>& folds = {});
 
 }  // namespace roofline::engine
