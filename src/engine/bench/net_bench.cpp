@@ -17,6 +17,7 @@
 #include "roofline/core/json_text.hpp"
 #include "roofline/engine/rng.hpp"
 #include "roofline/store/db.hpp"
+#include "src/engine/bench/net_data.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 
 namespace roofline::engine {
@@ -34,7 +35,7 @@ void fill_synthetic(GraphNetwork& net, std::int64_t batch, std::uint64_t seed) {
 }
 
 NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p, std::int64_t batch,
-                       bool train) {
+                       bool train, const NetData* data) {
   NetRecord r;
   r.model = g.name();
   r.device = ctx.is_cuda() ? "gpu" : "cpu";
@@ -46,7 +47,14 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   o.training = train;
   GraphNetwork net(g, ctx, batch, o);
   if (!cfg.weights.empty()) net.load_state(read_state(g, cfg.weights));
-  fill_synthetic(net, batch, 1);
+  std::unique_ptr<InputStager> feed;  // --data: a loader batch before each step
+  if (data) {
+    feed = std::make_unique<InputStager>(net, data->folder(train), train, cfg.data_threads);
+    feed->prefetch();
+    feed->load();
+  } else {
+    fill_synthetic(net, batch, 1);
+  }
   const bool graphs = cfg.graphs && ctx.is_cuda();
   const auto step = [&] {
     if (net.captured())
@@ -62,11 +70,16 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
     else
       net.capture_inference(batch);
   }
-  for (int i = 0; i < cfg.warmup; ++i) step();
-  ctx.synchronize();
   r.steps = ctx.is_cuda() || batch == 1 ? cfg.steps : std::max(3, cfg.steps / 4);
   std::vector<double> t;
-  for (int i = 0; i < r.steps; ++i) {
+  DataTiming dt;
+  if (feed) {
+    dt = run_data_steps(*feed, step, cfg.warmup, r.steps);
+    t = dt.intervals;
+  }
+  for (int i = 0; i < cfg.warmup && !feed; ++i) step();
+  ctx.synchronize();
+  for (int i = 0; i < r.steps && !feed; ++i) {
     if (ctx.is_cuda()) {
       t.push_back(detail::cuda_time(ctx.cuda(), step, 1));
     } else {
@@ -88,6 +101,7 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
                           {"state", m.state}, {"arena", m.arena}, {"io", m.io}, {"arena_unshared", net.arena_unshared()}}},
               {"data", "synthetic"},
               {"weights", cfg.weights.empty() ? std::string("seeded torchvision init") : cfg.weights}};
+  if (feed) describe_data(r, *data, data->folder(train), *feed, dt);
   return r;
 }
 
@@ -97,6 +111,12 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
   std::vector<NetRecord> out;
   std::vector<LayerGraph> graphs;
   for (const auto& m : cfg.models) graphs.push_back(make_graph_model(m));
+  std::optional<NetData> data;  // scanned once, before any cell
+  if (!cfg.data.empty() && !graphs.empty()) {
+    std::int64_t classes = graphs.front().classes();
+    for (const auto& g : graphs) classes = std::min(classes, g.classes());
+    data = open_net_data(cfg, classes);
+  }
   std::vector<Backend> devices;
   if (cfg.cpu) devices.push_back(Backend::Cpu);
   if (cfg.gpu) devices.push_back(Backend::Cuda);
@@ -111,7 +131,7 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
             if (status)
               status(fmt::format("roofline {} {} {} batch {} {}", g.name(), ctx.is_cuda() ? "gpu" : "cpu",
                                  to_string(p), batch, train ? "train" : "infer"));
-            out.push_back(measure_cell(g, ctx, cfg, p, batch, train));
+            out.push_back(measure_cell(g, ctx, cfg, p, batch, train, data ? &*data : nullptr));
             if (sink) sink(out.back());
           }
       }
