@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/store/db.hpp"
+#include "src/engine/bench/net_data.hpp"
 #include "tests/cpu/image_folder_fixtures.hpp"
 #include "tests/support/cli.hpp"
 
@@ -135,4 +136,36 @@ TEST(NetDataCli, ImageFolderDataWithASmallModelIsRefused) {
   r = bench(dir, {"simple-mlp", "--device", "cpu", "--data-threads", "4"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--data-threads is for the networks"), std::string::npos) << r.err;
+}
+
+// The verdict counts only the wait the step could not hide behind the device's work.
+TEST(NetData, TheStallIsTheWaitTheStepCouldNotHide) {
+  using roofline::engine::data_bound;
+  using roofline::engine::data_stall_share;
+  EXPECT_DOUBLE_EQ(data_stall_share(0.008, 0.010, 0.010), 0.0);    // GPU: waited while the step ran
+  EXPECT_DOUBLE_EQ(data_stall_share(0.016, 0.016, 0.010), 0.375);  // GPU: 6 ms of 16 beyond the device
+  EXPECT_DOUBLE_EQ(data_stall_share(0.002, 0.012, 0.010), 1.0 / 6);  // CPU: the wait comes before the step
+  EXPECT_DOUBLE_EQ(data_stall_share(0.0, 0.012, 0.010), 0.0);      // launch gaps are not the data's
+  EXPECT_DOUBLE_EQ(data_stall_share(0.001, 0.0, 0.0), 0.0);
+  EXPECT_FALSE(data_bound(0.05));
+  EXPECT_TRUE(data_bound(0.051));
+}
+
+TEST(NetData, TheReportSaysWhenTheDataSetsThePace) {
+  roofline::engine::NetRecord r;
+  r.model = "resnet18", r.device = "gpu", r.precision = "bf16", r.mode = "train", r.batch = 128;
+  r.params = {{"data_wait_ms", 9.0},   {"data_stall_share", 0.38}, {"data_bound", true},
+              {"device_step_ms", 9.55}, {"loader_images_per_s", 2100.4}, {"data_threads", 16},
+              {"data_folder", "/d/train"}, {"bad_files", 0}};
+  roofline::engine::NetRecord quiet = r;
+  quiet.mode = "infer";
+  quiet.params["data_bound"] = false;
+  roofline::Report rep("bench");
+  roofline::engine::add_net_data_warnings(rep, {r, quiet});
+  const std::string text = roofline::to_json(rep).dump();
+  EXPECT_NE(text.find("resnet18 gpu bf16 b128 train: the data pipeline sets the pace: 38% of each step waiting for "
+                      "images (loader 2,100 images/s with 16 threads; the GPU alone 13,403 images/s)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("b128 infer"), std::string::npos) << text;
 }

@@ -162,17 +162,22 @@ DataTiming run_data_steps(InputStager& s, const std::function<void()>& step, int
   return t;
 }
 
+double data_stall_share(double wait_s, double step_s, double device_s) {
+  // A wait while the GPU still ran the previous step costs nothing: what held
+  // the step back is at most the time it took beyond the device's own.
+  const double stall = std::min(wait_s, std::max(0.0, step_s - device_s));
+  return step_s > 0 ? stall / step_s : 0.0;
+}
+
+bool data_bound(double stall_share) { return stall_share > kDataBoundShare; }
+
 void describe_data(NetRecord& r, const NetData& data, const ImageFolder& folder, const InputStager& s,
                    const DataTiming& t) {
   const double steps = static_cast<double>(std::max<size_t>(1, t.intervals.size()));
   const double wait = (t.after.wait_s - t.before.wait_s) / steps;
   const double decoded = static_cast<double>(t.after.decoded - t.before.decoded);
   const double busy = t.after.busy_s - t.before.busy_s;
-  const double step = mean(t.intervals), device = mean(t.device);
-  // The wait that held the step back: a wait while the GPU still ran the step
-  // costs nothing, so at most the time the step took beyond the device's own.
-  const double stall = std::min(wait, std::max(0.0, step - device));
-  const double share = step > 0 ? stall / step : 0.0;
+  const double share = data_stall_share(wait, mean(t.intervals), mean(t.device));
   nlohmann::json bad = nlohmann::json::array();
   for (const auto& b : t.after.bad_examples) bad.push_back(b);
   r.params["data"] = data.dir;
@@ -182,7 +187,7 @@ void describe_data(NetRecord& r, const NetData& data, const ImageFolder& folder,
   r.params["data_threads"] = t.after.threads;
   r.params["data_wait_ms"] = wait * 1e3;
   r.params["data_stall_share"] = share;
-  r.params["data_bound"] = share > kDataBoundShare;
+  r.params["data_bound"] = data_bound(share);
   r.params["device_step_ms"] = summarize(t.device).median * 1e3;
   r.params["loader_images_per_s"] = t.wall_s > 0 ? decoded / t.wall_s : 0.0;
   r.params["loader_capacity_images_per_s"] = busy > 0 ? decoded * t.after.threads / busy : 0.0;
@@ -211,9 +216,9 @@ void add_net_data_warnings(Report& report, const std::vector<NetRecord>& records
       const double device_s = p.value("device_step_ms", 0.0) * 1e-3;
       report.warn(fmt::format(
           "{}: the data pipeline sets the pace: {:.0f}% of each step waiting for images (loader {} images/s with {} "
-          "threads; the {} alone {} images/s) — more --data-threads, or a faster disk/CPU",
+          "thread{}; the {} alone {} images/s) — more --data-threads, or a faster disk/CPU",
           cell, 100 * p.value("data_stall_share", 0.0), thousands(p.value("loader_images_per_s", 0.0)),
-          p.value("data_threads", 0), r.device == "gpu" ? "GPU" : "CPU",
+          p.value("data_threads", 0), p.value("data_threads", 0) == 1 ? "" : "s", r.device == "gpu" ? "GPU" : "CPU",
           thousands(device_s > 0 ? static_cast<double>(r.batch) / device_s : 0.0)));
     }
     const std::string folder = p.value("data_folder", std::string());

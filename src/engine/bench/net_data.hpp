@@ -106,6 +106,11 @@ struct DataTiming {
 // Expects load() to have put batch 0 in (the capture's eager step used it).
 DataTiming run_data_steps(InputStager& s, const std::function<void()>& step, int warmup, int steps);
 
+// The share of a step spent waiting for images that the step could not hide:
+// min(wait, step − device step) / step (per step, seconds). data_bound: over 5%.
+double data_stall_share(double wait_s, double step_s, double device_s);
+bool data_bound(double stall_share);
+
 // Fills r's params from the data, the loader and the timing ("data",
 // "data_folder", "data_wait_ms", "loader_images_per_s",
 // "loader_capacity_images_per_s", "bad_files", "skipped", ..., "data_bound").
