@@ -136,6 +136,13 @@ TEST(JpegDecode, ReportsEveryKindOfBadFile) {
   EXPECT_EQ(decode(""), DecodeStatus::NotJpeg);
   EXPECT_EQ(decode(std::string("\x89PNG\r\n\x1a\n", 8)), DecodeStatus::NotJpeg);
   EXPECT_EQ(decode(good.substr(0, 20)), DecodeStatus::Corrupt);  // the header is cut
+  // A header cut after its tables: TurboJPEG 2.1 fails half-way through it,
+  // and the same decoder must still read the next, good file.
+  for (size_t cut : {size_t{300}, good.find("\xFF\xDA")}) {
+    EXPECT_EQ(decode(good.substr(0, cut)), DecodeStatus::Corrupt) << cut;
+    EXPECT_EQ(decode(good), DecodeStatus::Ok) << "after a header cut at " << cut << ": " << why;
+    EXPECT_EQ(img.h, 64);
+  }
   EXPECT_EQ(decode(good.substr(0, good.size() / 2)), DecodeStatus::Truncated);
   EXPECT_NE(why.find("Premature end"), std::string::npos) << why;
   EXPECT_EQ(decode(good.substr(0, good.size() - 2)), DecodeStatus::Truncated);  // only the EOI marker missing

@@ -36,6 +36,11 @@ struct NetBenchConfig {
   bool profile = false;
   int profile_steps = 3;
   bool fold_batchnorm = true;  // inference: BatchNorm folded into the convolution before it (GraphOptions)
+  // An ImageFolder of JPEGs instead of synthetic batches (DIR, or DIR/train
+  // and DIR/val): src/engine/bench/net_data.hpp. data_threads: its decoding
+  // threads (0: the hardware's).
+  std::string data;
+  int data_threads = 0;
 };
 
 // One cell: a model × device × precision × batch × mode, of one source.
@@ -85,6 +90,13 @@ std::vector<NetRecord> run_net_peer(const NetBenchConfig& cfg);
 std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j);
 // One row of bench_results (schema v4's precision and step columns), in its own transaction.
 void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r);
+
+// With --data: the tables' note (what the cells read; the peer's data is
+// synthetic), "" without; and the report's warnings: cells where waiting for
+// images took more than 5% of the step, folders with files that could not be
+// decoded (net_data.cpp).
+std::string net_data_note(const NetBenchConfig& cfg);
+void add_net_data_warnings(Report& report, const std::vector<NetRecord>& records);
 
 // Seed 000's Tables 11 and 12: per model, batch and precision, the CPU and GPU
 // times of training (per step) and inference (per batch) and the GPU speedup.

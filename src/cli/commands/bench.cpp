@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "src/cli/commands/bench_profile.hpp"
@@ -104,7 +105,13 @@ class BenchCommand : public Command {
         ->check(whole_number(0))
         ->capture_default_str();
     sub.add_option("--data", data_,
-                   "folder with the IDX files (default: $ROOFLINE_DATA, else /usr/share/datasets/fashion-mnist)");
+                   "small models: the folder with the IDX files (default: $ROOFLINE_DATA, else "
+                   "/usr/share/datasets/fashion-mnist); networks: an ImageFolder of JPEGs (DIR/<class>/*.jpg, or "
+                   "DIR/train and DIR/val) read instead of synthetic batches, each step waiting for its images");
+    data_threads_opt_ = sub.add_option("--data-threads", net_.data_threads,
+                                       "networks with --data: JPEG decoding threads (0: one per hardware thread)")
+                            ->check(whole_number(0, 1024))
+                            ->capture_default_str();
     sub.add_option("--lr", o_.sgd.lr, "SGD learning rate")->capture_default_str();
     sub.add_option("--momentum", o_.sgd.momentum, "SGD momentum")->capture_default_str();
     sub.add_option("--weight-decay", o_.sgd.weight_decay, "SGD weight decay")->capture_default_str();
@@ -155,6 +162,10 @@ class BenchCommand : public Command {
                     "name either the small models or the networks");
       if (nets > 0) return run_nets(ctx);
     }
+    if (data_threads_opt_->count() > 0)
+      throw_usage("--data-threads is for the networks' ImageFolder data (alexnet, resnet18 with --data)",
+                  "drop --data-threads: the small models read Fashion-MNIST IDX files");
+    refuse_image_folder_for_small_models();
     engine::BenchConfig cfg;
     cfg.models.clear();
     for (const auto& m : split(join(models_, ","), ','))
@@ -264,6 +275,25 @@ class BenchCommand : public Command {
     }
   }
 
+  // --data DIR with the small models names their IDX folder; an ImageFolder
+  // there (subfolders, no IDX files) is meant for the networks.
+  void refuse_image_folder_for_small_models() const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (data_.empty() || !fs::is_directory(data_, ec)) return;  // the IDX reader names a missing folder
+    bool idx = false, subfolders = false;
+    for (const auto& e : fs::directory_iterator(data_, ec)) {
+      idx = idx || contains(e.path().filename().string(), "-ubyte");
+      subfolders = subfolders || e.is_directory(ec);
+    }
+    if (!idx && subfolders)
+      throw_usage(fmt::format("--data {}: no IDX files, but subfolders: an ImageFolder of JPEGs is read by the "
+                              "networks only, and the small models read Fashion-MNIST IDX files",
+                              data_),
+                  "benchmark alexnet or resnet18 with this --data, or give the small models a folder with "
+                  "train-images-idx3-ubyte and its siblings");
+  }
+
   // alexnet, resnet18: the graph networks' cells (engine/net_bench.hpp).
   Report run_nets(Invocation& ctx) {
     engine::NetBenchConfig cfg = net_;
@@ -278,6 +308,7 @@ class BenchCommand : public Command {
     cfg.peer_script = peer_script_;
     cfg.peer_compile = !no_compile_;
     cfg.fold_batchnorm = !no_fold_;
+    cfg.data = data_;
     if (!cfg.weights.empty())  // every problem of the file, before any cell runs
       for (const auto& m : cfg.models) (void)engine::read_state(engine::make_graph_model(m), cfg.weights);
     if (!cfg.peer.empty() && cfg.peer != "pytorch")
@@ -302,8 +333,13 @@ class BenchCommand : public Command {
           : r.device == "gpu"    ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
                                  : std::optional(ctx.cpu_device_id());
       engine::store_net_record(ctx.db(), ctx.run_id(), dev, r);
-      ctx.status(fmt::format("{} {} {} {} batch {} {}: {} per {}", r.source, r.model, r.device, r.precision, r.batch,
-                             r.mode, format_seconds(r.median_s), r.mode == "train" ? "step" : "batch"));
+      ctx.status(fmt::format("{} {} {} {} batch {} {}: {} per {}{}", r.source, r.model, r.device, r.precision, r.batch,
+                             r.mode, format_seconds(r.median_s), r.mode == "train" ? "step" : "batch",
+                             r.params.contains("data_wait_ms")
+                                 ? fmt::format(" (the {} alone {}; {} waiting for images)",
+                                               r.device == "gpu" ? "GPU" : "CPU", format_seconds(r.params["device_step_ms"].get<double>() * 1e-3),
+                                               format_seconds(r.params["data_wait_ms"].get<double>() * 1e-3))
+                                 : std::string()));
     };
     auto sink = [&](const engine::NetRecord& measured) {
       engine::NetRecord r = measured;
@@ -320,15 +356,19 @@ class BenchCommand : public Command {
       peer = engine::run_net_peer(cfg);
       for (const auto& r : peer) store(r);
     }
-    report.add(engine::net_table(ours, "roofline"));
+    const std::string data_note = engine::net_data_note(cfg);
+    Table& t = report.add(engine::net_table(ours, "roofline"));
+    if (!data_note.empty()) t.note(data_note);
     report.add(engine::net_detail_table(ours));
     for (const auto& r : ours)
       for (const auto& w : r.warnings) report.warn(w);
     if (!peer.empty()) {
       report.add(engine::net_table(peer, "pytorch"));
-      report.add(engine::net_peer_table(ours, peer));
+      Table& both = report.add(engine::net_peer_table(ours, peer));
+      if (!data_note.empty()) both.note(data_note);
     }
     for (const auto& p : profiles) report.append(p);
+    engine::add_net_data_warnings(report, ours);
     return report;
   }
 
@@ -418,6 +458,7 @@ class BenchCommand : public Command {
   std::vector<std::string> models_;
   std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
   CLI::Option* device_opt_ = nullptr;
+  CLI::Option* data_threads_opt_ = nullptr;
   engine::TrainOptions o_;
   bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false, no_fold_ = false;
   std::string precision_ = "fp32";

@@ -20,6 +20,7 @@
 #include "roofline/engine/rng.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
+#include "src/engine/bench/net_data.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 
 namespace roofline::engine {
@@ -50,7 +51,7 @@ void note_loss_scaling(NetRecord& r, const GraphNetwork& net, int ran) {
 }
 
 NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p, std::int64_t batch,
-                       bool train) {
+                       bool train, const NetData* data) {
   NetRecord r;
   r.model = g.name();
   r.device = ctx.is_cuda() ? "gpu" : "cpu";
@@ -63,7 +64,14 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   o.fold_batchnorm = cfg.fold_batchnorm;
   GraphNetwork net(g, ctx, batch, o);
   if (!cfg.weights.empty()) net.load_state(read_state(g, cfg.weights));
-  fill_synthetic(net, batch, 1);
+  std::unique_ptr<InputStager> feed;  // --data: a loader batch before each step
+  if (data) {
+    feed = std::make_unique<InputStager>(net, data->folder(train), train, cfg.data_threads);
+    feed->prefetch();
+    feed->load();
+  } else {
+    fill_synthetic(net, batch, 1);
+  }
   const bool graphs = cfg.graphs && ctx.is_cuda();
   int ran = 0;  // training steps run, for the loss-scaling note
   const auto step = [&] {
@@ -81,11 +89,45 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
     else
       net.capture_inference(batch);
   }
-  for (int i = 0; i < cfg.warmup; ++i) step();
-  ctx.synchronize();
   r.steps = ctx.is_cuda() || batch == 1 ? cfg.steps : std::max(3, cfg.steps / 4);
+  // The GPU busy fraction: kernel time (CUPTI) over the wall time of steps run
+  // back to back: the data-fed steps themselves, or as many synthetic steps
+  // again after the timed ones (which sync around each event pair).
+  std::unique_ptr<KernelTimeSource> busy_source;
+  std::chrono::steady_clock::time_point busy_t0;
+  const auto busy_start = [&] {
+    if (!ctx.is_cuda()) return;
+    if (!kernel_time_factory()) {
+      r.busy_note = "needs the profiler's in-process CUPTI tracer, which this build does not register";
+      return;
+    }
+    busy_source = kernel_time_factory()(cfg.gpu_index);
+    ctx.synchronize();
+    busy_source->start();
+    busy_t0 = std::chrono::steady_clock::now();
+  };
+  const auto busy_stop = [&] {
+    if (!busy_source) return;
+    ctx.synchronize();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_t0).count();
+    const double busy = busy_source->stop();
+    busy_source.reset();
+    if (std::isfinite(busy) && wall > 0)
+      r.busy_fraction = busy / wall;
+    else
+      r.busy_note = "the CUPTI tracer was not available (another profiler holds it?)";
+  };
   std::vector<double> t;
-  for (int i = 0; i < r.steps; ++i) {
+  DataTiming dt;
+  if (feed) {
+    busy_start();
+    dt = run_data_steps(*feed, step, cfg.warmup, r.steps);
+    busy_stop();
+    t = dt.intervals;
+  }
+  for (int i = 0; i < cfg.warmup && !feed; ++i) step();
+  ctx.synchronize();
+  for (int i = 0; i < r.steps && !feed; ++i) {
     if (ctx.is_cuda()) {
       t.push_back(detail::cuda_time(ctx.cuda(), step, 1));
     } else {
@@ -97,23 +139,10 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   const Summary s = summarize(t);
   r.median_s = s.median, r.iqr_s = s.iqr(), r.min_s = s.min, r.max_s = s.max;
   if (ctx.is_cuda()) {
-    // The busy fraction: the same number of steps again, back to back (no
-    // event or sync between them), kernel time over wall time.
-    if (kernel_time_factory()) {
-      auto source = kernel_time_factory()(cfg.gpu_index);
-      ctx.synchronize();
-      source->start();
-      const auto a = std::chrono::steady_clock::now();
+    if (!feed) {
+      busy_start();
       for (int i = 0; i < r.steps; ++i) step();
-      ctx.synchronize();
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-      const double busy = source->stop();
-      if (std::isfinite(busy) && wall > 0)
-        r.busy_fraction = busy / wall;
-      else
-        r.busy_note = "the CUPTI tracer was not available (another profiler holds it?)";
-    } else {
-      r.busy_note = "needs the profiler's in-process CUPTI tracer, which this build does not register";
+      busy_stop();
     }
     if (cfg.profile && kernel_time_factory()) {
       // Eager steps, so that each kernel runs inside its layer's NVTX range.
@@ -149,6 +178,7 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   for (const auto& n : g.nodes()) has_batchnorm |= n.op == NodeOp::BatchNorm2d;
   if (has_batchnorm)
     r.params["batchnorm"] = net.folded_batchnorms() > 0 ? "folded into the convolutions" : "separate";
+  if (feed) describe_data(r, *data, data->folder(train), *feed, dt);
   return r;
 }
 
@@ -158,6 +188,12 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
   std::vector<NetRecord> out;
   std::vector<LayerGraph> graphs;
   for (const auto& m : cfg.models) graphs.push_back(make_graph_model(m));
+  std::optional<NetData> data;  // scanned once, before any cell
+  if (!cfg.data.empty() && !graphs.empty()) {
+    std::int64_t classes = graphs.front().classes();
+    for (const auto& g : graphs) classes = std::min(classes, g.classes());
+    data = open_net_data(cfg, classes);
+  }
   std::vector<Backend> devices;
   if (cfg.cpu) devices.push_back(Backend::Cpu);
   if (cfg.gpu) devices.push_back(Backend::Cuda);
@@ -172,7 +208,7 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
             if (status)
               status(fmt::format("roofline {} {} {} batch {} {}", g.name(), ctx.is_cuda() ? "gpu" : "cpu",
                                  to_string(p), batch, train ? "train" : "infer"));
-            out.push_back(measure_cell(g, ctx, cfg, p, batch, train));
+            out.push_back(measure_cell(g, ctx, cfg, p, batch, train, data ? &*data : nullptr));
             if (sink) sink(out.back());
           }
       }
@@ -316,7 +352,8 @@ Table net_detail_table(const std::vector<NetRecord>& ours) {
          "time. of ceiling: that rate over the device's compute ceiling for the precision (fp32: CUDA cores, TF32 "
          "off; tf32/bf16/fp16: tensor cores, which the element-wise layers do not use)");
   if (!sources.empty()) t.note("ceilings: " + join(sources, "; "));
-  t.note("GPU busy: kernel time over wall time of as many steps again, back to back (CUPTI)");
+  t.note("GPU busy: kernel time over wall time of as many steps again, back to back (CUPTI); with --data, of the "
+         "data-fed steps themselves (waits for images included)");
   if (any_busy_note)
     for (const auto& r : ours)
       if (r.device == "gpu" && !r.busy_fraction && !r.busy_note.empty()) {

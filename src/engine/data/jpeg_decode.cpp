@@ -91,6 +91,13 @@ JpegDecoder::~JpegDecoder() {
 DecodeStatus JpegDecoder::decode(const std::uint8_t* data, size_t size, RgbImage& out, std::string* detail) {
   auto fail = [&](DecodeStatus s, std::string why) {
     if (detail) *detail = std::move(why);
+    // TurboJPEG 2.1 leaves a handle whose header read failed half-way in a
+    // state where the next file's header reads as 0 x 0 pixels: a good file
+    // after a bad one would be refused. A fresh handle after every failure.
+    tjDestroy(tj(handle_));
+    handle_ = tjInitDecompress();
+    if (!handle_)
+      throw Error(ErrorKind::Internal, fmt::format("cannot start a TurboJPEG decompressor: {}", tjGetErrorStr2(nullptr)));
     return s;
   };
   if (size < 4 || data[0] != 0xFF || data[1] != 0xD8)
@@ -154,6 +161,13 @@ DecodeStatus JpegDecoder::decode(const std::uint8_t* data, size_t size, RgbImage
 DecodeStatus JpegDecoder::decode_file(const std::string& path, RgbImage& out, std::string* detail) {
   auto fail = [&](DecodeStatus s, std::string why) {
     if (detail) *detail = std::move(why);
+    // TurboJPEG 2.1 leaves a handle whose header read failed half-way in a
+    // state where the next file's header reads as 0 x 0 pixels: a good file
+    // after a bad one would be refused. A fresh handle after every failure.
+    tjDestroy(tj(handle_));
+    handle_ = tjInitDecompress();
+    if (!handle_)
+      throw Error(ErrorKind::Internal, fmt::format("cannot start a TurboJPEG decompressor: {}", tjGetErrorStr2(nullptr)));
     return s;
   };
   // O_NONBLOCK: a FIFO named x.jpg must not hang the reader (regular files ignore it).
