@@ -30,6 +30,7 @@
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/conv_choice.hpp"
 #include "src/engine/cuda/cudnn_graph.hpp"
+#include "src/engine/cuda/im2col.hpp"
 #include "src/engine/cuda/lowp.hpp"
 #include "src/engine/cuda/ops_cuda.hpp"
 
@@ -496,6 +497,8 @@ void cudnn_conv_backward_weight(const CudaState* cst, const ops::Conv2dShape& s,
 std::string conv2d_path(const CudaState* st, const ops::Conv2dShape& s, Pass pass) {
   if (own_conv_applies(conv_kernel_override(), s.dtype, s.format, s.groups, s.c, s.k))
     return "roofline's own kernels (conv_pool.cu)";
+  if (pass != Pass::InputGrad && im2col_applies(s))
+    return "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM";
   const auto it = st->paths.find(describe(s, pass));
   return it == st->paths.end() ? std::string() : it->second;
 }

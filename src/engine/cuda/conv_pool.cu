@@ -15,6 +15,7 @@
 #include "kernels/conv2d_tiled.cuh"
 #include "kernels/pool_window.cuh"
 #include "src/engine/cuda/conv_choice.hpp"
+#include "src/engine/cuda/im2col.hpp"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/ops_cuda.hpp"
 
@@ -334,7 +335,10 @@ bool own(const ops::Conv2dShape& s) {
 
 void conv2d_forward(const CudaState* st, const ops::Conv2dShape& s, void* out_, const void* in_, const void* w_,
                     const float* b) {
-  if (!own(s)) return cudnn_conv_forward(st, s, out_, in_, w_, b);
+  if (!own(s)) {
+    if (im2col_applies(s)) return im2col_conv_forward(st, s, out_, in_, w_, b);
+    return cudnn_conv_forward(st, s, out_, in_, w_, b);
+  }
   float* out = static_cast<float*>(out_);  // fp32 from here on (own_conv_applies)
   const float* in = static_cast<const float*>(in_);
   const float* w = static_cast<const float*>(w_);
@@ -397,7 +401,10 @@ void conv2d_backward_input(const CudaState* st, const ops::Conv2dShape& s, void*
 
 void conv2d_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db, const void* dpre_,
                             const void* in_) {
-  if (!own(s)) return cudnn_conv_backward_weight(st, s, dw, db, dpre_, in_);
+  if (!own(s)) {
+    if (im2col_applies(s)) return im2col_conv_backward_weight(st, s, dw, db, dpre_, in_);
+    return cudnn_conv_backward_weight(st, s, dw, db, dpre_, in_);
+  }
   const float* dpre = static_cast<const float*>(dpre_);
   const float* in = static_cast<const float*>(in_);
   if (wgrad_tiled(st, s, dw, db, dpre, in)) return;

@@ -138,6 +138,9 @@ struct CudaState {
   // Workspaces replaced by a larger one: kept until the context ends, since a
   // CUDA graph captured earlier may still read them.
   std::vector<cuda::DeviceBuffer<char>> retired_workspaces;
+  // The im2col path's matrix, padded weights and partial weight gradients
+  // (im2col.hpp): grown like the workspace, retired buffers kept with its.
+  cuda::DeviceBuffer<char> im2col;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> plans;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans;
   // What each library-backed op took on its first call (cuDNN engine, fused or

@@ -1,0 +1,109 @@
+// The im2col path's kernels: see im2col.hpp.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "roofline/core/error.hpp"
+#include "src/engine/cuda/im2col.hpp"
+#include "src/engine/cuda/launch.cuh"
+
+namespace roofline::engine::cuda_ops {
+
+namespace {
+
+struct Im2colGeo {
+  int C, H, W, OH, OW, S, stride, pad, rsc, kp, n0;
+};
+
+// One thread: 8 consecutive columns (16 bytes) of one row of A. All index
+// arithmetic in 32 bits (sizes checked by the host).
+template <class T>
+__global__ void im2col_nhwc_kernel(Im2colGeo g, std::uint32_t total, const T* __restrict__ x, T* __restrict__ a) {
+  const std::uint32_t groups = std::uint32_t(g.kp / 8), plane = std::uint32_t(g.OH * g.OW);
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const std::uint32_t m = i / groups, grp = i - m * groups;
+    const std::uint32_t img = m / plane, p = m - img * plane;
+    const int oy = int(p / std::uint32_t(g.OW)), ox = int(p % std::uint32_t(g.OW));
+    const int n = g.n0 + int(img);
+    const int y0 = oy * g.stride - g.pad, x0 = ox * g.stride - g.pad;
+    alignas(16) T v[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int j = int(grp) * 8 + u;
+      T val = T(0.0f);
+      if (j < g.rsc) {
+        const int c = j % g.C, rs = j / g.C, s = rs % g.S, r = rs / g.S;
+        const int iy = y0 + r, ix = x0 + s;
+        if (iy >= 0 && iy < g.H && ix >= 0 && ix < g.W)
+          val = x[((std::size_t(n) * g.H + iy) * g.W + ix) * g.C + c];
+      }
+      v[u] = val;
+    }
+    *reinterpret_cast<uint4*>(a + std::size_t(m) * g.kp + grp * 8) = *reinterpret_cast<const uint4*>(v);
+  }
+}
+
+template <class T>
+__global__ void pad_rows_kernel(std::int64_t k, std::int64_t rsc, std::int64_t kp, const T* __restrict__ w,
+                                T* __restrict__ wp) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < k * kp;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / kp, j = i - row * kp;
+    wp[i] = j < rsc ? w[row * rsc + j] : T(0.0f);
+  }
+}
+
+__global__ void sum_rows_kernel(std::int64_t parts, std::int64_t k, std::int64_t rsc, std::int64_t kp,
+                                const float* __restrict__ partial, float* __restrict__ dw) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < k * rsc;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t row = i / rsc, j = i - row * rsc;
+    float acc = 0.f;
+    for (std::int64_t q = 0; q < parts; ++q) acc += partial[(q * k + row) * kp + j];
+    dw[i] = acc;
+  }
+}
+
+template <class F>
+void by_dtype(DType t, F&& f) {
+  if (t == DType::BF16)
+    f.template operator()<__nv_bfloat16>();
+  else if (t == DType::F16)
+    f.template operator()<__half>();
+  else
+    throw Error(ErrorKind::Internal, "the im2col path is for bf16 and fp16 only", "a caller bug: see im2col_applies");
+}
+
+}  // namespace
+
+void launch_im2col_nhwc(const CudaState* st, DType t, const ops::Conv2dShape& s, std::int64_t n0,
+                        std::int64_t images, std::int64_t kp, const void* x, void* a) {
+  const std::int64_t rows = images * s.oh() * s.ow(), total = rows * (kp / 8);
+  ROOFLINE_ASSERT(kp % 8 == 0 && total < (std::int64_t{1} << 32) && s.n * s.h * s.w * s.c < (std::int64_t{1} << 62),
+                  "im2col sizes");
+  const Im2colGeo g{int(s.c), int(s.h), int(s.w), int(s.oh()), int(s.ow()), int(s.s), int(s.stride), int(s.pad),
+                    int(s.r * s.s * s.c), int(kp), int(n0)};
+  by_dtype(t, [&]<class T>() {
+    im2col_nhwc_kernel<T><<<blocks_for(total, st), kThreads, 0, stream_of(st)>>>(
+        g, std::uint32_t(total), static_cast<const T*>(x), static_cast<T*>(a));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void launch_pad_rows(const CudaState* st, DType t, std::int64_t k, std::int64_t rsc, std::int64_t kp, const void* w,
+                     void* wp) {
+  by_dtype(t, [&]<class T>() {
+    pad_rows_kernel<T><<<blocks_for(k * kp, st), kThreads, 0, stream_of(st)>>>(k, rsc, kp, static_cast<const T*>(w),
+                                                                                 static_cast<T*>(wp));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+void launch_sum_rows(const CudaState* st, std::int64_t parts, std::int64_t k, std::int64_t rsc, std::int64_t kp,
+                     const float* partial, float* dw) {
+  sum_rows_kernel<<<blocks_for(k * rsc, st), kThreads, 0, stream_of(st)>>>(parts, k, rsc, kp, partial, dw);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace roofline::engine::cuda_ops
