@@ -202,6 +202,25 @@ TEST(ConvPrecisionsGpu, EveryDtypeAndFormatMatchesTheFloat64Reference) {
       }
 }
 
+// The im2col path (few-channel 16-bit NHWC layers) where A is built in more
+// than one chunk of images (at most 128 MB each: 15.2 MB an image here, so
+// 8 + 4 images): the forward's and weight gradient's chunks against float64.
+TEST(ConvPrecisionsGpu, Im2colChunksMatchTheFloat64Reference) {
+  ROOFLINE_REQUIRE_GPU();
+  Context ctx(Backend::Cuda);
+  Rng rng(4096);
+  for (DType t : {DType::BF16, DType::F16}) {
+    ops::Conv2dShape s = conv(3, 224, 8, 7, 1, 3, true);
+    s.n = 12;
+    s.dtype = t;
+    s.format = MemoryFormat::NHWC;
+    const Errors e = check_conv(ctx, s, rng);
+    std::cout << name(s) << ": out " << e.out << " dw " << e.dw << " db " << e.db << "\n";
+    EXPECT_NE(cuda_ops::conv2d_path(ctx.cuda(), s, Pass::Forward).find("im2col"), std::string::npos);
+    EXPECT_NE(cuda_ops::conv2d_path(ctx.cuda(), s, Pass::WeightGrad).find("im2col"), std::string::npos);
+  }
+}
+
 // A long reduction (c·r·s = 2,304 products per output) in true fp32: within
 // 1e-5, which TF32 (~1e-3 here) would fail by two orders of magnitude, and
 // no engine carrying the tensor-core note took any pass.

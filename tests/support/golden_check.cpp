@@ -28,6 +28,7 @@ double rel(const std::vector<float>& a, const std::vector<float>& ref) {
 
 std::string GoldenResult::summary() const {
   std::string s = fmt::format("worst logits {:.2e}, worst gradient {:.2e}", worst_logits, worst_grads);
+  if (median_ratio > 0) s += fmt::format(", median gradient error {:.2f}x PyTorch's", median_ratio);
   for (const auto& f : failures) s += "\n  " + f;
   return s;
 }
@@ -40,6 +41,7 @@ GoldenResult check_golden(engine::GraphNetwork& net, const std::string& file, st
   if (!b.peer_file.empty()) peer = SafetensorsFile::open(b.peer_file);
   const auto& graph = net.graph();
   GoldenResult r;
+  std::vector<double> ratios;  // our gradient error over the peer's, tensor by tensor
   // `key`: the tensor the figure compares (its peer bound, when there is a peer file).
   auto check_key = [&](const std::string& what, double e, double bound, const std::string& key) {
     if (peer) bound = std::max(b.floor, b.factor * rel(peer->read_f32(key), g.read_f32(key)));
@@ -74,8 +76,20 @@ GoldenResult check_golden(engine::GraphNetwork& net, const std::string& file, st
     const double en = rel({static_cast<float>(std::sqrt(norm))}, g.read_f32("grad_norm." + p.name));
     r.worst_grads = std::max({r.worst_grads, es, en});
     check_key("gradient " + p.name, es, b.grads, "grad_sample." + p.name);
+    if (peer) {
+      const double pe = rel(peer->read_f32("grad_sample." + p.name), g.read_f32("grad_sample." + p.name));
+      if (pe > 0) ratios.push_back(es / pe);
+    }
     // A norm can agree by chance where the entries do not: its peer bound is the entries'.
     check_key("gradient norm " + p.name, en, b.grads, "grad_sample." + p.name);
+  }
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    const size_t m = ratios.size();
+    r.median_ratio = m % 2 ? ratios[m / 2] : 0.5 * (ratios[m / 2 - 1] + ratios[m / 2]);
+    if (b.median_factor > 0 && !(r.median_ratio <= b.median_factor))
+      r.failures.push_back(fmt::format("median gradient error over PyTorch's: {:.2f} > {:.2f}", r.median_ratio,
+                                       b.median_factor));
   }
   return r;
 }

@@ -19,11 +19,17 @@ struct GoldenBounds {
   // file of PyTorch's (its bf16 run) is from the reference file, figure by figure).
   std::string peer_file;
   double factor = 2, floor = 1e-2;
+  // With a peer file: the median over the gradients of (our error / the
+  // peer's) must also stay within this (0: not checked). A per-tensor factor
+  // alone is a bound on one noisy draw (a gradient's sampled entries); a
+  // systematic loss of precision moves the median.
+  double median_factor = 0;
 };
 
 struct GoldenResult {
   std::vector<std::string> failures;  // "grad layer1.0.conv1.weight: 3.1e-3 > 1e-3"
   double worst_logits = 0, worst_grads = 0;
+  double median_ratio = 0;  // with a peer file: median over the gradients of our error / the peer's
   std::string summary() const;
 };
 
