@@ -1,8 +1,9 @@
 // The graph networks on the GPU: the small golden fixtures (the CPU suite's)
 // and PyTorch's full-size golden files (224 × 224, batch 8, written by
 // peers/golden_nets.py in the same device call: ROOFLINE_GOLDEN_DIR), fp32
-// at the bounds against PyTorch's float64 and bf16 within twice PyTorch's own bf16
-// difference from float64, tensor by tensor; a captured step against the eager one.
+// at the bounds against PyTorch's float64 and bf16 within 3 times PyTorch's own bf16
+// difference from float64, tensor by tensor, and 1.5 times in the median over the
+// gradients; a captured step against the eager one.
 #include <gtest/gtest.h>
 
 #include <cmath>
