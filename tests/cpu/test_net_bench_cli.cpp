@@ -122,3 +122,14 @@ TEST(NetBench, LayerTableMapsRangesToLayersAndPasses) {
   for (const auto& n : t.notes()) outside |= n.find("40.0% outside any layer") != std::string::npos;
   EXPECT_TRUE(outside);
 }
+
+// The largest batch that fits, from the planned bytes at batch 1 and 2.
+TEST(NetBench, LargestBatchThatFitsIsAffineInTheBatch) {
+  using roofline::engine::largest_batch_that_fits;
+  // 100 fixed + 10 per image: batch 1 plans 110, batch 2 120.
+  EXPECT_EQ(largest_batch_that_fits(110, 120, 1000, 0), 90);    // 100 + 90 * 10 = 1000
+  EXPECT_EQ(largest_batch_that_fits(110, 120, 1009, 0), 90);    // 91 would need 1010
+  EXPECT_EQ(largest_batch_that_fits(110, 120, 1000, 500), 40);  // the margin comes off first
+  EXPECT_EQ(largest_batch_that_fits(110, 120, 105, 0), 0);      // not even one image
+  EXPECT_EQ(largest_batch_that_fits(110, 110, 1000, 0), 0);     // no per-image bytes: nothing to say
+}

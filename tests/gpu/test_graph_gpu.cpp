@@ -12,6 +12,7 @@
 #include "roofline/core/env.hpp"
 #include "roofline/engine/graph_network.hpp"
 #include "roofline/engine/safetensors.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/golden_check.hpp"
 #include "tests/support/golden_init.hpp"
 #include "src/engine/cuda/cuda_state.hpp"
@@ -154,4 +155,17 @@ TEST(GraphGpu, Tf32AndBf16FollowFp32) {
   };
   EXPECT_LT(rel(logits[1]), 1e-2) << "tf32 logits against fp32";
   EXPECT_LT(rel(logits[2]), 5e-2) << "bf16 logits against fp32";
+}
+
+// A batch far past the GPU's memory: the bench says so, with the largest batch
+// that fits, and exits nonzero.
+TEST(GraphGpu, ABatchThatDoesNotFitNamesTheLargestThatDoes) {
+  ROOFLINE_REQUIRE_GPU();
+  test::TempDir dir;
+  const auto r = test::run_cli({"--db", dir.file("r.db"), "bench", "resnet18", "--device", "gpu", "--mode", "train",
+                                "--batch", "200000", "--steps", "1", "--warmup", "0"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("does not fit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("largest batch that fits is about"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--batch"), std::string::npos) << r.err;
 }

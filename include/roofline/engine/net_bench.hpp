@@ -88,6 +88,15 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
 // The peer's cells (eager, and torch.compile unless !cfg.peer_compile).
 std::vector<NetRecord> run_net_peer(const NetBenchConfig& cfg);
 std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j);
+// The largest batch whose planned bytes fit in free_bytes less `margin`,
+// from the bytes a network plans at batch 1 and 2 (affine in the batch);
+// 0 when not even one image fits. The bench's message when a GPU cell runs out
+// of memory.
+std::int64_t largest_batch_that_fits(std::int64_t bytes_at_1, std::int64_t bytes_at_2, std::int64_t free_bytes,
+                                     std::int64_t margin);
+// What that message leaves for cuDNN's and cuBLASLt's workspaces and the
+// im2col matrix, which the networks' planned bytes do not count.
+inline constexpr std::int64_t kLibraryMargin = std::int64_t{512} << 20;
 // One row of bench_results (schema v4's precision and step columns), in its own transaction.
 void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r);
 

@@ -50,8 +50,8 @@ void note_loss_scaling(NetRecord& r, const GraphNetwork& net, int ran) {
                                      r.model, r.device, r.precision, r.batch, skipped, ran, scale));
 }
 
-NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p, std::int64_t batch,
-                       bool train, const NetData* data) {
+NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p,
+                          std::int64_t batch, bool train, const NetData* data) {
   NetRecord r;
   r.model = g.name();
   r.device = ctx.is_cuda() ? "gpu" : "cpu";
@@ -182,6 +182,62 @@ NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& 
   return r;
 }
 
+bool out_of_memory(const Error& e) {
+  return e.kind() == ErrorKind::Device && std::string(e.what()).find("out of memory") != std::string::npos;
+}
+
+// A GPU cell that ran out of memory: the planned bytes of the same network at
+// batch 1 and 2 (every buffer but the libraries' workspaces grows with the
+// batch: params and state fixed, the arena and the input per image) give the
+// largest batch that fits in what is free now.
+[[noreturn]] void throw_batch_too_large(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p,
+                                        std::int64_t batch, bool train, const Error& e) {
+  const std::string cell = fmt::format("{} gpu {} {} at batch {}", g.name(), to_string(p), train ? "training" : "inference", batch);
+  GraphOptions o;
+  o.precision = p;
+  o.training = train;
+  o.fold_batchnorm = cfg.fold_batchnorm;
+  std::optional<std::int64_t> fits;
+  std::string plan;
+  try {
+    std::int64_t m1 = 0, m2 = 0;
+    {
+      GraphNetwork one(g, ctx, 1, o);
+      m1 = static_cast<std::int64_t>(one.memory().total());
+    }
+    {
+      GraphNetwork two(g, ctx, 2, o);
+      m2 = static_cast<std::int64_t>(two.memory().total());
+    }
+    ctx.synchronize();
+    const std::int64_t free_b = static_cast<std::int64_t>(detail::cuda_free_memory(ctx.cuda()));
+    fits = largest_batch_that_fits(m1, m2, free_b, kLibraryMargin);
+    plan = fmt::format("planned buffers {} + {} per image; {} free now, {} kept for the libraries' workspaces",
+                       format_bytes(double(2 * m1 - m2)), format_bytes(double(m2 - m1)), format_bytes(double(free_b)),
+                       format_bytes(double(kLibraryMargin)));
+  } catch (const Error& probe) {
+    if (!out_of_memory(probe)) throw;
+    fits = 0;  // not even batch 1 or 2
+  }
+  if (!fits || *fits <= 0)
+    throw Error(ErrorKind::Device, fmt::format("{} does not fit: {}; not even batch 1 or 2 fits now", cell, e.what()),
+                "free GPU memory held by other programs, or use a smaller precision (bf16)");
+  throw Error(ErrorKind::Device,
+              fmt::format("{} does not fit: {}. The largest batch that fits is about {} ({})", cell, e.what(), *fits,
+                          plan),
+              fmt::format("use --batch {} or less", *fits));
+}
+
+NetRecord measure_cell(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p, std::int64_t batch,
+                       bool train, const NetData* data) {
+  try {
+    return measure_cell_at(g, ctx, cfg, p, batch, train, data);
+  } catch (const Error& e) {
+    if (!ctx.is_cuda() || !out_of_memory(e)) throw;
+    throw_batch_too_large(g, ctx, cfg, p, batch, train, e);
+  }
+}
+
 }  // namespace
 
 std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& sink, const NetStatus& status) {
@@ -214,6 +270,13 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
       }
     }
   return out;
+}
+
+std::int64_t largest_batch_that_fits(std::int64_t bytes_at_1, std::int64_t bytes_at_2, std::int64_t free_bytes,
+                                     std::int64_t margin) {
+  const std::int64_t per_image = bytes_at_2 - bytes_at_1, fixed = bytes_at_1 - per_image;
+  if (per_image <= 0 || free_bytes - margin - fixed < per_image) return 0;
+  return (free_bytes - margin - fixed) / per_image;
 }
 
 void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r) {

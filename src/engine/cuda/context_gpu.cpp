@@ -91,6 +91,13 @@ void cuda_memset_async(const CudaState* s, void* dst, int value, size_t bytes) {
 
 void cuda_synchronize(const CudaState* s) { CUDA_CHECK(cudaStreamSynchronize(s->stream.get())); }
 
+size_t cuda_free_memory(const CudaState* s) {
+  CUDA_CHECK(cudaSetDevice(s->device));
+  size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
 double cuda_time(const CudaState* s, const std::function<void()>& work, int reps) {
   cuda::Event start, stop;
   start.record(s->stream.get());

@@ -15,6 +15,8 @@ void* cuda_stream(const CudaState* s);
 void cuda_copy_async(const CudaState* s, void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes);
 void cuda_memset_async(const CudaState* s, void* dst, int value, size_t bytes);
 void cuda_synchronize(const CudaState* s);
+// Bytes of device memory free now (cudaMemGetInfo on the state's device).
+size_t cuda_free_memory(const CudaState* s);
 // Seconds per call of `work` (enqueued `reps` times between two events).
 double cuda_time(const CudaState* s, const std::function<void()>& work, int reps);
 // Captures `work` into an executable graph (type-erased owner).
