@@ -2,6 +2,10 @@
 // nonzero exit; a CPU cell runs and is stored with its precision.
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "roofline/engine/graph_weights.hpp"
+#include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/net_bench.hpp"
 #include "roofline/store/db.hpp"
 #include "tests/support/cli.hpp"
@@ -132,4 +136,24 @@ TEST(NetBench, LargestBatchThatFitsIsAffineInTheBatch) {
   EXPECT_EQ(largest_batch_that_fits(110, 120, 1000, 500), 40);  // the margin comes off first
   EXPECT_EQ(largest_batch_that_fits(110, 120, 105, 0), 0);      // not even one image
   EXPECT_EQ(largest_batch_that_fits(110, 110, 1000, 0), 0);     // no per-image bytes: nothing to say
+}
+
+// Weights with a NaN: the training loss is NaN; the cell is stored and shown,
+// and the bench exits with the numeric-error status naming it.
+TEST(NetBenchCli, ANonFiniteLossFailsTheRunNamingTheCell) {
+  TempDir dir;
+  const auto g = roofline::engine::make_graph_model("resnet18");
+  auto state = g.init_params(1);
+  state[0][0] = std::numeric_limits<float>::quiet_NaN();  // conv1.weight
+  roofline::engine::write_state(g, state, dir.file("nan.safetensors"));
+  const auto r = run_cli({"--db", dir.file("r.db"), "bench", "resnet18", "--device", "cpu", "--batch", "1", "--mode",
+                          "train", "--steps", "1", "--warmup", "0", "--weights", dir.file("nan.safetensors")});
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find("NaN or Inf"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resnet18 cpu fp32 batch 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("roofline per cell"), std::string::npos) << r.out;  // the tables came first
+  roofline::store::Db db(dir.file("r.db"));
+  auto st = db.prepare("SELECT COUNT(*) FROM bench_results WHERE model = 'resnet18'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), 1);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -369,6 +370,18 @@ class BenchCommand : public Command {
     }
     for (const auto& p : profiles) report.append(p);
     engine::add_net_data_warnings(report, ours);
+    std::vector<std::string> diverged;
+    for (const auto& r : ours)
+      if (r.mode == "train" && r.loss && !std::isfinite(*r.loss))
+        diverged.push_back(fmt::format("{} {} {} batch {}", r.model, r.device, r.precision, r.batch));
+    if (!diverged.empty()) {
+      // The cells are stored and worth showing; the run still fails.
+      render(report, ctx.options().format(), std::cout);
+      throw Error(ErrorKind::Numeric,
+                  "the training loss became NaN or Inf (diverged) in: " + join(diverged, "; "),
+                  "check the weights (--weights) and the precision: fp16 runs with dynamic loss scaling, bf16 and "
+                  "fp32 have fp32's range; the step times of those cells are stored but measure a diverged network");
+    }
     return report;
   }
 
