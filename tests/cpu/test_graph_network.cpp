@@ -143,3 +143,16 @@ TEST(GraphNetwork, RefusesMixedPrecisionOnTheCpu) {
     EXPECT_NE(std::string(e.hint()).find("fp32"), std::string::npos);
   }
 }
+
+// bf16 and TF32 need Ampere's tensor cores: a V100 or a T4 is refused with the
+// reason; fp16 and fp32 run anywhere.
+TEST(GraphNetwork, PrecisionsNeedTheirTensorCores) {
+  using roofline::engine::Precision;
+  using roofline::engine::precision_unsupported_reason;
+  EXPECT_NE(precision_unsupported_reason(Precision::BF16, 7, 0).find("8.0 (Ampere)"), std::string::npos);
+  EXPECT_NE(precision_unsupported_reason(Precision::TF32, 7, 5).find("this GPU is 7.5"), std::string::npos);
+  EXPECT_EQ(precision_unsupported_reason(Precision::FP16, 7, 0), "");
+  EXPECT_EQ(precision_unsupported_reason(Precision::FP32, 6, 1), "");
+  EXPECT_EQ(precision_unsupported_reason(Precision::BF16, 8, 0), "");
+  EXPECT_EQ(precision_unsupported_reason(Precision::BF16, 9, 0), "");
+}

@@ -27,5 +27,8 @@ DType activation_dtype(Precision p);
 inline bool allows_tf32(Precision p) { return p == Precision::TF32; }
 // Whether it needs loss scaling (fp16's range).
 inline bool needs_loss_scaling(Precision p) { return p == Precision::FP16; }
+// Why a GPU of compute capability major.minor cannot run `p` ("" when it
+// can): bf16 and TF32 tensor cores came with Ampere (8.0).
+std::string precision_unsupported_reason(Precision p, int major, int minor);
 
 }  // namespace roofline::engine

@@ -51,4 +51,11 @@ DType activation_dtype(Precision p) {
   }
 }
 
+std::string precision_unsupported_reason(Precision p, int major, int minor) {
+  if ((p == Precision::BF16 || p == Precision::TF32) && major < 8)
+    return fmt::format("{} needs the tensor cores of compute capability 8.0 (Ampere) or newer; this GPU is {}.{}",
+                       to_string(p), major, minor);
+  return {};
+}
+
 }  // namespace roofline::engine

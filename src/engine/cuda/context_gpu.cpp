@@ -91,6 +91,13 @@ void cuda_memset_async(const CudaState* s, void* dst, int value, size_t bytes) {
 
 void cuda_synchronize(const CudaState* s) { CUDA_CHECK(cudaStreamSynchronize(s->stream.get())); }
 
+std::pair<int, int> cuda_compute_capability(const CudaState* s) {
+  int major = 0, minor = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, s->device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, s->device));
+  return {major, minor};
+}
+
 size_t cuda_free_memory(const CudaState* s) {
   CUDA_CHECK(cudaSetDevice(s->device));
   size_t free_b = 0, total_b = 0;

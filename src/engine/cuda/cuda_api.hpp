@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <utility>
 
 namespace roofline::engine {
 struct CudaState;
@@ -17,6 +18,8 @@ void cuda_memset_async(const CudaState* s, void* dst, int value, size_t bytes);
 void cuda_synchronize(const CudaState* s);
 // Bytes of device memory free now (cudaMemGetInfo on the state's device).
 size_t cuda_free_memory(const CudaState* s);
+// The device's compute capability (major, minor).
+std::pair<int, int> cuda_compute_capability(const CudaState* s);
 // Seconds per call of `work` (enqueued `reps` times between two events).
 double cuda_time(const CudaState* s, const std::function<void()>& work, int reps);
 // Captures `work` into an executable graph (type-erased owner).

@@ -8,6 +8,7 @@
 #include "roofline/engine/half.hpp"
 #include "roofline/engine/ops_cnn.hpp"
 #include "src/engine/graph/graph_fold.hpp"
+#include "src/engine/cuda/cuda_api.hpp"
 #include "src/engine/graph/graph_plan.hpp"
 
 namespace roofline::engine {
@@ -46,6 +47,11 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{} runs on the GPU only; the CPU backends compute in fp32", to_string(opt_.precision)),
                 "use --precision fp32 on the CPU");
+  if (ctx.is_cuda()) {
+    const auto [major, minor] = detail::cuda_compute_capability(ctx.cuda());
+    if (const std::string why = precision_unsupported_reason(opt_.precision, major, minor); !why.empty())
+      throw Error(ErrorKind::Unsupported, why, "use --precision fp16 or fp32 on this GPU");
+  }
   format_ = opt_.format.value_or(ctx.is_cuda() && dtype_ != DType::F32 ? MemoryFormat::NHWC : MemoryFormat::NCHW);
 
   // Parameters and buffers.
