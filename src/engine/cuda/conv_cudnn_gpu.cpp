@@ -29,6 +29,7 @@
 
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/conv_choice.hpp"
+#include "src/engine/cuda/cuda_api.hpp"
 #include "src/engine/cuda/cudnn_graph.hpp"
 #include "src/engine/cuda/im2col.hpp"
 #include "src/engine/cuda/lowp.hpp"
@@ -72,17 +73,8 @@ cudnn::PlanTimer timer_for(CudaState* st, const std::vector<std::int64_t>& uids,
     std::vector<const void*> ptrs;
     for (std::int64_t u : uids)
       ptrs.push_back(u == kX ? r.x : u == kW ? (r.w ? r.w : scratch.get() + align_up(ws)) : u == kY ? r.y : r.b);
-    const cudaStream_t stream = st->stream.get();
-    cuda::Event a, b;
-    auto timed = [&](int runs) {
-      CUDA_CHECK(cudaEventRecord(a.get(), stream));
-      for (int i = 0; i < runs; ++i) cudnn::execute(st->dnn, plan, uids, ptrs, scratch.get());
-      CUDA_CHECK(cudaEventRecord(b.get(), stream));
-      CUDA_CHECK(cudaEventSynchronize(b.get()));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
-      return ms * 1e-3 / runs;
-    };
+    const auto run = [&] { cudnn::execute(st->dnn, plan, uids, ptrs, scratch.get()); };
+    auto timed = [&](int runs) { return detail::cuda_time(st, run, runs); };
     try {
       // The first run may compile (runtime-fusion engines) or page in: untimed,
       // unless it is already so slow that the candidate is out.
@@ -339,18 +331,11 @@ ConvPlan& plan_for(CudaState* st, const ConvKey& key, const ops::Conv2dShape& s,
 
 // Seconds per run of roofline's bias/ReLU kernel over the forward's output.
 double time_bias_act(CudaState* st, const ops::Conv2dShape& s, const Roles& roles, bool relu) {
-  cuda::Event a, b;
-  const cudaStream_t stream = st->stream.get();
   void* out = const_cast<void*>(roles.y);  // rewritten by the chosen plan's own run
   const auto* bias = static_cast<const float*>(roles.b);
-  launch_bias_act_any(st, s.dtype, s.format, s.n, s.k, s.oh() * s.ow(), out, bias, relu);
-  CUDA_CHECK(cudaEventRecord(a.get(), stream));
-  for (int i = 0; i < 3; ++i) launch_bias_act_any(st, s.dtype, s.format, s.n, s.k, s.oh() * s.ow(), out, bias, relu);
-  CUDA_CHECK(cudaEventRecord(b.get(), stream));
-  CUDA_CHECK(cudaEventSynchronize(b.get()));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, a.get(), b.get()));
-  return ms * 1e-3 / 3;
+  const auto run = [&] { launch_bias_act_any(st, s.dtype, s.format, s.n, s.k, s.oh() * s.ow(), out, bias, relu); };
+  run();  // warm
+  return detail::cuda_time(st, run, 3);
 }
 
 // With a bias or ReLU: the fused graph and the plain convolution followed by
