@@ -50,6 +50,15 @@ void note_loss_scaling(NetRecord& r, const GraphNetwork& net, int ran) {
                                      r.model, r.device, r.precision, r.batch, skipped, ran, scale));
 }
 
+// The network options of one cell.
+GraphOptions cell_options(const NetBenchConfig& cfg, Precision p, bool train) {
+  GraphOptions o;
+  o.precision = p;
+  o.training = train;
+  o.fold_batchnorm = cfg.fold_batchnorm;
+  return o;
+}
+
 NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p,
                           std::int64_t batch, bool train, const NetData* data) {
   NetRecord r;
@@ -58,10 +67,7 @@ NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfi
   r.precision = to_string(p);
   r.mode = train ? "train" : "infer";
   r.batch = batch;
-  GraphOptions o;
-  o.precision = p;
-  o.training = train;
-  o.fold_batchnorm = cfg.fold_batchnorm;
+  const GraphOptions o = cell_options(cfg, p, train);
   GraphNetwork net(g, ctx, batch, o);
   if (!cfg.weights.empty()) net.load_state(read_state(g, cfg.weights));
   std::unique_ptr<InputStager> feed;  // --data: a loader batch before each step
@@ -193,10 +199,7 @@ bool out_of_memory(const Error& e) {
 [[noreturn]] void throw_batch_too_large(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p,
                                         std::int64_t batch, bool train, const Error& e) {
   const std::string cell = fmt::format("{} gpu {} {} at batch {}", g.name(), to_string(p), train ? "training" : "inference", batch);
-  GraphOptions o;
-  o.precision = p;
-  o.training = train;
-  o.fold_batchnorm = cfg.fold_batchnorm;
+  const GraphOptions o = cell_options(cfg, p, train);
   std::optional<std::int64_t> fits;
   std::string plan;
   try {

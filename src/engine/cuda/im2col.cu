@@ -3,8 +3,10 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "roofline/core/error.hpp"
+#include "src/engine/cuda/cnn_common.cuh"
 #include "src/engine/cuda/im2col.hpp"
 #include "src/engine/cuda/launch.cuh"
 
@@ -73,16 +75,6 @@ __global__ void sum_rows_kernel(std::int64_t parts, std::int64_t k, std::int64_t
   }
 }
 
-template <class F>
-void by_dtype(DType t, F&& f) {
-  if (t == DType::BF16)
-    f.template operator()<__nv_bfloat16>();
-  else if (t == DType::F16)
-    f.template operator()<__half>();
-  else
-    throw Error(ErrorKind::Internal, "the im2col path is for bf16 and fp16 only", "a caller bug: see im2col_applies");
-}
-
 }  // namespace
 
 void launch_im2col_nhwc(const CudaState* st, DType t, const ops::Conv2dShape& s, std::int64_t n0,
@@ -92,16 +84,21 @@ void launch_im2col_nhwc(const CudaState* st, DType t, const ops::Conv2dShape& s,
                   "im2col sizes");
   const Im2colGeo g{int(s.c), int(s.h), int(s.w), int(s.oh()), int(s.ow()), int(s.s), int(s.stride), int(s.pad),
                     int(s.r * s.s * s.c), int(kp), int(n0)};
-  by_dtype(t, [&]<class T>() {
-    im2col_nhwc_kernel<T><<<blocks_for(total, st), kThreads, 0, stream_of(st)>>>(
-        g, std::uint32_t(total), static_cast<const T*>(x), static_cast<T*>(a));
-    CUDA_CHECK_LAUNCH();
+  ROOFLINE_ASSERT(dtype_size(t) == 2, "the im2col path is for bf16 and fp16 (im2col_applies)");
+  with_dtype(t, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    if constexpr (sizeof(T) == 2) {  // 8 elements make one 16-byte store
+      im2col_nhwc_kernel<T><<<blocks_for(total, st), kThreads, 0, stream_of(st)>>>(
+          g, std::uint32_t(total), static_cast<const T*>(x), static_cast<T*>(a));
+      CUDA_CHECK_LAUNCH();
+    }
   });
 }
 
 void launch_pad_rows(const CudaState* st, DType t, std::int64_t k, std::int64_t rsc, std::int64_t kp, const void* w,
                      void* wp) {
-  by_dtype(t, [&]<class T>() {
+  with_dtype(t, [&](auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
     pad_rows_kernel<T><<<blocks_for(k * kp, st), kThreads, 0, stream_of(st)>>>(k, rsc, kp, static_cast<const T*>(w),
                                                                                  static_cast<T*>(wp));
     CUDA_CHECK_LAUNCH();

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "roofline/core/error.hpp"
+#include "src/engine/cuda/cnn_common.cuh"
 #include "src/engine/cuda/launch.cuh"
 #include "src/engine/cuda/lowp.hpp"
 
@@ -110,19 +111,6 @@ __global__ void from_f32_kernel(std::int64_t count, T* __restrict__ out, const f
 }
 
 // Calls f with a null pointer of the element type of t.
-template <class F>
-void with_type(DType t, F&& f) {
-  switch (t) {
-    case DType::F32:
-      return f(static_cast<float*>(nullptr));
-    case DType::BF16:
-      return f(static_cast<__nv_bfloat16*>(nullptr));
-    case DType::F16:
-      return f(static_cast<__half*>(nullptr));
-    default:
-      throw Error(ErrorKind::Internal, std::string("no GPU kernel for activations of dtype ") + to_string(t));
-  }
-}
 
 // Chunks of the reduction: enough blocks for a few per SM, each with at least
 // one image (NCHW) or eight rows (NHWC), at most 65535 (grid y).
@@ -140,7 +128,7 @@ void launch_bias_act_any(const CudaState* st, DType t, MemoryFormat f, std::int6
                          std::int64_t plane, void* out, const float* b, bool relu) {
   if (!b && !relu) return;
   const std::int64_t total = n * k * plane;
-  with_type(t, [&](auto* type) {
+  with_dtype(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     bias_act_any_kernel<T><<<blocks_for(total, st), kThreads, 0, stream_of(st)>>>(
         total, k, plane, f == MemoryFormat::NHWC, static_cast<T*>(out), b, relu);
@@ -156,7 +144,7 @@ std::int64_t channel_sums_scratch(const CudaState* st, MemoryFormat f, std::int6
 void launch_channel_sums(const CudaState* st, DType t, MemoryFormat f, std::int64_t n, std::int64_t k,
                          std::int64_t plane, float* sums, const void* x, float* scratch) {
   const std::int64_t chunks = sum_chunks(st, f, n, k, plane);
-  with_type(t, [&](auto* type) {
+  with_dtype(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     const T* xt = static_cast<const T*>(x);
     if (f == MemoryFormat::NCHW) {
@@ -175,7 +163,7 @@ void launch_channel_sums(const CudaState* st, DType t, MemoryFormat f, std::int6
 }
 
 void launch_to_f32(const CudaState* st, DType t, std::int64_t count, float* out, const void* in) {
-  with_type(t, [&](auto* type) {
+  with_dtype(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     to_f32_kernel<T><<<blocks_for(count, st), kThreads, 0, stream_of(st)>>>(count, out, static_cast<const T*>(in));
   });
@@ -183,7 +171,7 @@ void launch_to_f32(const CudaState* st, DType t, std::int64_t count, float* out,
 }
 
 void launch_from_f32(const CudaState* st, DType t, std::int64_t count, void* out, const float* in) {
-  with_type(t, [&](auto* type) {
+  with_dtype(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     from_f32_kernel<T><<<blocks_for(count, st), kThreads, 0, stream_of(st)>>>(count, static_cast<T*>(out), in);
   });
