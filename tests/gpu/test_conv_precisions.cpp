@@ -217,6 +217,8 @@ TEST(ConvPrecisionsGpu, Im2colChunksMatchTheFloat64Reference) {
     const Errors e = check_conv(ctx, s, rng);
     std::cout << name(s) << ": out " << e.out << " dw " << e.dw << " db " << e.db << "\n";
     EXPECT_NE(cuda_ops::conv2d_path(ctx.cuda(), s, Pass::Forward).find("im2col"), std::string::npos);
+    // 7·7·3 = 147 columns padded to 152: the bias rides in the padding.
+    EXPECT_NE(cuda_ops::conv2d_path(ctx.cuda(), s, Pass::Forward).find("fp32 bias"), std::string::npos);
     EXPECT_NE(cuda_ops::conv2d_path(ctx.cuda(), s, Pass::WeightGrad).find("im2col"), std::string::npos);
   }
 }

@@ -482,8 +482,13 @@ void cudnn_conv_backward_weight(const CudaState* cst, const ops::Conv2dShape& s,
 std::string conv2d_path(const CudaState* st, const ops::Conv2dShape& s, Pass pass) {
   if (own_conv_applies(conv_kernel_override(), s.dtype, s.format, s.groups, s.c, s.k))
     return "roofline's own kernels (conv_pool.cu)";
-  if (pass != Pass::InputGrad && im2col_applies(s))
-    return "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM";
+  if (pass != Pass::InputGrad && im2col_applies(s)) {
+    const std::int64_t rsc = s.r * s.s * s.c;
+    const bool bias_in_gemm = pass == Pass::Forward && s.bias && (rsc + 7) / 8 * 8 - rsc >= 2;
+    return bias_in_gemm ? "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM, the fp32 bias in two 16-bit "
+                          "padding columns"
+                        : "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM";
+  }
   const auto it = st->paths.find(describe(s, pass));
   return it == st->paths.end() ? std::string() : it->second;
 }

@@ -58,13 +58,15 @@ void im2col_conv_forward(const CudaState* cst, const ops::Conv2dShape& s, void* 
   const Layout l = layout_of(s);
   char* a = im2col_buffer(st, l.a_bytes + align256(s.k * l.kp * l.esize));
   void* wp = a + l.a_bytes;
-  launch_pad_rows(st, s.dtype, s.k, l.rsc, l.kp, w, wp);
+  const bool bias_in_gemm = b != nullptr && l.kp - l.rsc >= 2;  // im2col.hpp
+  launch_pad_rows(st, s.dtype, s.k, l.rsc, l.kp, w, bias_in_gemm ? b : nullptr, wp);
   for (std::int64_t n0 = 0; n0 < s.n; n0 += l.chunk) {
     const std::int64_t images = std::min(l.chunk, s.n - n0);
-    launch_im2col_nhwc(st, s.dtype, s, n0, images, l.kp, in, a);
+    launch_im2col_nhwc(st, s.dtype, s, n0, images, l.kp, bias_in_gemm ? 2 : 0, in, a);
     ops::LinearShape g;
-    g.n = images * l.plane, g.in = l.kp, g.out = s.k, g.bias = b != nullptr, g.act = s.act, g.dtype = s.dtype;
-    linear_forward(st, g, static_cast<char*>(out) + n0 * l.plane * s.k * l.esize, a, wp, b);
+    g.n = images * l.plane, g.in = l.kp, g.out = s.k, g.act = s.act, g.dtype = s.dtype;
+    g.bias = b != nullptr && !bias_in_gemm;
+    linear_forward(st, g, static_cast<char*>(out) + n0 * l.plane * s.k * l.esize, a, wp, g.bias ? b : nullptr);
   }
 }
 
@@ -76,7 +78,7 @@ void im2col_conv_backward_weight(const CudaState* cst, const ops::Conv2dShape& s
   auto* partial = reinterpret_cast<float*>(a + l.a_bytes);
   for (std::int64_t q = 0; q < l.parts; ++q) {
     const std::int64_t n0 = q * l.chunk, images = std::min(l.chunk, s.n - n0);
-    launch_im2col_nhwc(st, s.dtype, s, n0, images, l.kp, in, a);
+    launch_im2col_nhwc(st, s.dtype, s, n0, images, l.kp, 0, in, a);
     ops::LinearShape g;
     g.n = images * l.plane, g.in = l.kp, g.out = s.k, g.bias = false, g.dtype = s.dtype;
     linear_backward_weight(st, g, partial + q * s.k * l.kp, nullptr,

@@ -15,7 +15,7 @@ namespace roofline::engine::cuda_ops {
 namespace {
 
 struct Im2colGeo {
-  int C, H, W, OH, OW, S, stride, pad, rsc, kp, n0;
+  int C, H, W, OH, OW, S, stride, pad, rsc, kp, n0, ones;
 };
 
 // One thread: 8 consecutive columns (16 bytes) of one row of A, so a warp's
@@ -40,7 +40,11 @@ __global__ void im2col_nhwc_kernel(Im2colGeo g, std::uint32_t total, const T* __
     for (int u = 0; u < 8; ++u) {
       T val = T(0.0f);
       const int iy = y0 + r, ix = x0 + s;
-      if (j0 + u < g.rsc && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) val = img_base[(iy * g.W + ix) * g.C + c];
+      if (j0 + u < g.rsc) {
+        if (iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) val = img_base[(iy * g.W + ix) * g.C + c];
+      } else if (j0 + u < g.rsc + g.ones) {
+        val = T(1.0f);  // the bias's columns (im2col.hpp)
+      }
       v[u] = val;
       if (++c == g.C) {
         c = 0;
@@ -54,13 +58,23 @@ __global__ void im2col_nhwc_kernel(Im2colGeo g, std::uint32_t total, const T* __
   }
 }
 
+// Past rsc: zeros, or with a bias its two 16-bit parts, hi = T(b) and
+// lo = T(b − hi), which the GEMM's fp32 accumulator adds back to b within
+// 2^-16 of it (a 16-bit bias alone would be within 2^-8 for bf16).
 template <class T>
 __global__ void pad_rows_kernel(std::int64_t k, std::int64_t rsc, std::int64_t kp, const T* __restrict__ w,
-                                T* __restrict__ wp) {
+                                const float* __restrict__ bias, T* __restrict__ wp) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < k * kp;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t row = i / kp, j = i - row * kp;
-    wp[i] = j < rsc ? w[row * rsc + j] : T(0.0f);
+    T v = T(0.0f);
+    if (j < rsc) {
+      v = w[row * rsc + j];
+    } else if (bias && j < rsc + 2) {
+      const T hi = T(bias[row]);
+      v = j == rsc ? hi : T(bias[row] - float(hi));
+    }
+    wp[i] = v;
   }
 }
 
@@ -78,12 +92,13 @@ __global__ void sum_rows_kernel(std::int64_t parts, std::int64_t k, std::int64_t
 }  // namespace
 
 void launch_im2col_nhwc(const CudaState* st, DType t, const ops::Conv2dShape& s, std::int64_t n0,
-                        std::int64_t images, std::int64_t kp, const void* x, void* a) {
+                        std::int64_t images, std::int64_t kp, int ones, const void* x, void* a) {
   const std::int64_t rows = images * s.oh() * s.ow(), total = rows * (kp / 8);
   ROOFLINE_ASSERT(kp % 8 == 0 && total < (std::int64_t{1} << 32) && s.n * s.h * s.w * s.c < (std::int64_t{1} << 62),
                   "im2col sizes");
+  ROOFLINE_ASSERT(ones >= 0 && s.r * s.s * s.c + ones <= kp, "im2col: the bias's columns fit in the padding");
   const Im2colGeo g{int(s.c), int(s.h), int(s.w), int(s.oh()), int(s.ow()), int(s.s), int(s.stride), int(s.pad),
-                    int(s.r * s.s * s.c), int(kp), int(n0)};
+                    int(s.r * s.s * s.c), int(kp), int(n0), ones};
   ROOFLINE_ASSERT(dtype_size(t) == 2, "the im2col path is for bf16 and fp16 (im2col_applies)");
   with_dtype(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
@@ -96,11 +111,12 @@ void launch_im2col_nhwc(const CudaState* st, DType t, const ops::Conv2dShape& s,
 }
 
 void launch_pad_rows(const CudaState* st, DType t, std::int64_t k, std::int64_t rsc, std::int64_t kp, const void* w,
-                     void* wp) {
+                     const float* bias, void* wp) {
+  ROOFLINE_ASSERT(!bias || rsc + 2 <= kp, "im2col: the bias's two columns fit in the padding");
   with_dtype(t, [&](auto* type) {
     using T = std::remove_pointer_t<decltype(type)>;
     pad_rows_kernel<T><<<blocks_for(k * kp, st), kThreads, 0, stream_of(st)>>>(k, rsc, kp, static_cast<const T*>(w),
-                                                                                 static_cast<T*>(wp));
+                                                                                 bias, static_cast<T*>(wp));
     CUDA_CHECK_LAUNCH();
   });
 }

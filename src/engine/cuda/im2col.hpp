@@ -8,8 +8,14 @@
 //   A (rows, Kp):  row (n, oy, ox), column (r, s, c) of the receptive field,
 //                  zero past R·S·C (Kp: R·S·C rounded up to 8, so rows stay
 //                  16-byte aligned for cuBLASLt) and outside the image
-//   forward        out (rows, K) = A · Wpᵀ (+ bias, ReLU in cuBLASLt's epilogue),
-//                  Wp (K, Kp) the weights (k, r, s, c) padded the same way
+//   forward        out (rows, K) = A · Wpᵀ (ReLU in cuBLASLt's epilogue),
+//                  Wp (K, Kp) the weights (k, r, s, c) padded the same way;
+//                  a bias rides in the padding where two columns are free:
+//                  A's are ones, Wp's the bias split into two 16-bit parts,
+//                  so the fp32 accumulator adds the fp32 bias to within
+//                  2^-16 (cuBLASLt's bias epilogue with a 16-bit output takes
+//                  only a 16-bit bias: 2^-8 in bf16); else the epilogue's
+//                  bias
 //   weight grad    dWp (K, Kp) = dpreᵀ · A per chunk of images, fp32, the
 //                  chunks' results summed into dW (K, R·S·C); db by the
 //                  channel sums of the cuDNN path
@@ -30,12 +36,13 @@ void im2col_conv_backward_weight(const CudaState* st, const ops::Conv2dShape& s,
                                  const void* dpre, const void* in);
 
 // Kernels (im2col.cu). x (n, h, w, c) NHWC in dtype t; a (rows, kp) for the
-// images [n0, n0 + images).
+// images [n0, n0 + images), columns [rsc, rsc + ones) ones, the rest past rsc zeros.
 void launch_im2col_nhwc(const CudaState* st, DType t, const ops::Conv2dShape& s, std::int64_t n0,
-                        std::int64_t images, std::int64_t kp, const void* x, void* a);
-// wp (k, kp) from w (k, rsc) in dtype t, zeros past rsc.
+                        std::int64_t images, std::int64_t kp, int ones, const void* x, void* a);
+// wp (k, kp) from w (k, rsc) in dtype t; past rsc zeros, or with a bias (k,
+// fp32) its two 16-bit parts in columns rsc and rsc + 1.
 void launch_pad_rows(const CudaState* st, DType t, std::int64_t k, std::int64_t rsc, std::int64_t kp, const void* w,
-                     void* wp);
+                     const float* bias, void* wp);
 // dw (k, rsc) = Σ over `parts` slices (k, kp) of partial, fp32, in slice order.
 void launch_sum_rows(const CudaState* st, std::int64_t parts, std::int64_t k, std::int64_t rsc, std::int64_t kp,
                      const float* partial, float* dw);
