@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "roofline/engine/graph_network.hpp"
 #include "roofline/engine/graph_weights.hpp"
 #include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/net_bench.hpp"
@@ -83,6 +84,37 @@ TEST(NetBenchCli, ACpuCellIsHeldAgainstItsCeiling) {
   EXPECT_GT(st.f64(1), 1e9);  // any CPU with an FMA unit
   EXPECT_GT(st.f64(2), 1e9);  // AlexNet's forward: about 1.4 GFLOP per image
   EXPECT_GT(st.f64(3), 0);
+}
+
+// The CPU runs the networks channels-last unless --layout says otherwise; the
+// store keeps which; an unknown layout is named. The rule: default_format.
+TEST(NetBenchCli, TheCpuDefaultsToNhwcAndLayoutChoosesIt) {
+  using roofline::engine::Backend;
+  using roofline::engine::MemoryFormat;
+  using roofline::engine::Precision;
+  EXPECT_EQ(roofline::engine::default_format(Backend::Cpu, Precision::FP32), MemoryFormat::NHWC);
+  EXPECT_EQ(roofline::engine::default_format(Backend::CpuRef, Precision::FP32), MemoryFormat::NCHW);
+  EXPECT_EQ(roofline::engine::default_format(Backend::Cuda, Precision::FP32), MemoryFormat::NCHW);
+  EXPECT_EQ(roofline::engine::default_format(Backend::Cuda, Precision::TF32), MemoryFormat::NCHW);
+  EXPECT_EQ(roofline::engine::default_format(Backend::Cuda, Precision::BF16), MemoryFormat::NHWC);
+  TempDir dir;
+  for (const char* layout : {"", "nchw"}) {
+    std::vector<std::string> args = {"--db", dir.file("r.db"), "bench", "alexnet", "--device", "cpu", "--batch", "1",
+                                     "--mode", "infer", "--steps", "1", "--warmup", "0"};
+    if (*layout) args.insert(args.end(), {"--layout", layout});
+    const auto r = run_cli(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  roofline::store::Db db(dir.file("r.db"));
+  auto st = db.prepare("SELECT json_extract(params, '$.format') FROM bench_results WHERE model = 'alexnet' ORDER BY id");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "nhwc");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "nchw");
+  const auto bad = run_cli({"--db", dir.file("r.db"), "bench", "alexnet", "--device", "cpu", "--layout", "chwn"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("unknown layout 'chwn'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--layout nhwc"), std::string::npos) << bad.err;
 }
 
 TEST(NetBenchCli, ProfileWithoutAGpuIsRefused) {

@@ -3,6 +3,7 @@
 // exceptions back to the caller, idle workers asleep, and parallel_for's tasks
 // taken by the other threads when one is slow or late.
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -222,4 +223,46 @@ TEST(FastPool, ALateJoinerWithoutATaskDoesNotEndARegionEarly) {
   };
   fast::run_on_threads(2, job);
   EXPECT_TRUE(slow_done.load()) << "run() returned before thread 1's task ended";
+}
+
+// Under OpenMpJobs a job runs on libgomp's team: thread id t is OpenMP thread t
+// (0 the caller), every id runs once, parallel_for inside it stays on its
+// thread, a task's exception comes back, and leaving the scope gives the pool
+// its jobs again.
+TEST(FastPool, OpenMpJobsRunOnLibgompsTeam) {
+  Threads four(4);
+  const long caller = static_cast<long>(syscall(SYS_gettid));
+  {
+    const fast::OpenMpJobs on_team;
+    std::vector<std::atomic<int>> hits(3);
+    std::atomic<int> not_omp{0}, wrong_id{0}, nested_moved{0};
+    std::atomic<long> zero_tid{0};
+    auto task = [&](int t) {
+      hits[static_cast<size_t>(t)].fetch_add(1);
+      if (!omp_in_parallel()) not_omp.fetch_add(1);
+      if (omp_get_thread_num() != t) wrong_id.fetch_add(1);
+      if (t == 0) zero_tid = static_cast<long>(syscall(SYS_gettid));
+      const long me = static_cast<long>(syscall(SYS_gettid));
+      fast::parallel_for(4, 4, [&](std::int64_t) {
+        if (static_cast<long>(syscall(SYS_gettid)) != me) nested_moved.fetch_add(1);
+      });
+    };
+    for (int rep = 0; rep < 50; ++rep) fast::run_on_threads(3, task);  // a team of 4, 3 with a task
+    for (auto& h : hits) EXPECT_EQ(h.load(), 50);
+    EXPECT_EQ(not_omp.load(), 0) << "a task ran outside an OpenMP region";
+    EXPECT_EQ(wrong_id.load(), 0) << "thread id t is not OpenMP thread t";
+    EXPECT_EQ(nested_moved.load(), 0);
+    EXPECT_EQ(zero_tid.load(), caller);
+    auto fails = [&](int t) {
+      if (t == 2) throw std::runtime_error("task 2 failed");
+    };
+    EXPECT_THROW(fast::run_on_threads(4, fails), std::runtime_error);
+    std::atomic<std::int64_t> sum{0};
+    fast::parallel_for(1000, 4, [&](std::int64_t i) { sum.fetch_add(i); });
+    EXPECT_EQ(sum.load(), 999 * 1000 / 2);
+  }
+  std::atomic<int> in_omp{0};
+  auto task = [&](int) { in_omp.fetch_add(omp_in_parallel() ? 1 : 0); };
+  fast::run_on_threads(3, task);
+  EXPECT_EQ(in_omp.load(), 0) << "after the scope the pool runs the jobs";
 }

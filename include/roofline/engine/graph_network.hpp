@@ -33,10 +33,18 @@ namespace roofline::engine {
 
 enum class OptimizerKind { Sgd, AdamW };
 
+// The networks' default activation layout: NHWC on the fast CPU path (oneDNN's
+// AVX-512 convolutions take it without reordering: ResNet-18 inference on the
+// GPU host's 16 vCPUs 4.1 ms at batch 1 against 6.2 in NCHW, 199 against 227
+// ms at batch 64, 2026-11-27) and for bf16/fp16 on the GPU (tensor-core
+// convolutions, as PyTorch's channels_last runs); NCHW for fp32 and tf32 on
+// the GPU and on the plain CPU reference. The PyTorch peer takes the same
+// (peers/pytorch_nets.py's --layout, passed by the bench).
+MemoryFormat default_format(Backend backend, Precision p);
+
 struct GraphOptions {
   Precision precision = Precision::FP32;
-  // NCHW or NHWC; default: NHWC for bf16/fp16 on the GPU (as PyTorch's
-  // channels_last runs), NCHW otherwise.
+  // NCHW or NHWC; default: default_format below.
   std::optional<MemoryFormat> format;
   bool training = true;  // false: inference only (no gradients, no optimizer; activations reused as soon as read)
   // Inference only: each BatchNorm2d fed by a convolution alone is folded into

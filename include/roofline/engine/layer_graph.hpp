@@ -166,5 +166,10 @@ LayerGraph make_resnet18(std::int64_t classes = 1000, Shape input = {3, 224, 224
 bool is_graph_model(const std::string& name);
 LayerGraph make_graph_model(const std::string& name);
 std::vector<std::string> graph_model_names();
+// The SGD learning rate of torchvision's ImageNet recipe for a graph model:
+// 0.01 for AlexNet (without BatchNorm it diverges at 0.1 on real images:
+// `roofline bench alexnet --data`, bf16, H200, 2026-11-27), 0.1 for ResNet-18.
+// The bench trains with it, and the PyTorch peer with the same (--lrs).
+float recipe_learning_rate(const std::string& name);
 
 }  // namespace roofline::engine

@@ -13,6 +13,7 @@
 
 #include "roofline/core/report.hpp"
 #include "roofline/engine/precision.hpp"
+#include "roofline/engine/tensor.hpp"
 #include "roofline/store/db.hpp"
 
 namespace roofline::engine {
@@ -36,6 +37,8 @@ struct NetBenchConfig {
   bool profile = false;
   int profile_steps = 3;
   bool fold_batchnorm = true;  // inference: BatchNorm folded into the convolution before it (GraphOptions)
+  // The activations' layout; unset: the network's own choice (GraphOptions::format).
+  std::optional<MemoryFormat> layout;
   // An ImageFolder of JPEGs instead of synthetic batches (DIR, or DIR/train
   // and DIR/val): src/engine/bench/net_data.hpp. data_threads: its decoding
   // threads (0: the hardware's).

@@ -91,6 +91,9 @@ class BenchCommand : public Command {
     sub.add_flag("--no-fold", no_fold_,
                  "networks, inference: run each BatchNorm as its own pass instead of folding it into the "
                  "convolution before it");
+    sub.add_option("--layout", layout_,
+                   "networks: the activations' layout, nchw or nhwc (channels-last), on every device; the PyTorch "
+                   "peer takes the same (default: nhwc for bf16/fp16 on the GPU, nchw otherwise, on both sides)");
     sub.add_option("--weights", net_.weights,
                    "networks: start from this safetensors file (torchvision's parameter names, e.g. a state_dict "
                    "saved with safetensors.torch.save_file); default: torchvision's initialisation, seeded");
@@ -309,6 +312,12 @@ class BenchCommand : public Command {
     cfg.peer_script = peer_script_;
     cfg.peer_compile = !no_compile_;
     cfg.fold_batchnorm = !no_fold_;
+    if (const std::string l = to_lower(trim(layout_)); l == "nchw")
+      cfg.layout = engine::MemoryFormat::NCHW;
+    else if (l == "nhwc" || l == "channels-last" || l == "channels_last")
+      cfg.layout = engine::MemoryFormat::NHWC;
+    else if (!l.empty())
+      throw_usage(fmt::format("unknown layout '{}'", layout_), "use --layout nchw or --layout nhwc (channels-last)");
     cfg.data = data_;
     if (!cfg.weights.empty())  // every problem of the file, before any cell runs
       for (const auto& m : cfg.models) (void)engine::read_state(engine::make_graph_model(m), cfg.weights);
@@ -475,6 +484,7 @@ class BenchCommand : public Command {
   engine::TrainOptions o_;
   bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false, no_fold_ = false;
   std::string precision_ = "fp32";
+  std::string layout_;
   engine::NetBenchConfig net_;
   int cfg_epochs_ = 0, repeat_ = 1;
   std::string gpu_path_ = "auto";

@@ -51,11 +51,13 @@ void note_loss_scaling(NetRecord& r, const GraphNetwork& net, int ran) {
 }
 
 // The network options of one cell.
-GraphOptions cell_options(const NetBenchConfig& cfg, Precision p, bool train) {
+GraphOptions cell_options(const NetBenchConfig& cfg, const LayerGraph& g, Precision p, bool train) {
   GraphOptions o;
   o.precision = p;
+  o.sgd.lr = recipe_learning_rate(g.name());
   o.training = train;
   o.fold_batchnorm = cfg.fold_batchnorm;
+  o.format = cfg.layout;
   return o;
 }
 
@@ -67,7 +69,7 @@ NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfi
   r.precision = to_string(p);
   r.mode = train ? "train" : "infer";
   r.batch = batch;
-  const GraphOptions o = cell_options(cfg, p, train);
+  const GraphOptions o = cell_options(cfg, g, p, train);
   GraphNetwork net(g, ctx, batch, o);
   if (!cfg.weights.empty()) net.load_state(read_state(g, cfg.weights));
   std::unique_ptr<InputStager> feed;  // --data: a loader batch before each step
@@ -179,6 +181,7 @@ NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfi
                           {"state", m.state}, {"arena", m.arena}, {"io", m.io}, {"arena_unshared", net.arena_unshared()}}},
               {"data", "synthetic"},
               {"weights", cfg.weights.empty() ? std::string("seeded torchvision init") : cfg.weights}};
+  if (train) r.params["sgd"] = {{"lr", o.sgd.lr}, {"momentum", o.sgd.momentum}, {"weight_decay", o.sgd.weight_decay}};
   if (train && net.loss_scaling()) note_loss_scaling(r, net, (graphs ? 1 : 0) + ran);
   bool has_batchnorm = false;
   for (const auto& n : g.nodes()) has_batchnorm |= n.op == NodeOp::BatchNorm2d;
@@ -199,7 +202,7 @@ bool out_of_memory(const Error& e) {
 [[noreturn]] void throw_batch_too_large(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p,
                                         std::int64_t batch, bool train, const Error& e) {
   const std::string cell = fmt::format("{} gpu {} {} at batch {}", g.name(), to_string(p), train ? "training" : "inference", batch);
-  const GraphOptions o = cell_options(cfg, p, train);
+  const GraphOptions o = cell_options(cfg, g, p, train);
   std::optional<std::int64_t> fits;
   std::string plan;
   try {
@@ -330,6 +333,7 @@ std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
     r.flops = r.mode == "train" ? g.cost(r.batch, dtype).train().flops
                                 : inference_cost(g, r.batch, dtype, false).flops;  // eager PyTorch folds nothing
     r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+    if (x.contains("layout") && x["layout"].is_string()) r.params["format"] = x["layout"];
     if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
     out.push_back(std::move(r));
   }
@@ -347,10 +351,19 @@ std::vector<NetRecord> run_net_peer(const NetBenchConfig& cfg) {
   if (cfg.infer) modes.push_back("infer");
   for (Precision p : cfg.precisions) precisions.push_back(to_string(p));
   for (auto b : cfg.batches) batches.push_back(std::to_string(b));
-  const std::string cmd =
+  std::string cmd =
       fmt::format("python3 '{}' --models {} --devices {} --precisions {} --batches {} --modes {} --steps {} --warmup {}{}",
                   script, join(cfg.models, ","), join(devices, ","), join(precisions, ","), join(batches, ","),
                   join(modes, ","), cfg.steps, cfg.warmup, cfg.peer_compile ? " --compile" : "");
+  // Each cell's layout, as roofline's network of that cell takes it (GraphOptions::format).
+  std::vector<std::string> layouts;
+  for (const auto& [dev, backend] : {std::pair{"cpu", Backend::Cpu}, std::pair{"gpu", Backend::Cuda}})
+    for (Precision p : cfg.precisions)
+      layouts.push_back(fmt::format("{}/{}={}", dev, to_string(p), to_string(cfg.layout.value_or(default_format(backend, p)))));
+  cmd += " --layouts " + join(layouts, ",");
+  std::vector<std::string> lrs;
+  for (const auto& m : cfg.models) lrs.push_back(fmt::format("{}={}", m, recipe_learning_rate(m)));
+  cmd += " --lrs " + join(lrs, ",");
   return parse_net_peer_json(run_peer_command(cmd));
 }
 
@@ -446,6 +459,13 @@ Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRe
   }
   t.note("× eager, × compile: the peer's time over roofline's (above 1: roofline is faster). memory: roofline's "
          "planned buffers (library workspaces not included); eager mem: torch.cuda.max_memory_allocated.");
+  std::vector<std::string> layouts;  // both sides run each cell in roofline's layout for it
+  for (const auto& r : ours) {
+    const std::string l = fmt::format("{} {} {}", r.device, r.precision, r.params.value("format", std::string("?")));
+    if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) layouts.push_back(l);
+  }
+  if (!peer.empty() && !layouts.empty())
+    t.note("layouts, the same on both sides (--layout sets them): " + join(layouts, ", "));
   return t;
 }
 

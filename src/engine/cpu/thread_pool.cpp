@@ -1,8 +1,10 @@
 #include "src/engine/cpu/thread_pool.hpp"
 
 #include <immintrin.h>
+#include <omp.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -25,6 +27,35 @@ constexpr std::uint64_t gen_of(std::uint64_t job) { return job >> kGenShift; }
 constexpr int threads_of(std::uint64_t job) { return static_cast<int>((job >> kThreadsShift) & 0xffff); }
 
 thread_local bool t_in_job = false;
+thread_local bool t_openmp_jobs = false;  // OpenMpJobs
+// Set in a child forked from this process: libgomp keeps none of its team's
+// threads there but still waits for them, so jobs run on the calling thread.
+std::atomic<bool> g_forked_omp{false};
+[[maybe_unused]] const int g_omp_atfork =
+    pthread_atfork(nullptr, nullptr, [] { g_forked_omp.store(true, std::memory_order_relaxed); });
+
+// A job on libgomp's team (OpenMpJobs): the first exception a task throws is
+// kept and rethrown here, after every thread is done (none may leave a region).
+void run_on_openmp(int threads, ThreadPool::Fn fn, void* ctx) {
+  std::exception_ptr error;
+  std::mutex error_mu;
+  const int team = std::max(threads, omp_get_max_threads());
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num();
+    if (t < threads) {
+      t_in_job = true;
+      try {
+        fn(ctx, t);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lk(error_mu);
+        if (!error) error = std::current_exception();
+      }
+      t_in_job = false;
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
 struct JoinDelay {  // ThreadPool::delay_join_for_testing
   std::atomic<int> worker{0};
   std::chrono::microseconds delay{0};
@@ -47,6 +78,14 @@ class Pool {
   void run(int threads, ThreadPool::Fn fn, void* ctx, ThreadPool::Join join) {
     if (threads <= 1 || t_in_job || t_forked.load(std::memory_order_relaxed)) {
       for (int t = 0; t < threads; ++t) fn(ctx, t);
+      return;
+    }
+    if (t_openmp_jobs) {
+      if (omp_in_parallel() || g_forked_omp.load(std::memory_order_relaxed)) {
+        for (int t = 0; t < threads; ++t) fn(ctx, t);
+      } else {
+        run_on_openmp(threads, fn, ctx);
+      }
       return;
     }
     std::unique_lock<std::mutex> busy(run_mu_, std::try_to_lock);
@@ -189,6 +228,9 @@ class Pool {
 void ThreadPool::run(int threads, Fn fn, void* ctx, Join join) { Pool::get().run(threads, fn, ctx, join); }
 
 bool ThreadPool::in_job() { return t_in_job; }
+
+OpenMpJobs::OpenMpJobs(bool enable) : saved_(t_openmp_jobs) { t_openmp_jobs = saved_ || enable; }
+OpenMpJobs::~OpenMpJobs() { t_openmp_jobs = saved_; }
 
 void ThreadPool::rest() {
   if (!t_in_job) Pool::get().rest();

@@ -51,6 +51,26 @@ class ThreadPool {
   static void delay_join_for_testing(int worker, std::chrono::microseconds delay);
 };
 
+// While one is alive on a thread, that thread's jobs run on libgomp's team,
+// the threads oneDNN's primitives run on, instead of on the pool's workers:
+// for code that alternates oneDNN calls with the fast path's own ops (the graph
+// networks on the CPU), so that one team takes every core. With two teams, one
+// of them still spinning while the other works, ResNet-18's CPU inference at
+// batch 1 on the GPU host's 16 vCPUs took 14.0 ms on 16 threads and 8.4 on 8
+// (IQR 2.7 and 0.95 ms, 2026-11-27). Every thread of the team enters each job
+// (a team whose size changes is re-created: docs/perf-notes/cpu-threads.md);
+// thread t < threads runs fn(ctx, t), the others return at once.
+class OpenMpJobs {
+ public:
+  explicit OpenMpJobs(bool enable = true);
+  ~OpenMpJobs();
+  OpenMpJobs(const OpenMpJobs&) = delete;
+  OpenMpJobs& operator=(const OpenMpJobs&) = delete;
+
+ private:
+  bool saved_;
+};
+
 // run() for a callable: f(t) for t in [0, threads).
 template <class F>
 void run_on_threads(int threads, F& f, ThreadPool::Join join = ThreadPool::Join::Every) {

@@ -84,6 +84,8 @@ bool is_graph_model(const std::string& name) {
   return false;
 }
 
+float recipe_learning_rate(const std::string& name) { return name == "alexnet" ? 0.01f : 0.1f; }
+
 LayerGraph make_graph_model(const std::string& name) {
   if (name == "alexnet") return make_alexnet();
   if (name == "resnet18") return make_resnet18();

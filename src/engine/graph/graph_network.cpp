@@ -7,6 +7,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/half.hpp"
 #include "roofline/engine/ops_cnn.hpp"
+#include "src/engine/cpu/thread_pool.hpp"
 #include "src/engine/graph/graph_fold.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 #include "src/engine/graph/graph_plan.hpp"
@@ -52,7 +53,7 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
     if (const std::string why = precision_unsupported_reason(opt_.precision, major, minor); !why.empty())
       throw Error(ErrorKind::Unsupported, why, "use --precision fp16 or fp32 on this GPU");
   }
-  format_ = opt_.format.value_or(ctx.is_cuda() && dtype_ != DType::F32 ? MemoryFormat::NHWC : MemoryFormat::NCHW);
+  format_ = opt_.format.value_or(default_format(ctx.backend(), opt_.precision));
 
   // Parameters and buffers.
   const auto& params = graph.params();
@@ -145,6 +146,18 @@ GraphNetwork::GraphNetwork(const LayerGraph& graph, Context& ctx, std::int64_t m
 }
 
 GraphNetwork::~GraphNetwork() = default;
+
+MemoryFormat default_format(Backend backend, Precision p) {
+  switch (backend) {
+    case Backend::Cpu:
+      return MemoryFormat::NHWC;
+    case Backend::Cuda:
+      return p == Precision::BF16 || p == Precision::FP16 ? MemoryFormat::NHWC : MemoryFormat::NCHW;
+    case Backend::CpuRef:
+      break;
+  }
+  return MemoryFormat::NCHW;
+}
 
 void* GraphNetwork::arena_at(int buffer) const {
   return static_cast<char*>(arena_.raw()) + plan_->buffers[static_cast<size_t>(buffer)].offset;
@@ -264,6 +277,7 @@ float GraphNetwork::loss() const {
 void GraphNetwork::forward(std::int64_t batch, bool training) {
   ROOFLINE_ASSERT(batch > 0 && batch <= max_batch_, "batch larger than the network was planned for");
   ROOFLINE_ASSERT(!training || opt_.training, "a training forward on an inference network");
+  const fast::OpenMpJobs one_team(!ctx_.is_cuda());  // beside oneDNN's convolutions (thread_pool.hpp)
   for (size_t i = 0; i < graph_.nodes().size(); ++i) {
     NvtxRange range(range_name(i, Pass::Forward));
     forward_node(i, batch, training);
@@ -354,6 +368,7 @@ void GraphNetwork::loss_forward(std::int64_t batch) {
 
 void GraphNetwork::backward(std::int64_t batch) {
   ROOFLINE_ASSERT(opt_.training, "backward on an inference network");
+  const fast::OpenMpJobs one_team(!ctx_.is_cuda());
   for (size_t i = graph_.nodes().size(); i-- > 0;) backward_node(i, batch);
 }
 
@@ -465,6 +480,7 @@ void GraphNetwork::backward_node(size_t i, std::int64_t batch) {
 void GraphNetwork::optimizer_step() {
   ROOFLINE_ASSERT(opt_.training, "optimizer step on an inference network");
   NvtxRange range(graph_.name() + "/optimizer/optimizer");
+  const fast::OpenMpJobs one_team(!ctx_.is_cuda());
   ops::ParamCopy copy;
   if (dtype_ != DType::F32) copy = {copy_.raw(), dtype_};
   const ops::GradScale scale = check_grads();  // {} without loss scaling
@@ -479,6 +495,7 @@ void GraphNetwork::optimizer_step() {
 }
 
 void GraphNetwork::train_step(std::int64_t batch) {
+  const fast::OpenMpJobs one_team(!ctx_.is_cuda());
   forward(batch, true);
   loss_forward(batch);
   backward(batch);
