@@ -8,6 +8,7 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/graph_network.hpp"
+#include "roofline/engine/ops.hpp"
 #include "roofline/engine/rng.hpp"
 #include "tests/support/golden_init.hpp"
 
@@ -155,4 +156,24 @@ TEST(GraphNetwork, PrecisionsNeedTheirTensorCores) {
   EXPECT_EQ(precision_unsupported_reason(Precision::FP32, 6, 1), "");
   EXPECT_EQ(precision_unsupported_reason(Precision::BF16, 8, 0), "");
   EXPECT_EQ(precision_unsupported_reason(Precision::BF16, 9, 0), "");
+}
+
+// An inference max pool writes no argmax (null): the same output as with one
+// on both CPU paths, NCHW and NHWC, padded or not.
+TEST(MaxPool, ANullArgmaxGivesTheSameOutputOnTheCpu) {
+  for (Backend be : {Backend::CpuRef, Backend::Cpu})
+    for (MemoryFormat f : {MemoryFormat::NCHW, MemoryFormat::NHWC})
+      for (std::int64_t pad : {0, 1}) {
+        Context ctx(be);
+        ops::Pool2dShape s;
+        s.n = 2, s.c = 8, s.h = 13, s.w = 11, s.kernel = 3, s.stride = 2, s.pad = pad, s.format = f;
+        const std::int64_t ni = s.n * s.c * s.h * s.w, no = s.n * s.c * s.oh() * s.ow();
+        Rng rng(5);
+        std::vector<float> in(static_cast<size_t>(ni)), a(static_cast<size_t>(no)), b(static_cast<size_t>(no));
+        for (auto& x : in) x = rng.normal();
+        std::vector<std::int32_t> arg(static_cast<size_t>(no));
+        ops::maxpool2d_forward(ctx, s, a.data(), arg.data(), in.data());
+        ops::maxpool2d_forward(ctx, s, b.data(), nullptr, in.data());
+        EXPECT_EQ(a, b) << (be == Backend::Cpu ? "fast" : "reference") << " " << to_string(f) << " pad " << pad;
+      }
 }

@@ -191,3 +191,32 @@ TEST(DropoutGpu, ACapturedGraphDrawsTheCpusMaskForEachStep) {
   }
   EXPECT_NE(masks[0], masks[1]) << "the step must change the mask";
 }
+
+// An inference max pool writes no argmax (null): the same output bits as with
+// one, in every dtype and layout the networks use (ResNet-18's 3×3 stride-2
+// pad-1 pool and the small models' 2×2 fp32 NCHW one).
+TEST(MaxPoolGpu, ANullArgmaxGivesTheSameOutput) {
+  ROOFLINE_REQUIRE_GPU();
+  Context ctx(Backend::Cuda);
+  Rng rng(11);
+  struct Case {
+    DType t;
+    MemoryFormat f;
+    std::int64_t kernel, stride, pad;
+  };
+  for (const Case c : {Case{DType::BF16, MemoryFormat::NHWC, 3, 2, 1}, Case{DType::F16, MemoryFormat::NHWC, 3, 2, 1},
+                       Case{DType::F32, MemoryFormat::NCHW, 3, 2, 1}, Case{DType::F32, MemoryFormat::NCHW, 2, 2, 0}}) {
+    ops::Pool2dShape s;
+    s.n = 3, s.c = 16, s.h = 17, s.w = 19, s.kernel = c.kernel, s.stride = c.stride, s.pad = c.pad;
+    s.dtype = c.t, s.format = c.f;
+    const std::int64_t no = s.n * s.c * s.oh() * s.ow();
+    Tensor in = upload(ctx, encode(random_values(rng, s.n * s.c * s.h * s.w, 0.f), c.t), "in");
+    Tensor a = ctx.empty({no * std::int64_t(dtype_size(c.t))}, DType::U8, "out");
+    Tensor b = ctx.empty({no * std::int64_t(dtype_size(c.t))}, DType::U8, "out (no argmax)");
+    Tensor arg = ctx.empty({no}, DType::I32, "argmax");
+    ops::maxpool2d_forward(ctx, s, a.raw(), arg.i32(), in.raw());
+    ops::maxpool2d_forward(ctx, s, b.raw(), nullptr, in.raw());
+    ctx.synchronize();
+    EXPECT_EQ(download(a), download(b)) << to_string(c.t) << " " << to_string(c.f) << " kernel " << c.kernel;
+  }
+}

@@ -48,7 +48,7 @@ for s in "${steps[@]}"; do
       mkdir -p tests/data/golden && cp -n "$OUT"/fixtures/*.safetensors tests/data/golden/ 2>/dev/null ;;
     tests)
       ROOFLINE_GOLDEN_DIR=${GOLDEN:-$OUT/golden} \
-        step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GraphFp16Gpu*:GraphFoldGpu*:NetDataGpu*:GoldenGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
+        step gpu_tests 300 ./build/bin/roofline_gpu_tests --gtest_filter='GraphGpu*:GraphFp16Gpu*:GraphFoldGpu*:NetDataGpu*:GoldenGpu*:MaxPoolGpu*:AllOps/OpsOnGpu*:OpsGpu*:BatchNormGpu*:DropoutGpu*:ConvPrecisionsGpu*:LinearPrecisionsGpu*:OptimGpu*' || status=1 ;;
     bench)
       step bench_gpu 420 "$R" bench alexnet,resnet18 --device gpu --precision fp32,tf32,bf16 --batch 1,128 \
         --mode train,infer --steps "$STEPS" --warmup "$WARMUP" --peer pytorch --no-compile || status=1 ;;

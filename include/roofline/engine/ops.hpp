@@ -149,7 +149,8 @@ struct Pool2dShape {
   PassCosts cost() const;
 };
 // out (n, c, oh, ow) in s.format; argmax (n, c, oh, ow) in s.format: index of
-// the maximum in its (h, w) plane (iy·w + ix, padding excluded)
+// the maximum in its (h, w) plane (iy·w + ix, padding excluded), or null
+// (inference, no backward to come): not written
 void maxpool2d_forward(Context& ctx, const Pool2dShape& s, void* out, std::int32_t* argmax, const void* in);
 // Inference only: out (n, k, p.oh, p.ow) = maxpool(act(conv(in))) in one
 // kernel, for a max pool `p` over the convolution's output whose windows

@@ -93,7 +93,9 @@ void pool_row_nhwc(const ops::Pool2dShape& s, int64_t n, int64_t y, float* out, 
   const int64_t C = s.c, OH = s.oh(), OW = s.ow();
   for (int64_t x = 0; x < OW; ++x) {
     float* o = out + ((n * OH + y) * OW + x) * C;
-    std::int32_t* a = argmax + ((n * OH + y) * OW + x) * C;
+    thread_local std::vector<std::int32_t> unused;  // argmax null: the window's indices go nowhere
+    if (!argmax) unused.resize(static_cast<size_t>(C));
+    std::int32_t* a = argmax ? argmax + ((n * OH + y) * OW + x) * C : unused.data();
     bool first = true;
     for (int64_t r = 0; r < s.kernel; ++r) {
       const int64_t iy = y * s.stride - s.pad + r;
@@ -142,7 +144,9 @@ void maxpool2d_forward(const ops::Pool2dShape& s, float* out, std::int32_t* argm
   parallel_for(planes, threads, [&](int64_t p) {
     const float* ip = in + p * s.h * s.w;
     float* o = out + p * OH * OW;
-    std::int32_t* a = argmax + p * OH * OW;
+    thread_local std::vector<std::int32_t> unused;  // argmax null: the plane's indices go nowhere
+    if (!argmax) unused.resize(static_cast<size_t>(OH * OW));
+    std::int32_t* a = argmax ? argmax + p * OH * OW : unused.data();
     if (s.pad > 0)
       pool_plane_padded(s, ks, ip, o, a);
     else if (vectorised)

@@ -194,7 +194,7 @@ void maxpool2d_forward(const ops::Pool2dShape& s, T* out, std::int32_t* argmax, 
             }
           const int64_t o = image_at(s.format, s.c, OH, OW, n, c, y, x);
           out[o] = m;
-          argmax[o] = static_cast<std::int32_t>(best);
+          if (argmax) argmax[o] = static_cast<std::int32_t>(best);
         }
 }
 

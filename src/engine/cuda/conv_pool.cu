@@ -53,7 +53,7 @@ __global__ void maxpool_forward_kernel(std::int64_t planes, int h, int w, int ke
     const std::int64_t p = i / (std::int64_t(ow) * oh);
     const kernels::MaxAt best = kernels::window_max(in + p * h * w, w, y * stride, x * stride, kernel);
     out[i] = best.m;
-    argmax[i] = best.arg;
+    if (argmax) argmax[i] = best.arg;
   }
 }
 

@@ -123,7 +123,7 @@ __global__ void maxpool_forward_any_kernel(PoolGeo g, T* __restrict__ out, std::
       }
     const std::size_t o = at<NHWC>(g.C, g.oh, g.ow, n, c, y, x);
     store<T, V>(out + o, m);
-    store_ints<V>(argmax + o, best);
+    if (argmax) store_ints<V>(argmax + o, best);  // null: inference
   }
 }
 

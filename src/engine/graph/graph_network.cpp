@@ -323,7 +323,8 @@ void GraphNetwork::forward_node(size_t i, std::int64_t batch, bool training) {
     }
     case NodeOp::MaxPool2d: {
       const auto s = maxpool_shape(n, in, batch, format_, dtype_);
-      auto* argmax = static_cast<std::int32_t*>(arena_at(plan_->argmax[i]));
+      // Only a training forward's backward reads the argmax.
+      auto* argmax = training ? static_cast<std::int32_t*>(arena_at(plan_->argmax[i])) : nullptr;
       ops::maxpool2d_forward(ctx_, s, y, argmax, x);
       break;
     }

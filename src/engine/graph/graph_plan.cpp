@@ -104,9 +104,9 @@ GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType 
       ROOFLINE_ASSERT(!view || in == 0, "a view of the input");
       plan.act[static_cast<size_t>(n.output)] = bufs.make(bytes_of(n.output), fwd(i), fwd(i));
     }
-    if (n.op == NodeOp::MaxPool2d) {
+    if (n.op == NodeOp::MaxPool2d && training) {  // inference pools write no argmax
       const size_t count = static_cast<size_t>(max_batch * numel(values[static_cast<size_t>(n.output)].shape));
-      plan.argmax[i] = bufs.make(count * 4, fwd(i), training ? bwd(i) : fwd(i));
+      plan.argmax[i] = bufs.make(count * 4, fwd(i), bwd(i));
     }
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
