@@ -231,11 +231,22 @@ ALTER TABLE bench_results ADD COLUMN peak_bytes REAL;
 ALTER TABLE bench_results ADD COLUMN flops REAL;
 )sql";
 
+// v5: a profiled network cell's layers with their GPU time (bench --profile):
+// the device, precision and mode of the cell, and its profile and result rows.
+const char* kV5 = R"sql(
+ALTER TABLE layers ADD COLUMN device_id INTEGER REFERENCES devices(id) ON DELETE CASCADE;
+ALTER TABLE layers ADD COLUMN precision TEXT;
+ALTER TABLE layers ADD COLUMN mode TEXT;
+ALTER TABLE layers ADD COLUMN profile_id INTEGER REFERENCES profiles(id) ON DELETE SET NULL;
+CREATE INDEX layers_by_device ON layers(device_id, model, precision, mode, batch);
+)sql";
+
 const std::vector<Migration> kMigrations = {
     {1, "runs, devices, measurements", kV1},
     {2, "bench_results, layers", kV2},
     {3, "profiles: kernels, APIs, copies, PM samples, counters, diagnoses", kV3},
     {4, "bench_results: precision, step median and spread, peak memory, FLOPs", kV4},
+    {5, "layers: device, precision, mode and profile of a profiled network cell", kV5},
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/net_bench.hpp"
 #include "roofline/store/db.hpp"
+#include "roofline/store/results.hpp"
 #include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
@@ -146,7 +147,8 @@ TEST(NetBench, LayerTableMapsRangesToLayersAndPasses) {
                                             {"resnet18/layer1.0.bn1/input-grad", 1e6},
                                             {"resnet18/optimizer/optimizer", 2e6},
                                             {"", 4e6}};
-  const auto t = roofline::engine::net_layer_table(r, ns, 2, 0);
+  const auto rows = roofline::engine::net_layer_rows(r, ns, 2);
+  const auto t = roofline::engine::net_layer_table(r, rows, 2, 0);
   ASSERT_GE(t.rows().size(), 3u);
   EXPECT_EQ(std::get<std::string>(t.rows()[0][0]), "conv1");  // the longest first
   EXPECT_EQ(std::get<std::string>(t.rows()[0][2]), "forward");
@@ -157,6 +159,23 @@ TEST(NetBench, LayerTableMapsRangesToLayersAndPasses) {
   bool outside = false;
   for (const auto& n : t.notes()) outside |= n.find("40.0% outside any layer") != std::string::npos;
   EXPECT_TRUE(outside);
+  // Every layer pass is stored (the chart's layer points), in the graph's order, with the cell's precision and mode.
+  TempDir dir;
+  roofline::store::Db db(dir.file("r.db"));
+  const std::int64_t run = roofline::store::begin_run(db, {"bench", {"roofline", "bench"}});
+  roofline::engine::store_net_layers(db, run, std::nullopt, r, std::nullopt, rows);
+  auto st = db.prepare("SELECT COUNT(*), SUM(seconds), MIN(precision), MIN(mode) FROM layers WHERE run_id = ?");
+  st.bind(1, run);
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.i64(0), std::int64_t(rows.rows.size()));
+  EXPECT_NEAR(st.f64(1), 3e-3, 1e-12);  // 1.5 + 0.5 + 1 ms per step
+  EXPECT_EQ(st.text(2), "bf16");
+  EXPECT_EQ(st.text(3), "train");
+  auto first = db.prepare("SELECT layer_name, pass, seconds FROM layers WHERE run_id = ? ORDER BY id LIMIT 1");
+  first.bind(1, run);
+  ASSERT_TRUE(first.step());
+  EXPECT_EQ(first.text(0), "conv1");
+  EXPECT_EQ(first.text(1), "forward");
 }
 
 // The largest batch that fits, from the planned bytes at batch 1 and 2.

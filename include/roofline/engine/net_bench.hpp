@@ -119,10 +119,28 @@ Table net_detail_table(const std::vector<NetRecord>& ours);
 // roofline beside the peer: per cell both times, memory and the ratios to
 // eager and to torch.compile.
 Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRecord>& peer);
-// Per layer and pass of one profiled cell: GPU kernel time per step (from the
-// kernels' NVTX ranges "<model>/<layer>/<pass>", summed over `steps` steps),
-// its share of the step, and the engine's paper FLOPs and bytes beside it.
-// kernel_ns: NVTX path -> kernel time (ns) of the profiled steps.
-Table net_layer_table(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps, size_t top = 0);
+// One layer and pass of a profiled cell: GPU kernel time per step (from the
+// kernels' NVTX ranges "<model>/<layer>/<pass>") and the engine's paper
+// FLOPs and bytes of the pass. The optimizer is one row (layer "optimizer").
+struct NetLayerRow {
+  std::int64_t index = 0;  // the node's index in the graph (optimizer: the node count)
+  std::string layer, op, pass;
+  double seconds = 0;      // per step
+  double flops = 0, bytes = 0;
+};
+struct NetLayerRows {
+  std::vector<NetLayerRow> rows;  // the graph's order, each node's passes in order
+  double step_kernel_s = 0;       // all kernel time per step
+  double mapped_s = 0;            // of which inside a layer's range
+};
+// kernel_ns: NVTX path -> kernel time (ns) summed over `steps` profiled steps.
+NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps);
+// The rows as a table, slowest first: time, share of the step, paper costs and
+// the rates they give; the first `top` rows (0: all).
+Table net_layer_table(const NetRecord& r, const NetLayerRows& rows, int steps, size_t top = 0);
+// The rows into the store's `layers` table, with the cell's device, precision,
+// mode and profile, in one transaction.
+void store_net_layers(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r,
+                      std::optional<std::int64_t> profile_id, const NetLayerRows& rows);
 
 }  // namespace roofline::engine

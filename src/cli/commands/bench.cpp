@@ -443,8 +443,10 @@ class BenchCommand : public Command {
     const std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, label);
     std::map<std::string, double> by_range;
     for (const auto& [key, k] : p.kernels) by_range[k.nvtx_path] += k.duration.total();
+    const engine::NetLayerRows rows = engine::net_layer_rows(r, by_range, cfg.profile_steps);
+    engine::store_net_layers(ctx.db(), ctx.run_id(), ctx.gpu_device_id(cfg.gpu_index), r, id, rows);
     Report rep("bench");
-    rep.add(engine::net_layer_table(r, by_range, cfg.profile_steps, 25));
+    rep.add(engine::net_layer_table(r, rows, cfg.profile_steps, 25));
     rep.info(fmt::format("{}: stored as profile {}; its kernels, API calls and diagnoses: roofline profile --show {}",
                          label, id, id));
     out.push_back(std::move(rep));

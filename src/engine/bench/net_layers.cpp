@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "roofline/engine/layer_graph.hpp"
+#include "roofline/core/json_text.hpp"
 #include "roofline/engine/net_bench.hpp"
 
 namespace roofline::engine {
@@ -15,22 +16,19 @@ std::string net_ceiling_name(const std::string& device, const std::string& preci
   return precision + ".tensor";
 }
 
-Table net_layer_table(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps, size_t top) {
+NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps) {
   const LayerGraph g = make_graph_model(r.model);
   const Precision p = parse_precision(r.precision);
   const std::vector<NodeInfo> nodes = g.describe(r.batch, activation_dtype(p));
   const bool train = r.mode == "train";
-  struct Row {
-    std::string layer, op, pass;
-    double ns = 0;
-    OpCost cost;
-  };
-  std::vector<Row> rows;
+  const double per = steps > 0 ? 1e-9 / steps : 1e-9;
+  NetLayerRows out;
   double total_ns = 0, mapped_ns = 0;
   for (const auto& [path, v] : kernel_ns) total_ns += v;
   const std::vector<Pass> passes =
       train ? std::vector<Pass>{Pass::Forward, Pass::InputGrad, Pass::WeightGrad} : std::vector<Pass>{Pass::Forward};
-  for (const NodeInfo& n : nodes)
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeInfo& n = nodes[i];
     for (Pass pass : passes) {
       const std::string path = fmt::format("{}/{}/{}", g.name(), n.name, to_string(pass));
       const auto it = kernel_ns.find(path);
@@ -38,18 +36,24 @@ Table net_layer_table(const NetRecord& r, const std::map<std::string, double>& k
       const OpCost& c = n.cost.of(pass);
       if (ns == 0 && c.flops == 0 && c.bytes == 0) continue;
       mapped_ns += ns;
-      rows.push_back({n.name, n.op, to_string(pass), ns, c});
-    }
-  if (train) {
-    const std::string path = g.name() + "/optimizer/optimizer";
-    const auto it = kernel_ns.find(path);
-    if (it != kernel_ns.end()) {
-      mapped_ns += it->second;
-      rows.push_back({"optimizer", "SGD", "optimizer", it->second, {}});
+      out.rows.push_back({std::int64_t(i), n.name, n.op, to_string(pass), ns * per, c.flops, c.bytes});
     }
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ns > b.ns; });
-  const double per = steps > 0 ? 1.0 / steps : 1.0;
+  if (train) {
+    const auto it = kernel_ns.find(g.name() + "/optimizer/optimizer");
+    if (it != kernel_ns.end()) {
+      mapped_ns += it->second;
+      out.rows.push_back({std::int64_t(nodes.size()), "optimizer", "SGD", "optimizer", it->second * per, 0, 0});
+    }
+  }
+  out.step_kernel_s = total_ns * per;
+  out.mapped_s = mapped_ns * per;
+  return out;
+}
+
+Table net_layer_table(const NetRecord& r, const NetLayerRows& all, int steps, size_t top) {
+  std::vector<NetLayerRow> rows = all.rows;
+  std::stable_sort(rows.begin(), rows.end(), [](const NetLayerRow& a, const NetLayerRow& b) { return a.seconds > b.seconds; });
   Table t("bench.nets.layers", fmt::format("{} {} {} batch {} {}: GPU time per layer and pass (profiled eager steps)",
                                            r.model, r.device, r.precision, r.batch, r.mode));
   t.col("layer", "Layer").col("op", "Op").col("pass", "Pass");
@@ -58,20 +62,37 @@ Table net_layer_table(const NetRecord& r, const std::map<std::string, double>& k
   t.col("tflops", "TFLOP/s", "", 1).col("gbps", "GB/s", "", 0);
   const size_t n = top ? std::min(top, rows.size()) : rows.size();
   for (size_t i = 0; i < n; ++i) {
-    const Row& x = rows[i];
-    const double s = x.ns * per * 1e-9;
-    t.row({x.layer, x.op, x.pass, s * 1e3, total_ns > 0 ? Cell(100.0 * x.ns / total_ns) : Cell(),
-           x.cost.flops * 1e-9, x.cost.bytes * 1e-6, x.cost.bytes > 0 ? Cell(x.cost.intensity()) : Cell(),
-           s > 0 && x.cost.flops > 0 ? Cell(x.cost.flops / s * 1e-12) : Cell(),
-           s > 0 && x.cost.bytes > 0 ? Cell(x.cost.bytes / s * 1e-9) : Cell()});
+    const NetLayerRow& x = rows[i];
+    const double s = x.seconds;
+    t.row({x.layer, x.op, x.pass, s * 1e3, all.step_kernel_s > 0 ? Cell(100.0 * s / all.step_kernel_s) : Cell(),
+           x.flops * 1e-9, x.bytes * 1e-6, x.bytes > 0 ? Cell(x.flops / x.bytes) : Cell(),
+           s > 0 && x.flops > 0 ? Cell(x.flops / s * 1e-12) : Cell(), s > 0 && x.bytes > 0 ? Cell(x.bytes / s * 1e-9) : Cell()});
   }
-  if (n < rows.size()) t.note(fmt::format("{} more layer passes (the store has every kernel)", rows.size() - n));
+  if (n < rows.size()) t.note(fmt::format("{} more layer passes (the store has every one: roofline chart draws them)", rows.size() - n));
   t.note(fmt::format("GPU time: kernels launched inside each layer's NVTX range, per step ({} eager steps). Kernel "
                      "time per step {:.3f} ms, of which {:.1f}% outside any layer (loss, casts)",
-                     steps, total_ns * per * 1e-6, total_ns > 0 ? 100.0 * (total_ns - mapped_ns) / total_ns : 0.0));
+                     steps, all.step_kernel_s * 1e3,
+                     all.step_kernel_s > 0 ? 100.0 * (all.step_kernel_s - all.mapped_s) / all.step_kernel_s : 0.0));
   t.note("FLOP and bytes: the engine's paper costs of the pass (fp32 parameters and gradients; activations in the "
          "cell's precision); the counters of `roofline profile --counters` measure them");
   return t;
+}
+
+void store_net_layers(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r,
+                      std::optional<std::int64_t> profile_id, const NetLayerRows& rows) {
+  store::Transaction tx(db);
+  auto st = db.prepare(
+      "INSERT INTO layers (run_id, model, layer_index, layer_name, op, pass, batch, flops, bytes, seconds, params, "
+      "device_id, precision, mode, profile_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const NetLayerRow& x : rows.rows) {
+    st.reset();
+    const nlohmann::json params = {{"device", r.device}, {"step_kernel_s", rows.step_kernel_s}};
+    st.bind(1, run_id).bind(2, r.model).bind(3, x.index).bind(4, x.layer).bind(5, x.op).bind(6, x.pass);
+    st.bind(7, r.batch).bind(8, x.flops).bind(9, x.bytes).bind(10, x.seconds).bind(11, json_text(params));
+    st.bind(12, device_id).bind(13, r.precision).bind(14, r.mode).bind(15, profile_id);
+    st.run();
+  }
+  tx.commit();
 }
 
 }  // namespace roofline::engine
