@@ -116,4 +116,10 @@ std::string classify(const Placement& p, double low) {
   return p.bound == Bound::Memory ? "memory-bound" : "compute-bound";
 }
 
+std::string compute_ceiling_id(const std::string& device_kind, const std::string& precision) {
+  if (device_kind == "cpu") return "fp32.simd";
+  if (precision == "fp32") return "fp32.cuda";  // TF32 off: the CUDA cores
+  return precision + ".tensor";
+}
+
 }  // namespace roofline::model

@@ -88,6 +88,10 @@ const char* kScript = R"js(
       if (!roofGroups[name]) roofGroups[name] = el('g', {'class': 'roof', 'data-roof': name}, svg);
       return roofGroups[name];
     }
+    // Ceilings not shown by default (chart.hpp's shown_ceilings) live in one group behind a toggle.
+    var others = el('g', {'class': 'other-ceilings'}, svg);
+    others.style.display = 'none';
+    var otherCount = 0;
     var tip = document.getElementById('tip');
     function showTip(ev, title, rows) {
       var h = '<b></b><table>';
@@ -107,7 +111,8 @@ const char* kScript = R"js(
     function hideTip() { tip.style.display = 'none'; }
 
     data.lines.forEach(function (c) {
-      var g = roofGroup(c.roof), color = roofColor(c.roof);
+      var g = c.shown === false ? others : roofGroup(c.roof), color = roofColor(c.roof);
+      if (c.shown === false) otherCount++;
       var attrs = {'class': 'ceiling ' + (c.measured ? 'measured' : 'theoretical') + ' ' + c.kind,
                    d: 'M' + px(c.x0) + ',' + py(c.y0) + ' L' + px(c.x1) + ',' + py(c.y1), stroke: color,
                    'data-id': c.id};
@@ -124,48 +129,120 @@ const char* kScript = R"js(
       t.textContent = c.label + ' ' + c.text;
     });
     data.ridges.forEach(function (r) {
-      var c = el('circle', {'class': 'ridge', cx: px(r.ai), cy: py(r.flops), r: 4, stroke: roofColor(r.roof)}, roofGroup(r.roof));
+      if (r.ai < data.x.min || r.ai > data.x.max || r.flops < data.y.min || r.flops > data.y.max) return;
+      var c = el('circle', {'class': 'ridge', cx: px(r.ai), cy: py(r.flops), r: 4, stroke: roofColor(r.roof)},
+                 r.shown === false ? others : roofGroup(r.roof));
       c.addEventListener('mousemove', function (ev) {
         showTip(ev, 'Ridge point', [['Roof', r.roof], ['Compute', r.compute], ['Memory', r.memory],
                                     ['AI', +r.ai.toPrecision(3) + ' FLOP/B'], ['Source', r.measured ? 'measured' : 'theoretical']]);
       });
       c.addEventListener('mouseleave', hideTip);
     });
-    var seriesGroups = [];
+    // Every point in one layer, the largest (longest) drawn first so that a
+    // smaller one on top of it stays reachable; a series' toggle hides its own.
+    var pointsGroup = el('g', {'class': 'points'}, svg), all = [], seriesPoints = [];
     data.series.forEach(function (s, i) {
-      var g = el('g', {'class': 'series', 'data-series': s.name}, svg);
-      seriesGroups.push(g);
-      s.points.forEach(function (p) {
-        if (!(p.ai > 0 && p.flops > 0)) return;
-        var c = el('circle', {'class': 'pt', cx: px(p.ai), cy: py(p.flops), r: 5, fill: SERIES[i % SERIES.length]}, g);
-        c.addEventListener('mousemove', function (ev) { showTip(ev, s.name + ': ' + p.name, p.fields); });
-        c.addEventListener('mouseleave', hideTip);
+      seriesPoints.push([]);
+      s.points.forEach(function (p) { if (p.ai > 0 && p.flops > 0) all.push({s: s, i: i, p: p}); });
+    });
+    all.sort(function (a, b) { return (b.p.r || 5) - (a.p.r || 5); });
+    all.forEach(function (q) {
+      var s = q.s, p = q.p;
+      var c = el('circle', {'class': 'pt', cx: px(p.ai), cy: py(p.flops), r: p.r || 5, fill: SERIES[q.i % SERIES.length],
+                            'fill-opacity': 0.8, 'data-series': s.name, 'data-name': s.name + ': ' + p.name}, pointsGroup);
+      c.addEventListener('mousemove', function (ev) {
+        // Points under the cursor beside this one (repeated layers land on the same spot): named too.
+        var m = svg.getScreenCTM(), cx = (ev.clientX - m.e) / m.a, cy = (ev.clientY - m.f) / m.d, also = [];
+        all.forEach(function (o) {
+          if (o.c === c || o.c.style.display === 'none') return;
+          var dx = o.x - cx, dy = o.y - cy, rr = (o.p.r || 5);
+          if (dx * dx + dy * dy <= rr * rr) also.push(o.s.name + ': ' + o.p.name);
+        });
+        var rows = p.fields.slice();
+        if (also.length) rows.push(['Also here', also.slice(0, 8).join('; ') + (also.length > 8 ? ' (' + also.length + ')' : '')]);
+        showTip(ev, s.name + ': ' + p.name, rows);
       });
+      c.addEventListener('mouseleave', hideTip);
+      q.c = c; q.x = px(p.ai); q.y = py(p.flops);
+      seriesPoints[q.i].push(c);
     });
     var legend = document.getElementById('legend');
-    function toggle(text, swatch, target) {
+    function toggle(text, swatch, target, on) {
       var label = document.createElement('label');
       var box = document.createElement('input');
-      box.type = 'checkbox'; box.checked = true;
-      box.addEventListener('change', function () { target.style.display = box.checked ? '' : 'none'; });
+      box.type = 'checkbox'; box.checked = on !== false;
+      box.addEventListener('change', function () {
+        (Array.isArray(target) ? target : [target]).forEach(function (t) { t.style.display = box.checked ? '' : 'none'; });
+      });
       label.appendChild(box); label.appendChild(swatch); label.appendChild(document.createTextNode(text));
       legend.appendChild(label);
     }
     data.series.forEach(function (s, i) {
       var sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = SERIES[i % SERIES.length];
-      toggle(s.name + ' (' + s.points.length + ')', sw, seriesGroups[i]);
+      toggle(s.name + ' (' + s.points.length + ')', sw, seriesPoints[i]);
     });
     data.roofs.forEach(function (name) {
       if (!roofGroups[name]) return;
       var sw = document.createElement('span'); sw.className = 'line'; sw.style.borderColor = roofColor(name);
       toggle(name + ' ceilings (solid: measured, dashed: theoretical)', sw, roofGroups[name]);
     });
+    if (otherCount > 0) {
+      var sw2 = document.createElement('span'); sw2.className = 'line'; sw2.style.borderColor = '#999';
+      toggle('other ceilings (' + otherCount + ')', sw2, others, false);
+    }
+    // Labels: where one would overlap a label placed before it, it moves up
+    // past that one (the visible labels only; again after each toggle).
+    function boxOf(t) { var b = t.getBBox(); return {x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height}; }
+    function hits(a, b) { return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1; }
+    function visibleLabels() {
+      return Array.prototype.filter.call(svg.querySelectorAll('text.clabel'), function (t) {
+        for (var n = t; n && n !== svg; n = n.parentNode) if (n.style && n.style.display === 'none') return false;
+        return true;
+      });
+    }
+    function placeLabels() {
+      var placed = [];
+      visibleLabels().forEach(function (t) {
+        t.setAttribute('y', t.dataset.y0 || (t.dataset.y0 = t.getAttribute('y')));
+        for (var guard = 0; guard < 64; guard++) {
+          var b = boxOf(t), hit = null;
+          for (var k = 0; k < placed.length && !hit; k++) if (hits(b, placed[k])) hit = placed[k];
+          if (!hit) { placed.push(b); break; }
+          t.setAttribute('y', +t.getAttribute('y') - (b.y1 - hit.y0) - 1);
+        }
+      });
+      var overlaps = 0, boxes = visibleLabels().map(boxOf);
+      for (var a = 0; a < boxes.length; a++) for (var b = a + 1; b < boxes.length; b++) if (hits(boxes[a], boxes[b])) overlaps++;
+      document.body.dataset.labelOverlaps = String(overlaps);
+      document.body.dataset.labels = String(boxes.length);
+    }
+    placeLabels();
+    legend.addEventListener('change', placeLabels);
+    // #selftest: every point is hovered once; body[data-hoverable] counts those that showed their tooltip.
+    if (location.hash === '#selftest') {
+      var ok = 0;
+      svg.querySelectorAll('circle.pt').forEach(function (c) {
+        hideTip();
+        c.scrollIntoView({block: 'center', inline: 'center'});
+        var r = c.getBoundingClientRect();
+        var x = r.left + r.width / 2, y = r.top + r.height / 2, at = document.elementFromPoint(x, y);
+        if (!at || !at.classList || !at.classList.contains('pt')) return;  // nothing to hover there
+        at.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: x, clientY: y}));
+        // Hovering its centre names it, whichever point is on top there.
+        if (tip.style.display === 'block' && tip.textContent.indexOf(c.dataset.name) >= 0) ok++;
+      });
+      hideTip();
+      document.body.dataset.hoverable = String(ok);
+    }
     var notes = document.getElementById('notes');
     data.notes.forEach(function (n) { var li = document.createElement('li'); li.textContent = n; notes.appendChild(li); });
     var drawn = svg.querySelectorAll('circle.pt').length;
     var lines = svg.querySelectorAll('path.ceiling').length;
     document.body.dataset.rendered = String(drawn);
-    status.textContent = 'rendered ' + drawn + ' points, ' + lines + ' ceilings, ' + data.ridges.length + ' ridge points';
+    var shownLines = data.lines.filter(function (c) { return c.shown !== false; }).length;
+    var ridgesDrawn = svg.querySelectorAll('circle.ridge').length;
+    status.textContent = 'rendered ' + drawn + ' points, ' + lines + ' ceilings (' + shownLines + ' shown), ' +
+                         ridgesDrawn + ' ridge points';
   } catch (err) {
     document.body.dataset.rendered = 'error';
     status.textContent = 'chart error: ' + err;

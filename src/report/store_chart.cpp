@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -9,16 +10,19 @@
 #include "roofline/measure/figure.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
+#include "roofline/model/roofline.hpp"
 
 namespace roofline::report {
 
 std::vector<StoredDevice> stored_devices(store::Db& db, const std::string& kind) {
+  // Devices with ceilings or sweep points, or a profiled network cell's layers.
   auto st = db.prepare(
       "SELECT d.kind, d.name, "
       " (SELECT d2.spec FROM devices d2 WHERE d2.kind = d.kind AND d2.name = d.name ORDER BY d2.id DESC LIMIT 1), "
-      " MAX(m.id) AS newest "
-      "FROM devices d JOIN measurements m ON m.device_id = d.id "
-      "WHERE m.category IN ('ceiling', 'sweep') AND (? = '' OR d.kind = ?) "
+      " MAX(d.id) AS newest "
+      "FROM devices d WHERE (? = '' OR d.kind = ?) AND ("
+      " EXISTS (SELECT 1 FROM measurements m WHERE m.device_id = d.id AND m.category IN ('ceiling', 'sweep')) OR "
+      " EXISTS (SELECT 1 FROM layers l WHERE l.device_id = d.id)) "
       "GROUP BY d.kind, d.name ORDER BY newest DESC");
   st.bind(1, kind).bind(2, kind);
   std::vector<StoredDevice> out;
@@ -55,6 +59,95 @@ hw::CpuInfo spec_cpu(const StoredDevice& dev) {
 }
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v); }
+
+// The ceiling of `id` to place work under: the measured one, else the theoretical.
+const model::Ceiling* pick(const model::Roofline& roof, const std::string& id) {
+  if (const auto* c = roof.find(id, model::Source::Measured)) return c;
+  return roof.find(id);
+}
+
+// A workload point's numbers, held against the precision's compute roof and DRAM.
+void place_point(ChartPoint& pt, double flops, double bytes, double seconds, const model::Ceiling* compute,
+                 const model::Ceiling* dram) {
+  pt.ai = flops / bytes;
+  pt.flops = flops / seconds;
+  pt.bandwidth = bytes / seconds;
+  pt.seconds = seconds;
+  pt.fields.push_back({"FLOPs (paper)", format_si(flops, "FLOP", 4)});
+  pt.fields.push_back({"Bytes (paper)", format_si(bytes, "B", 4)});
+  if (!compute || !dram) return;
+  const model::Placement pl = model::place(flops, bytes, seconds, *compute, *dram);
+  pt.percent_of_roof = 100 * pl.efficiency;
+  pt.fields.push_back({"Bound", model::classify(pl)});
+  pt.fields.push_back({"Roof here", fmt::format("{} ({} at AI {}, ridge {})", format_si(pl.attainable, "FLOP/s", 3),
+                                                pl.bound == model::Bound::Memory ? dram->id : compute->id,
+                                                format_sig(pl.ai, 3), format_sig(pl.ridge, 3))});
+}
+
+// The newest profiled cell of each model, precision, mode and batch on this
+// device (bench --profile): one series per pass of its layers, each point a
+// layer sized by its GPU time, and the whole step as a point of "models".
+void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline& roof, Chart& c,
+                   std::vector<std::string>& precisions) {
+  auto cells = db.prepare(
+      "SELECT l.model, l.precision, l.mode, l.batch, MAX(l.run_id) FROM layers l JOIN devices d ON d.id = l.device_id "
+      "WHERE d.kind = ? AND d.name = ? AND l.precision IS NOT NULL GROUP BY l.model, l.precision, l.mode, l.batch "
+      "ORDER BY l.model, l.precision, l.mode DESC, l.batch");
+  cells.bind(1, dev.kind).bind(2, dev.name);
+  ChartSeries models;
+  models.name = "whole steps (paper FLOPs and bytes over the kernel time)";
+  const model::Ceiling* dram = pick(roof, "dram");
+  while (cells.step()) {
+    const std::string model = cells.text(0), precision = cells.text(1), mode = cells.text(2);
+    const std::int64_t batch = cells.i64(3), run = cells.i64(4);
+    if (std::find(precisions.begin(), precisions.end(), precision) == precisions.end()) precisions.push_back(precision);
+    const model::Ceiling* compute = pick(roof, model::compute_ceiling_id(dev.kind, precision));
+    const std::string cell = fmt::format("{} {} b{} {}", model, precision, batch, mode);
+    auto rows = db.prepare(
+        "SELECT layer_name, op, pass, flops, bytes, seconds FROM layers l JOIN devices d ON d.id = l.device_id "
+        "WHERE d.kind = ? AND d.name = ? AND l.run_id = ? AND l.model = ? AND l.precision = ? AND l.mode = ? "
+        "AND l.batch = ? ORDER BY l.id");
+    rows.bind(1, dev.kind).bind(2, dev.name).bind(3, run).bind(4, model).bind(5, precision).bind(6, mode).bind(7, batch);
+    std::map<std::string, ChartSeries> by_pass;
+    std::vector<std::string> order;
+    double flops = 0, bytes = 0, seconds = 0;
+    int skipped = 0;
+    while (rows.step()) {
+      const std::string layer = rows.text(0), op = rows.text(1), pass = rows.text(2);
+      const double f = rows.f64(3), b = rows.f64(4), t = rows.f64(5);
+      seconds += t;
+      if (!(f > 0 && b > 0 && t > 0)) {  // the optimizer, dropout: no FLOPs, or nothing ran
+        skipped += t > 0 ? 1 : 0;
+        continue;
+      }
+      flops += f, bytes += b;
+      if (!by_pass.count(pass)) order.push_back(pass);
+      ChartSeries& s = by_pass[pass];
+      s.name = fmt::format("{} · {}", cell, pass);
+      ChartPoint pt;
+      pt.name = fmt::format("{} ({})", layer, op);
+      place_point(pt, f, b, t, compute, dram);
+      pt.fields.push_back({"Run", std::to_string(run)});
+      s.points.push_back(std::move(pt));
+    }
+    for (const auto& pass : order) c.series.push_back(std::move(by_pass[pass]));
+    if (flops > 0 && bytes > 0 && seconds > 0) {
+      ChartPoint pt;
+      pt.name = cell;
+      place_point(pt, flops, bytes, seconds, compute, dram);
+      pt.fields.push_back({"Run", std::to_string(run)});
+      models.points.push_back(std::move(pt));
+    }
+    if (skipped > 0)
+      c.notes.push_back(fmt::format("{}: {} layer pass{} without FLOPs (optimizer, dropout) not drawn; their time is in "
+                                    "the whole step", cell, skipped, skipped == 1 ? "" : "es"));
+  }
+  if (!models.points.empty()) {
+    c.series.push_back(std::move(models));
+    c.notes.push_back("layers and steps: the engine's paper FLOPs and bytes over the GPU time of their kernels "
+                      "(bench --profile, per step); % of roof against the precision's compute roof and DRAM");
+  }
+}
 
 }  // namespace
 
@@ -145,9 +238,19 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
     }
     c.series.push_back(std::move(s));
   }
+  const size_t sweep_points = c.point_count();
+  std::vector<std::string> precisions;
+  add_workloads(db, dev, roof, c, precisions);
+  // Legible by default: memory levels DRAM and L2, the CUDA-core (or CPU
+  // vector) fp32 roof, each workload precision's roof and each sweep's own;
+  // every other ceiling behind the legend's toggle.
+  c.shown_ceilings = {"dram", "l2", dev.kind == "cpu" ? "fp32.simd" : "fp32.cuda"};
+  for (const auto& p : precisions) c.shown_ceilings.push_back(model::compute_ceiling_id(dev.kind, p));
+  for (const auto& ce : roof.ceilings())
+    if (ce.id.rfind("sweep.", 0) == 0) c.shown_ceilings.push_back(ce.id);
   c.roofs.push_back({dev.name, roof});
-  c.subtitle = fmt::format("{} measured ceilings (solid), {} theoretical (dashed), {} sweep points",
-                           out.measured_ceilings, out.theoretical_ceilings, c.point_count());
+  c.subtitle = fmt::format("{} measured ceilings (solid), {} theoretical (dashed); {} sweep points, {} layer and step points",
+                           out.measured_ceilings, out.theoretical_ceilings, sweep_points, c.point_count() - sweep_points);
   return out;
 }
 

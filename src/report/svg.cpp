@@ -1,5 +1,6 @@
 // The static SVG: the same layout as the HTML page, with native <title>
 // tooltips on points and ridges.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -82,31 +83,61 @@ std::string render_svg(const Chart& chart, int width, int height) {
   o << fmt::format(R"svg(<text transform="translate(18 {:.1f}) rotate(-90)" text-anchor="middle">Performance (FLOP/s)</text>)svg",
                    (y0 + y1) / 2)
     << "\n</g>\n";
-  // Ceilings.
+  // Ceilings: those shown by default (Chart::shown_ceilings); their labels at
+  // the right end of compute roofs and the middle of slopes, moved up where
+  // they would overlap one placed before (widths estimated: no text metrics here).
+  struct Box {
+    double x0, y0, x1, y1;
+  };
+  std::vector<Box> placed;
+  auto place = [&](double x, double y, bool end_anchor, size_t chars) {
+    const double w = 6.6 * double(chars), h = 13;
+    for (int guard = 0; guard < 64; ++guard) {
+      const Box b{end_anchor ? x - w : x - w / 2, y - h + 2, end_anchor ? x : x + w / 2, y + 2};
+      bool hit = false;
+      for (const Box& o : placed)
+        if (b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1) {
+          y = o.y0 - 1;
+          hit = true;
+          break;
+        }
+      if (!hit) {
+        placed.push_back(b);
+        break;
+      }
+    }
+    return y;
+  };
   o << "<g class=\"ceilings\">\n";
   for (const auto& c : l.lines) {
+    if (!c.shown) continue;
     std::string color = roof_color(chart, c.roof);
+    const std::string value = format_si(c.value, c.kind == model::CeilingKind::Compute ? "FLOP/s" : "B/s");
     o << fmt::format(
         R"(<path class="ceiling {} {}" d="M{:.1f},{:.1f} L{:.1f},{:.1f}" stroke="{}"{}><title>{}</title></path>)",
         c.measured ? "measured" : "theoretical", model::to_string(c.kind), f.px(c.x0), f.py(c.y0), f.px(c.x1),
         f.py(c.y1), color, c.measured ? "" : R"( stroke-dasharray="6 4")",
-        xml_escape(fmt::format("{} {} ({}): {}", c.roof, c.label, c.measured ? "measured" : "theoretical",
-                               format_si(c.value, c.kind == model::CeilingKind::Compute ? "FLOP/s" : "B/s"))));
-    // Label at the right end of compute roofs, the middle of slopes.
-    double lx = c.kind == model::CeilingKind::Compute ? f.px(c.x1) - 4 : (f.px(c.x0) + f.px(c.x1)) / 2;
-    double ly = c.kind == model::CeilingKind::Compute ? f.py(c.y1) - 4 : (f.py(c.y0) + f.py(c.y1)) / 2 - 6;
-    o << fmt::format(R"(<text class="clabel" x="{:.1f}" y="{:.1f}" text-anchor="{}" fill="{}">{} {}</text>)", lx, ly,
-                     c.kind == model::CeilingKind::Compute ? "end" : "middle", color, xml_escape(c.label),
-                     format_si(c.value, c.kind == model::CeilingKind::Compute ? "FLOP/s" : "B/s"))
+        xml_escape(fmt::format("{} {} ({}): {}", c.roof, c.label, c.measured ? "measured" : "theoretical", value)));
+    const bool compute = c.kind == model::CeilingKind::Compute;
+    const double lx = compute ? f.px(c.x1) - 4 : (f.px(c.x0) + f.px(c.x1)) / 2;
+    const std::string text = c.label + " " + value;
+    const double ly = place(lx, compute ? f.py(c.y1) - 4 : (f.py(c.y0) + f.py(c.y1)) / 2 - 6, compute, text.size());
+    o << fmt::format(R"(<text class="clabel" x="{:.1f}" y="{:.1f}" text-anchor="{}" fill="{}">{}</text>)", lx, ly,
+                     compute ? "end" : "middle", color, xml_escape(text))
       << "\n";
   }
   o << "</g>\n<g class=\"ridges\">\n";
   for (const auto& r : l.ridges)
-    o << fmt::format(R"(<circle class="ridge" cx="{:.1f}" cy="{:.1f}" r="4" stroke="{}"><title>{}</title></circle>)",
-                     f.px(r.ai), f.py(r.flops), roof_color(chart, r.roof),
-                     xml_escape(fmt::format("ridge {} / {} ({}): AI {} FLOP/B", r.compute_id, r.memory_id,
-                                            r.measured ? "measured" : "theoretical", format_sig(r.ai, 3))))
-      << "\n";
+    if (r.shown)
+      o << fmt::format(R"(<circle class="ridge" cx="{:.1f}" cy="{:.1f}" r="4" stroke="{}"><title>{}</title></circle>)",
+                       f.px(r.ai), f.py(r.flops), roof_color(chart, r.roof),
+                       xml_escape(fmt::format("ridge {} / {} ({}): AI {} FLOP/B", r.compute_id, r.memory_id,
+                                              r.measured ? "measured" : "theoretical", format_sig(r.ai, 3))))
+        << "\n";
+  double longest = 0;  // points with a time are sized by it
+  for (const auto& sr : chart.series)
+    for (const auto& p : sr.points)
+      if (p.seconds) longest = std::max(longest, *p.seconds);
   o << "</g>\n<g class=\"points\">\n";
   for (size_t si = 0; si < chart.series.size(); ++si) {
     const auto& s = chart.series[si];
@@ -117,8 +148,8 @@ std::string render_svg(const Chart& chart, int width, int height) {
       if (p.bandwidth) tip += ", " + format_si(*p.bandwidth, "B/s", 4);
       if (p.percent_of_roof) tip += fmt::format(", {}% of roof", format_sig(*p.percent_of_roof, 3));
       for (const auto& [k, v] : p.fields) tip += fmt::format("\n{}: {}", k, v);
-      o << fmt::format(R"(<circle class="pt" cx="{:.1f}" cy="{:.1f}" r="5" fill="{}"><title>{}</title></circle>)",
-                       f.px(p.ai), f.py(p.flops), series_color(si), xml_escape(tip))
+      o << fmt::format(R"(<circle class="pt" cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}"><title>{}</title></circle>)",
+                       f.px(p.ai), f.py(p.flops), point_radius(p.seconds, longest), series_color(si), xml_escape(tip))
         << "\n";
     }
   }

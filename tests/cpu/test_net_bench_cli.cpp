@@ -10,6 +10,7 @@
 #include "roofline/engine/net_bench.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
+#include "roofline/report/store_chart.hpp"
 #include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
@@ -207,4 +208,40 @@ TEST(NetBenchCli, ANonFiniteLossFailsTheRunNamingTheCell) {
   auto st = db.prepare("SELECT COUNT(*) FROM bench_results WHERE model = 'resnet18'");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.i64(0), 1);
+}
+
+// A profiled cell's stored layers become the device chart's points: a series
+// per pass (layers with FLOPs and time), the whole step in its own series,
+// each point held against the precision's roof; the chart shows that roof,
+// DRAM, L2 and fp32.cuda, and hides the rest.
+TEST(NetBench, StoredLayersAreTheDeviceChartsPoints) {
+  roofline::engine::NetRecord r;
+  r.model = "resnet18", r.device = "gpu", r.precision = "bf16", r.mode = "train", r.batch = 128;
+  const std::map<std::string, double> ns = {{"resnet18/conv1/forward", 3e6},
+                                            {"resnet18/conv1/weight-grad", 2e6},
+                                            {"resnet18/bn1/forward", 1e6},
+                                            {"resnet18/optimizer/optimizer", 2e6}};
+  const auto rows = roofline::engine::net_layer_rows(r, ns, 2);
+  TempDir dir;
+  roofline::store::Db db(dir.file("r.db"));
+  const std::int64_t run = roofline::store::begin_run(db, {"bench", {"roofline", "bench"}});
+  const std::int64_t dev = roofline::store::record_device(db, run, {"gpu", 0, "NVIDIA H200", "", "{}"});
+  roofline::engine::store_net_layers(db, run, dev, r, std::nullopt, rows);
+  const auto devices = roofline::report::stored_devices(db, "gpu");
+  ASSERT_EQ(devices.size(), 1u);
+  const auto dc = roofline::report::device_chart(db, devices[0]);
+  std::map<std::string, size_t> points;
+  for (const auto& s : dc.chart.series) points[s.name] = s.points.size();
+  EXPECT_EQ(points["resnet18 bf16 b128 train · forward"], 2u);  // conv1 and bn1
+  EXPECT_EQ(points["resnet18 bf16 b128 train · weight-grad"], 1u);
+  ASSERT_EQ(points.count("whole steps (paper FLOPs and bytes over the kernel time)"), 1u);
+  const auto& conv1 = dc.chart.series[0].points[0];
+  EXPECT_EQ(conv1.name, "conv1 (conv2d)");
+  ASSERT_TRUE(conv1.seconds.has_value());
+  EXPECT_NEAR(*conv1.seconds, 1.5e-3, 1e-12);
+  EXPECT_TRUE(conv1.percent_of_roof.has_value());  // against the H200 datasheet's bf16 tensor roof and DRAM
+  const auto& shown = dc.chart.shown_ceilings;
+  EXPECT_NE(std::find(shown.begin(), shown.end(), "bf16.tensor"), shown.end());
+  EXPECT_NE(std::find(shown.begin(), shown.end(), "dram"), shown.end());
+  EXPECT_EQ(std::find(shown.begin(), shown.end(), "fp64.cuda"), shown.end());
 }

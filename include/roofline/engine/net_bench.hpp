@@ -76,10 +76,6 @@ struct NetRecord {
   }
 };
 
-// The compute ceiling a cell's rate is held against: the precision's tensor
-// roof on the GPU (fp32: the CUDA cores, as TF32 is off), the vector FMA roof
-// on the CPU. Measurement names as in roofline/measure/figure.hpp.
-std::string net_ceiling_name(const std::string& device, const std::string& precision);
 
 using NetSink = std::function<void(const NetRecord&)>;
 using NetStatus = std::function<void(const std::string& line)>;

@@ -77,6 +77,12 @@ struct Placement {
 Placement place(double flops, double bytes, double seconds, const Ceiling& compute,
                 const Ceiling& memory);
 
+// The compute ceiling work of a precision is held against: the precision's
+// tensor roof on a GPU ("bf16.tensor"; fp32 the CUDA cores, "fp32.cuda", as
+// TF32 is off), the vector FMA roof on a CPU ("fp32.simd"). device_kind "cpu"
+// or "gpu"; ids as in roofline/measure/figure.hpp.
+std::string compute_ceiling_id(const std::string& device_kind, const std::string& precision);
+
 // A coarse verdict: "memory-bound", "compute-bound", or, when the work reaches
 // less than `low` of what the roof allows, "latency-bound" (too little work in
 // flight or launch overhead: neither roof is the limit).

@@ -28,6 +28,7 @@ struct ChartPoint {
   std::optional<double> bandwidth;        // B/s achieved
   std::optional<double> percent_of_roof;  // of what the roof allows at this AI
   std::vector<std::pair<std::string, std::string>> fields;  // more tooltip lines
+  std::optional<double> seconds;                            // its time: the page sizes the point by it
 };
 
 struct ChartSeries {
@@ -40,6 +41,10 @@ struct Chart {
   std::vector<ChartRoof> roofs;
   std::vector<ChartSeries> series;
   std::vector<std::string> notes;
+  // Ceiling ids drawn by default (the rest behind the legend's "other
+  // ceilings" toggle); a measured ceiling hides a theoretical one of the same
+  // id. Empty: every ceiling is drawn.
+  std::vector<std::string> shown_ceilings;
   size_t point_count() const;
 };
 
@@ -52,6 +57,7 @@ struct CeilingLine {
   std::string roof, id, label;
   model::CeilingKind kind = model::CeilingKind::Compute;
   bool measured = true;
+  bool shown = true;                      // drawn by default (Chart::shown_ceilings)
   double value = 0;                       // FLOP/s or B/s
   double x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // data units, inside the axes
 };
@@ -59,6 +65,7 @@ struct CeilingLine {
 struct Ridge {
   std::string roof, compute_id, memory_id;
   bool measured = true;
+  bool shown = true;  // both its ceilings are
   double ai = 0, flops = 0;
 };
 
@@ -66,15 +73,21 @@ struct Layout {
   Range x, y;
   std::vector<CeilingLine> lines;
   std::vector<Ridge> ridges;
+  int off_axes = 0;  // hidden compute ceilings outside the axes, left out
 };
 
-// Axes cover every point, every compute ceiling and every ridge point (whole
-// decades, with room around them). Compute ceilings run from where they meet
+// Axes cover every point, every shown compute ceiling and every shown ridge
+// point (whole decades, with room around them); hidden compute ceilings
+// outside them are left out (off_axes). Compute ceilings run from where they meet
 // the fastest memory slope of their roof and kind (measured or theoretical)
 // to the right edge; memory slopes from the left edge to where they meet the
 // highest compute ceiling. Ridges: each compute ceiling with the roof's DRAM
 // ceiling (the fastest one at level "dram", or the fastest memory ceiling).
 Layout layout(const Chart& chart);
+
+// A point's radius in pixels: 5 without a time, else 3 to 12 by the square
+// root of its share of the longest time on the chart (area ∝ time).
+double point_radius(std::optional<double> seconds, double longest);
 
 std::string render_svg(const Chart& chart, int width = 1000, int height = 620);
 std::string render_html(const Chart& chart);

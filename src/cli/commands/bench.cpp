@@ -22,6 +22,7 @@
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/hardware/cpu_info.hpp"
+#include "roofline/model/roofline.hpp"
 #include "roofline/hardware/gpu_info.hpp"
 #include "roofline/hardware/peaks.hpp"
 #include "roofline/store/results.hpp"
@@ -397,7 +398,7 @@ class BenchCommand : public Command {
   // The compute ceiling of the cell's device and precision: the newest
   // measured one in the store (roofline ceilings), else the datasheet's.
   static void add_ceiling(Invocation& ctx, const engine::NetBenchConfig& cfg, engine::NetRecord& r) {
-    r.ceiling_name = engine::net_ceiling_name(r.device, r.precision);
+    r.ceiling_name = model::compute_ceiling_id(r.device, r.precision);
     std::string device_name;
     std::vector<hw::Peak> peaks;
     if (r.device == "gpu") {

@@ -10,12 +10,6 @@
 
 namespace roofline::engine {
 
-std::string net_ceiling_name(const std::string& device, const std::string& precision) {
-  if (device == "cpu") return "fp32.simd";
-  if (precision == "fp32") return "fp32.cuda";  // TF32 off: the CUDA cores
-  return precision + ".tensor";
-}
-
 NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps) {
   const LayerGraph g = make_graph_model(r.model);
   const Precision p = parse_precision(r.precision);
