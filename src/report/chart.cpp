@@ -209,7 +209,8 @@ nlohmann::json chart_json(const Chart& chart, const Layout& l) {
       if (p.seconds) pt["seconds"] = *p.seconds;
       pts.push_back(std::move(pt));
     }
-    series.push_back({{"name", s.name}, {"points", pts}});
+    series.push_back({{"name", s.name}, {"points", pts}, {"color_key", s.color_key.empty() ? s.name : s.color_key},
+                      {"visible", s.visible}});
   }
   j["series"] = series;
   return j;

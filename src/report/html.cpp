@@ -140,7 +140,12 @@ const char* kScript = R"js(
     });
     // Every point in one layer, the largest (longest) drawn first so that a
     // smaller one on top of it stays reachable; a series' toggle hides its own.
-    var pointsGroup = el('g', {'class': 'points'}, svg), all = [], seriesPoints = [];
+    var pointsGroup = el('g', {'class': 'points'}, svg), all = [], seriesPoints = [], keys = [];
+    function seriesColor(s) {
+      var k = keys.indexOf(s.color_key);
+      if (k < 0) { keys.push(s.color_key); k = keys.length - 1; }
+      return SERIES[k % SERIES.length];
+    }
     data.series.forEach(function (s, i) {
       seriesPoints.push([]);
       s.points.forEach(function (p) { if (p.ai > 0 && p.flops > 0) all.push({s: s, i: i, p: p}); });
@@ -148,7 +153,7 @@ const char* kScript = R"js(
     all.sort(function (a, b) { return (b.p.r || 5) - (a.p.r || 5); });
     all.forEach(function (q) {
       var s = q.s, p = q.p;
-      var c = el('circle', {'class': 'pt', cx: px(p.ai), cy: py(p.flops), r: p.r || 5, fill: SERIES[q.i % SERIES.length],
+      var c = el('circle', {'class': 'pt', cx: px(p.ai), cy: py(p.flops), r: p.r || 5, fill: seriesColor(s),
                             'fill-opacity': 0.8, 'data-series': s.name, 'data-name': s.name + ': ' + p.name}, pointsGroup);
       c.addEventListener('mousemove', function (ev) {
         // Points under the cursor beside this one (repeated layers land on the same spot): named too.
@@ -178,8 +183,9 @@ const char* kScript = R"js(
       legend.appendChild(label);
     }
     data.series.forEach(function (s, i) {
-      var sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = SERIES[i % SERIES.length];
-      toggle(s.name + ' (' + s.points.length + ')', sw, seriesPoints[i]);
+      var sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = seriesColor(s);
+      toggle(s.name + ' (' + s.points.length + ')', sw, seriesPoints[i], s.visible !== false);
+      if (s.visible === false) seriesPoints[i].forEach(function (c) { c.style.display = 'none'; });
     });
     data.roofs.forEach(function (name) {
       if (!roofGroups[name]) return;
@@ -223,13 +229,17 @@ const char* kScript = R"js(
       var ok = 0;
       svg.querySelectorAll('circle.pt').forEach(function (c) {
         hideTip();
+        var shownBefore = c.style.display;
+        c.style.display = '';  // hidden series are hovered too (as after their toggle)
         c.scrollIntoView({block: 'center', inline: 'center'});
         var r = c.getBoundingClientRect();
         var x = r.left + r.width / 2, y = r.top + r.height / 2, at = document.elementFromPoint(x, y);
-        if (!at || !at.classList || !at.classList.contains('pt')) return;  // nothing to hover there
-        at.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: x, clientY: y}));
-        // Hovering its centre names it, whichever point is on top there.
-        if (tip.style.display === 'block' && tip.textContent.indexOf(c.dataset.name) >= 0) ok++;
+        if (at && at.classList && at.classList.contains('pt')) {
+          at.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: x, clientY: y}));
+          // Hovering its centre names it, whichever point is on top there.
+          if (tip.style.display === 'block' && tip.textContent.indexOf(c.dataset.name) >= 0) ok++;
+        }
+        c.style.display = shownBefore;
       });
       hideTip();
       document.body.dataset.hoverable = String(ok);
@@ -240,7 +250,9 @@ const char* kScript = R"js(
     var lines = svg.querySelectorAll('path.ceiling').length;
     document.body.dataset.rendered = String(drawn);
     var shownLines = data.lines.filter(function (c) { return c.shown !== false; }).length;
-    var ridgesDrawn = svg.querySelectorAll('circle.ridge').length;
+    var ridgesDrawn = Array.prototype.filter.call(svg.querySelectorAll('circle.ridge'), function (r) {
+      return r.parentNode !== others;
+    }).length;
     status.textContent = 'rendered ' + drawn + ' points, ' + lines + ' ceilings (' + shownLines + ' shown), ' +
                          ridgesDrawn + ' ridge points';
   } catch (err) {

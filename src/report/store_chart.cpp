@@ -96,7 +96,10 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
   cells.bind(1, dev.kind).bind(2, dev.name);
   ChartSeries models;
   models.name = "whole steps (paper FLOPs and bytes over the kernel time)";
-  const model::Ceiling* dram = pick(roof, "dram");
+  models.color_key = "step";
+  bool first_cell = true;
+  std::vector<std::string> without_flops;
+  const model::Ceiling* dram = roof.memory("dram");  // the fastest measured DRAM figure, else the datasheet's
   while (cells.step()) {
     const std::string model = cells.text(0), precision = cells.text(1), mode = cells.text(2);
     const std::int64_t batch = cells.i64(3), run = cells.i64(4);
@@ -108,7 +111,7 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
         "WHERE d.kind = ? AND d.name = ? AND l.run_id = ? AND l.model = ? AND l.precision = ? AND l.mode = ? "
         "AND l.batch = ? ORDER BY l.id");
     rows.bind(1, dev.kind).bind(2, dev.name).bind(3, run).bind(4, model).bind(5, precision).bind(6, mode).bind(7, batch);
-    std::map<std::string, ChartSeries> by_pass;
+    std::map<std::string, ChartSeries> by_pass;  // this cell's
     std::vector<std::string> order;
     double flops = 0, bytes = 0, seconds = 0;
     int skipped = 0;
@@ -124,6 +127,8 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
       if (!by_pass.count(pass)) order.push_back(pass);
       ChartSeries& s = by_pass[pass];
       s.name = fmt::format("{} · {}", cell, pass);
+      s.color_key = pass;                    // coloured by pass, whatever the cell
+      s.visible = first_cell;                // the first cell drawn; the others behind their toggles
       ChartPoint pt;
       pt.name = fmt::format("{} ({})", layer, op);
       place_point(pt, f, b, t, compute, dram);
@@ -131,6 +136,7 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
       s.points.push_back(std::move(pt));
     }
     for (const auto& pass : order) c.series.push_back(std::move(by_pass[pass]));
+    if (!order.empty()) first_cell = false;
     if (flops > 0 && bytes > 0 && seconds > 0) {
       ChartPoint pt;
       pt.name = cell;
@@ -138,10 +144,11 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
       pt.fields.push_back({"Run", std::to_string(run)});
       models.points.push_back(std::move(pt));
     }
-    if (skipped > 0)
-      c.notes.push_back(fmt::format("{}: {} layer pass{} without FLOPs (optimizer, dropout) not drawn; their time is in "
-                                    "the whole step", cell, skipped, skipped == 1 ? "" : "es"));
+    if (skipped > 0) without_flops.push_back(cell);
   }
+  if (!without_flops.empty())
+    c.notes.push_back(fmt::format("layer passes without FLOPs (the optimizer, dropout) are not drawn; their time is in "
+                                  "the whole step ({})", join(without_flops, ", ")));
   if (!models.points.empty()) {
     c.series.push_back(std::move(models));
     c.notes.push_back("layers and steps: the engine's paper FLOPs and bytes over the GPU time of their kernels "
@@ -244,7 +251,10 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   // Legible by default: memory levels DRAM and L2, the CUDA-core (or CPU
   // vector) fp32 roof, each workload precision's roof and each sweep's own;
   // every other ceiling behind the legend's toggle.
-  c.shown_ceilings = {"dram", "l2", dev.kind == "cpu" ? "fp32.simd" : "fp32.cuda"};
+  // Memory levels by their fastest figure (measured first: "dram.read" over the datasheet's "dram").
+  for (const char* level : {"dram", "l2"})
+    if (const auto* m = roof.memory(level)) c.shown_ceilings.push_back(m->id);
+  c.shown_ceilings.push_back(dev.kind == "cpu" ? "fp32.simd" : "fp32.cuda");
   for (const auto& p : precisions) c.shown_ceilings.push_back(model::compute_ceiling_id(dev.kind, p));
   for (const auto& ce : roof.ceilings())
     if (ce.id.rfind("sweep.", 0) == 0) c.shown_ceilings.push_back(ce.id);

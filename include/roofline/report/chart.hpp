@@ -34,6 +34,8 @@ struct ChartPoint {
 struct ChartSeries {
   std::string name;
   std::vector<ChartPoint> points;
+  std::string color_key;  // series of one key share a colour (a pass); empty: the series' own
+  bool visible = true;    // drawn when the page opens (else behind its legend toggle)
 };
 
 struct Chart {
