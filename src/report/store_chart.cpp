@@ -60,12 +60,6 @@ hw::CpuInfo spec_cpu(const StoredDevice& dev) {
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v); }
 
-// The ceiling of `id` to place work under: the measured one, else the theoretical.
-const model::Ceiling* pick(const model::Roofline& roof, const std::string& id) {
-  if (const auto* c = roof.find(id, model::Source::Measured)) return c;
-  return roof.find(id);
-}
-
 // A workload point's numbers, held against the precision's compute roof and DRAM.
 void place_point(ChartPoint& pt, double flops, double bytes, double seconds, const model::Ceiling* compute,
                  const model::Ceiling* dram) {
@@ -89,35 +83,25 @@ void place_point(ChartPoint& pt, double flops, double bytes, double seconds, con
 // layer sized by its GPU time, and the whole step as a point of "models".
 void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline& roof, Chart& c,
                    std::vector<std::string>& precisions) {
-  auto cells = db.prepare(
-      "SELECT l.model, l.precision, l.mode, l.batch, MAX(l.run_id) FROM layers l JOIN devices d ON d.id = l.device_id "
-      "WHERE d.kind = ? AND d.name = ? AND l.precision IS NOT NULL GROUP BY l.model, l.precision, l.mode, l.batch "
-      "ORDER BY l.model, l.precision, l.mode DESC, l.batch");
-  cells.bind(1, dev.kind).bind(2, dev.name);
   ChartSeries models;
   models.name = "whole steps (paper FLOPs and bytes over the kernel time)";
   models.color_key = "step";
   bool first_cell = true;
   std::vector<std::string> without_flops;
   const model::Ceiling* dram = roof.memory("dram");  // the fastest measured DRAM figure, else the datasheet's
-  while (cells.step()) {
-    const std::string model = cells.text(0), precision = cells.text(1), mode = cells.text(2);
-    const std::int64_t batch = cells.i64(3), run = cells.i64(4);
+  for (const StoredCell& sc : stored_cells(db, dev)) {
+    const std::string& precision = sc.precision;
+    const std::int64_t run = sc.run;
     if (std::find(precisions.begin(), precisions.end(), precision) == precisions.end()) precisions.push_back(precision);
-    const model::Ceiling* compute = pick(roof, model::compute_ceiling_id(dev.kind, precision));
-    const std::string cell = fmt::format("{} {} b{} {}", model, precision, batch, mode);
-    auto rows = db.prepare(
-        "SELECT layer_name, op, pass, flops, bytes, seconds FROM layers l JOIN devices d ON d.id = l.device_id "
-        "WHERE d.kind = ? AND d.name = ? AND l.run_id = ? AND l.model = ? AND l.precision = ? AND l.mode = ? "
-        "AND l.batch = ? ORDER BY l.id");
-    rows.bind(1, dev.kind).bind(2, dev.name).bind(3, run).bind(4, model).bind(5, precision).bind(6, mode).bind(7, batch);
+    const model::Ceiling* compute = pick_ceiling(roof, model::compute_ceiling_id(dev.kind, precision));
+    const std::string cell = sc.label();
     std::map<std::string, ChartSeries> by_pass;  // this cell's
     std::vector<std::string> order;
     double flops = 0, bytes = 0, seconds = 0;
     int skipped = 0;
-    while (rows.step()) {
-      const std::string layer = rows.text(0), op = rows.text(1), pass = rows.text(2);
-      const double f = rows.f64(3), b = rows.f64(4), t = rows.f64(5);
+    for (const StoredLayer& x : stored_layers(db, dev, sc)) {
+      const std::string &layer = x.layer, &op = x.op, &pass = x.pass;
+      const double f = x.flops, b = x.bytes, t = x.seconds;
       seconds += t;
       if (!(f > 0 && b > 0 && t > 0)) {  // the optimizer, dropout: no FLOPs, or nothing ran
         skipped += t > 0 ? 1 : 0;
@@ -158,18 +142,69 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
 
 }  // namespace
 
+model::Roofline device_roofline(store::Db& db, const StoredDevice& dev, int* measured_count, int* theoretical_count) {
+  model::Roofline measured = measure::load_measured_roofline(db, dev.name);
+  model::Roofline theoretical =
+      dev.kind == "gpu" ? hw::reference_roofline(spec_gpu(dev)) : hw::reference_roofline(spec_cpu(dev));
+  model::Roofline roof(dev.name);
+  int m = 0, t = 0;
+  for (const auto& ce : measured.ceilings()) roof.add(ce), ++m;
+  for (const auto& ce : theoretical.ceilings())
+    if (ce.source != model::Source::Measured) roof.add(ce), ++t;
+  if (measured_count) *measured_count = m;
+  if (theoretical_count) *theoretical_count = t;
+  return roof;
+}
+
+const model::Ceiling* pick_ceiling(const model::Roofline& roof, const std::string& id) {
+  if (const auto* c = roof.find(id, model::Source::Measured)) return c;
+  return roof.find(id);
+}
+
+std::vector<std::string> default_ceilings(const model::Roofline& roof, const std::string& kind,
+                                          const std::vector<std::string>& precisions) {
+  std::vector<std::string> ids;
+  // Memory levels by their measured read stream where there is one (the same id on every device of a
+  // comparison), else their fastest figure (measured first, then the datasheet's "dram").
+  for (const std::string level : {"dram", "l2"}) {
+    if (roof.find(level + ".read", model::Source::Measured)) ids.push_back(level + ".read");
+    else if (const auto* m = roof.memory(level)) ids.push_back(m->id);
+  }
+  ids.push_back(kind == "cpu" ? "fp32.simd" : "fp32.cuda");
+  for (const auto& p : precisions) ids.push_back(model::compute_ceiling_id(kind, p));
+  return ids;
+}
+
+std::string StoredCell::label() const { return fmt::format("{} {} b{} {}", model, precision, batch, mode); }
+
+std::vector<StoredCell> stored_cells(store::Db& db, const StoredDevice& dev) {
+  auto st = db.prepare(
+      "SELECT l.model, l.precision, l.mode, l.batch, MAX(l.run_id) FROM layers l JOIN devices d ON d.id = l.device_id "
+      "WHERE d.kind = ? AND d.name = ? AND l.precision IS NOT NULL GROUP BY l.model, l.precision, l.mode, l.batch "
+      "ORDER BY l.model, l.precision, l.mode DESC, l.batch");
+  st.bind(1, dev.kind).bind(2, dev.name);
+  std::vector<StoredCell> out;
+  while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2), st.i64(3), st.i64(4)});
+  return out;
+}
+
+std::vector<StoredLayer> stored_layers(store::Db& db, const StoredDevice& dev, const StoredCell& c) {
+  auto st = db.prepare(
+      "SELECT layer_name, op, pass, flops, bytes, seconds FROM layers l JOIN devices d ON d.id = l.device_id "
+      "WHERE d.kind = ? AND d.name = ? AND l.run_id = ? AND l.model = ? AND l.precision = ? AND l.mode = ? "
+      "AND l.batch = ? ORDER BY l.id");
+  st.bind(1, dev.kind).bind(2, dev.name).bind(3, c.run).bind(4, c.model).bind(5, c.precision).bind(6, c.mode);
+  st.bind(7, c.batch);
+  std::vector<StoredLayer> out;
+  while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2), st.f64(3), st.f64(4), st.f64(5)});
+  return out;
+}
+
 DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   DeviceChart out;
   Chart& c = out.chart;
   c.title = fmt::format("Roofline: {} ({})", dev.name, dev.kind == "gpu" ? "GPU" : "CPU");
-  model::Roofline measured = measure::load_measured_roofline(db, dev.name);
-  model::Roofline theoretical =
-      dev.kind == "gpu" ? hw::reference_roofline(spec_gpu(dev))
-                        : hw::reference_roofline(spec_cpu(dev));
-  model::Roofline roof(dev.name);
-  for (const auto& ce : measured.ceilings()) roof.add(ce), ++out.measured_ceilings;
-  for (const auto& ce : theoretical.ceilings())
-    if (ce.source != model::Source::Measured) roof.add(ce), ++out.theoretical_ceilings;
+  model::Roofline roof = device_roofline(db, dev, &out.measured_ceilings, &out.theoretical_ceilings);
   if (out.measured_ceilings == 0)
     c.notes.push_back(fmt::format("no measured ceilings for this device: run `roofline ceilings --device {}`", dev.kind));
   if (out.theoretical_ceilings == 0)
@@ -248,14 +283,9 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   const size_t sweep_points = c.point_count();
   std::vector<std::string> precisions;
   add_workloads(db, dev, roof, c, precisions);
-  // Legible by default: memory levels DRAM and L2, the CUDA-core (or CPU
-  // vector) fp32 roof, each workload precision's roof and each sweep's own;
+  // Legible by default: the ceilings that matter for the points (default_ceilings) and each sweep's own;
   // every other ceiling behind the legend's toggle.
-  // Memory levels by their fastest figure (measured first: "dram.read" over the datasheet's "dram").
-  for (const char* level : {"dram", "l2"})
-    if (const auto* m = roof.memory(level)) c.shown_ceilings.push_back(m->id);
-  c.shown_ceilings.push_back(dev.kind == "cpu" ? "fp32.simd" : "fp32.cuda");
-  for (const auto& p : precisions) c.shown_ceilings.push_back(model::compute_ceiling_id(dev.kind, p));
+  c.shown_ceilings = default_ceilings(roof, dev.kind, precisions);
   for (const auto& ce : roof.ceilings())
     if (ce.id.rfind("sweep.", 0) == 0) c.shown_ceilings.push_back(ce.id);
   c.roofs.push_back({dev.name, roof});
