@@ -61,6 +61,10 @@ std::unique_ptr<CommandLine> make_command_line(GlobalOptions& opts) {
   auto* json = app.add_flag("--json", opts.json, "print results as JSON");
   app.add_flag("--csv", opts.csv, "print results as CSV")->excludes(json);
   app.add_flag("-q,--quiet", opts.quiet, "no progress messages");
+  app.add_option("--width", opts.width,
+                 "text tables' most columns: wider ones shorten their text columns, then split (0: no limit; "
+                 "default: the terminal's width, at most 120, and no limit when the output is not a terminal)")
+      ->check(CLI::Range(0, 100000));
   line->commands = Registry::create_all();
   for (auto& c : line->commands) {
     CLI::App* sub = app.add_subcommand(c->name(), c->summary());
@@ -77,7 +81,7 @@ void CommandLine::check_command_word(const std::vector<std::string>& args) const
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") return;
-    if (a == "--db") {
+    if (a == "--db" || a == "--width") {  // global options with a value
       ++i;
       continue;
     }

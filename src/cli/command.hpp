@@ -21,8 +21,10 @@ struct GlobalOptions {
   std::string db;  // --db
   bool json = false, csv = false;
   bool quiet = false;
+  int width = -1;  // --width: text tables' most columns (0: no limit); unset: the terminal's, at most 120
   std::vector<std::string> argv;
   Format format() const { return json ? Format::Json : (csv ? Format::Csv : Format::Text); }
+  size_t text_width() const { return width >= 0 ? static_cast<size_t>(width) : terminal_text_width(); }
 };
 
 class Invocation {

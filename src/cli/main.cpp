@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       store::finish_run(ctx.db(), ctx.run_id(), 0);
       report.set_run_id(ctx.run_id());
     }
-    render(report, opts.format(), std::cout);
+    render(report, opts.format(), std::cout, opts.text_width());
     return chosen->exit_code();
   } catch (const Error& e) {
     print_error(e);

@@ -1,5 +1,8 @@
 #include "roofline/core/report.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ostream>
@@ -110,12 +113,45 @@ void render_properties(const Table& t, std::ostream& out) {
   }
 }
 
-void render_grid(const Table& t, std::ostream& out) {
+// Wraps `text` at `width` columns (0: no limit), the first line after
+// `first`, the others after `indent`.
+void wrap(std::ostream& out, const std::string& first, const std::string& indent, const std::string& text,
+          size_t width) {
+  if (width == 0 || display_width(first) + display_width(text) <= width) {
+    out << first << text << '\n';
+    return;
+  }
+  std::string line = first;
+  size_t cols = display_width(first);
+  bool empty = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string word = text.substr(i, j - i);
+    const size_t w = display_width(word);
+    if (!empty && cols + 1 + w > width) {
+      out << line << '\n';
+      line = indent;
+      cols = display_width(indent);
+      empty = true;
+    }
+    if (!empty) line += ' ', ++cols;
+    line += word;
+    cols += w;
+    empty = false;
+    i = j + 1;
+  }
+  out << line << '\n';
+}
+
+void render_grid(const Table& t, std::ostream& out, size_t limit) {
   const auto& cols = t.columns();
   std::vector<std::vector<std::string>> text(t.rows().size(), std::vector<std::string>(cols.size()));
+  std::vector<std::string> heads(cols.size());
   std::vector<size_t> width(cols.size());
   std::vector<bool> right(cols.size(), false);
-  for (size_t c = 0; c < cols.size(); ++c) width[c] = display_width(header_of(cols[c]));
+  for (size_t c = 0; c < cols.size(); ++c) heads[c] = header_of(cols[c]), width[c] = display_width(heads[c]);
   for (size_t r = 0; r < t.rows().size(); ++r) {
     for (size_t c = 0; c < cols.size(); ++c) {
       const Cell& cell = t.rows()[r][c];
@@ -126,23 +162,67 @@ void render_grid(const Table& t, std::ostream& out) {
       text[r][c] = std::move(s);
     }
   }
-  auto emit = [&](size_t c, const std::string& s) {
-    size_t pad = width[c] - display_width(s);
-    bool last = c + 1 == cols.size();
-    if (right[c]) out << std::string(pad, ' ') << s;
-    else out << s << (last ? std::string() : std::string(pad, ' '));
-    if (!last) out << "  ";
+  auto span = [&](const std::vector<size_t>& which) {
+    size_t total = 2;
+    for (size_t k = 0; k < which.size(); ++k) total += width[which[k]] + (k + 1 < which.size() ? 2 : 0);
+    return total;
   };
-  out << "  ";
-  for (size_t c = 0; c < cols.size(); ++c) emit(c, header_of(cols[c]));
-  out << "\n  ";
-  size_t total = 0;
-  for (size_t c = 0; c < cols.size(); ++c) total += width[c] + (c + 1 < cols.size() ? 2 : 0);
-  out << std::string(total, '-') << '\n';
-  for (const auto& row : text) {
+  std::vector<size_t> all(cols.size());
+  for (size_t c = 0; c < cols.size(); ++c) all[c] = c;
+  if (limit > 0 && span(all) > limit) {
+    // First the widest text columns give way, to 24 columns at least, if that makes the table fit;
+    // else it splits into blocks of columns (below), the first column (repeated) cut to a third of
+    // the width and any other text column to what fits beside it.
+    constexpr size_t kMinText = 24;
+    const std::vector<size_t> natural = width;
+    while (span(all) > limit) {
+      size_t widest = cols.size();
+      for (size_t c = 0; c < cols.size(); ++c)
+        if (!right[c] && width[c] > kMinText && (widest == cols.size() || width[c] > width[widest])) widest = c;
+      if (widest == cols.size()) break;
+      width[widest] -= std::min(width[widest] - kMinText, span(all) - limit);
+    }
+    if (span(all) > limit) {
+      width = natural;
+      if (!right[0]) width[0] = std::min(width[0], std::max<size_t>(12, limit / 3));
+      for (size_t c = 1; c < cols.size(); ++c)
+        if (!right[c] && span({0, c}) > limit) width[c] = std::max<size_t>(12, limit - span({0}) - 2);
+    }
+    for (size_t c = 0; c < cols.size(); ++c) {
+      heads[c] = shorten(heads[c], width[c]);
+      for (auto& row : text) row[c] = shorten(row[c], width[c]);
+    }
+  }
+  // Blocks of columns that fit, each after the first repeating column 0.
+  std::vector<std::vector<size_t>> blocks(1);
+  for (size_t c = 0; c < cols.size(); ++c) {
+    std::vector<size_t> tryit = blocks.back();
+    tryit.push_back(c);
+    if (limit > 0 && blocks.back().size() > (blocks.size() > 1 ? 1u : 0u) && span(tryit) > limit)
+      blocks.push_back({0, c});
+    else
+      blocks.back() = std::move(tryit);
+  }
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const auto& which = blocks[b];
+    if (b > 0) out << "  (continued)\n";
+    auto emit = [&](size_t k, const std::string& s) {
+      const size_t c = which[k];
+      const size_t w = display_width(s);
+      const size_t pad = width[c] > w ? width[c] - w : 0;
+      const bool last = k + 1 == which.size();
+      if (right[c]) out << std::string(pad, ' ') << s;
+      else out << s << (last ? std::string() : std::string(pad, ' '));
+      if (!last) out << "  ";
+    };
     out << "  ";
-    for (size_t c = 0; c < cols.size(); ++c) emit(c, row[c]);
-    out << '\n';
+    for (size_t k = 0; k < which.size(); ++k) emit(k, heads[which[k]]);
+    out << "\n  " << std::string(span(which) - 2, '-') << '\n';
+    for (const auto& row : text) {
+      out << "  ";
+      for (size_t k = 0; k < which.size(); ++k) emit(k, row[which[k]]);
+      out << '\n';
+    }
   }
 }
 
@@ -168,16 +248,23 @@ std::string csv_cell(const Cell& cell) {
 
 }  // namespace
 
-void render_text(const Table& t, std::ostream& out) {
+void render_text(const Table& t, std::ostream& out, size_t width) {
   if (!t.title().empty()) out << printable(t.title()) << '\n';
   if (t.rows().empty()) {
     out << "  (none)\n";
   } else if (t.layout() == Table::Layout::Properties) {
     render_properties(t, out);
   } else {
-    render_grid(t, out);
+    render_grid(t, out, width);
   }
-  for (const auto& n : t.notes()) out << "  note: " << printable(n, true) << '\n';
+  for (const auto& n : t.notes()) wrap(out, "  note: ", "        ", printable(n, true), width);
+}
+
+size_t terminal_text_width() {
+  if (!isatty(STDOUT_FILENO)) return 0;
+  winsize ws{};
+  const size_t cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 120;
+  return std::min<size_t>(std::max<size_t>(cols, 60), 120);
 }
 
 nlohmann::json to_json(const Report& report) {
@@ -207,7 +294,7 @@ nlohmann::json to_json(const Report& report) {
   return j;
 }
 
-void render(const Report& report, Format format, std::ostream& out) {
+void render(const Report& report, Format format, std::ostream& out, size_t width) {
   switch (format) {
     case Format::Json:
       out << json_text(to_json(report), 2) << '\n';
@@ -234,10 +321,10 @@ void render(const Report& report, Format format, std::ostream& out) {
       for (const auto& t : report.tables()) {
         if (!first) out << '\n';
         first = false;
-        render_text(t, out);
+        render_text(t, out, width);
       }
-      for (const auto& i : report.infos()) out << "note: " << printable(i, true) << '\n';
-      for (const auto& w : report.warnings()) out << "warning: " << printable(w, true) << '\n';
+      for (const auto& i : report.infos()) wrap(out, "note: ", "      ", printable(i, true), width);
+      for (const auto& w : report.warnings()) wrap(out, "warning: ", "         ", printable(w, true), width);
       if (report.run_id() > 0) out << "stored as run " << report.run_id() << '\n';
       return;
     }

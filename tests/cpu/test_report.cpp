@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <iostream>
 #include <sstream>
 
 #include "roofline/core/error.hpp"
@@ -53,4 +54,38 @@ TEST(Stats, SummaryOfKnownSamples) {
   EXPECT_DOUBLE_EQ(s.q3, 4);
   EXPECT_DOUBLE_EQ(s.mean, 3);
   EXPECT_NEAR(s.stdev, std::sqrt(2.5), 1e-12);
+}
+
+// A table wider than the text width: the widest text columns give way (cut
+// with "…"), then the columns split into blocks that repeat the first; every
+// line fits, every column is still there, notes wrap. No limit: unchanged.
+TEST(Report, WideTablesFitTheTextWidth) {
+  Table t("wide", "A wide table");
+  t.col("name", "Kernel").col("what", "What it is");
+  for (int i = 0; i < 9; ++i) t.col("v" + std::to_string(i), "Value " + std::to_string(i), "ms", 3);
+  for (int r = 0; r < 3; ++r) {
+    std::vector<Cell> row = {std::string("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_nn_align8>(Params) #") +
+                                 std::to_string(r),
+                             std::string("a GEMM with a ReLU epilogue, bf16 in and out, fp32 accumulation")};
+    for (int i = 0; i < 9; ++i) row.push_back(1234.5678 * (i + 1) * (r + 1));
+    t.row(row);
+  }
+  t.note("a note long enough that it has to wrap when the width is eighty columns: it keeps going and going and going");
+  std::ostringstream wide;
+  render_text(t, wide);
+  const std::string header = wide.str().substr(wide.str().find('\n') + 1);
+  EXPECT_GT(header.find('\n'), 200u) << "without a limit the header line is as wide as the table";
+  std::ostringstream fit;
+  render_text(t, fit, 80);
+  std::istringstream lines(fit.str());
+  int n = 0, continued = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    EXPECT_LE(display_width(line), 80u) << line;
+    continued += line == "  (continued)" ? 1 : 0;
+  }
+  EXPECT_GE(continued, 1);
+  for (int i = 0; i < 9; ++i) EXPECT_NE(fit.str().find("Value " + std::to_string(i)), std::string::npos) << i;
+  EXPECT_NE(fit.str().find("\xE2\x80\xA6"), std::string::npos) << "the kernel names are cut, marked";
+  EXPECT_NE(fit.str().find("void cutla"), std::string::npos) << "a cut name keeps its start";
+  std::cout << fit.str();
 }

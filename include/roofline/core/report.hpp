@@ -79,8 +79,15 @@ class Report {
   std::int64_t run_id_ = 0;
 };
 
-void render(const Report& report, Format format, std::ostream& out);
-void render_text(const Table& table, std::ostream& out);
+// width (text only): the most columns a line may take, 0 for no limit. A grid
+// wider than that shortens its widest text columns (to 12 columns at least,
+// the cut marked "…"), then splits into blocks of columns, each repeating the
+// first column; notes and messages wrap.
+void render(const Report& report, Format format, std::ostream& out, size_t width = 0);
+void render_text(const Table& table, std::ostream& out, size_t width = 0);
+// The text width for a terminal on standard output: its columns, at most 120
+// (0 when standard output is not a terminal: no limit).
+size_t terminal_text_width();
 nlohmann::json to_json(const Report& report);
 nlohmann::json to_json(const Cell& cell);
 // Text of one cell as the text renderer shows it (no width limit).

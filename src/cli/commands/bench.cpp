@@ -244,7 +244,7 @@ class BenchCommand : public Command {
     if (const std::optional<Error> failure = engine::bench_failure(results)) {
       // The results are stored and worth showing; the run still fails (the peer was asked for, or a run
       // diverged under --keep-going).
-      render(report, ctx.options().format(), std::cout);
+      render(report, ctx.options().format(), std::cout, ctx.options().text_width());
       throw *failure;
     }
     return report;
@@ -386,7 +386,7 @@ class BenchCommand : public Command {
         diverged.push_back(fmt::format("{} {} {} batch {}", r.model, r.device, r.precision, r.batch));
     if (!diverged.empty()) {
       // The cells are stored and worth showing; the run still fails.
-      render(report, ctx.options().format(), std::cout);
+      render(report, ctx.options().format(), std::cout, ctx.options().text_width());
       throw Error(ErrorKind::Numeric,
                   "the training loss became NaN or Inf (diverged) in: " + join(diverged, "; "),
                   "check the weights (--weights) and the precision: fp16 runs with dynamic loss scaling, bf16 and "

@@ -77,7 +77,7 @@ class OpsCommand : public Command {
     if (grad_) run_grads(r, ops, failures);
     if (perf_) run_perf(ctx, r, ops, backends, gpus);
     if (!failures.empty()) {
-      render(r, ctx.options().format(), std::cout);
+      render(r, ctx.options().format(), std::cout, ctx.options().text_width());
       throw Error(ErrorKind::Numeric,
                   fmt::format("{} check(s) failed; the first: {}", failures.size(), failures.front()),
                   "a failing op is a bug in the engine: report it with the seed (--seed) to reproduce");
