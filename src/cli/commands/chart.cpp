@@ -17,7 +17,8 @@ class ChartCommand : public Command {
  public:
   const char* name() const override { return "chart"; }
   const char* summary() const override {
-    return "roofline charts (interactive HTML and SVG) of each device's ceilings and sweep points in the store";
+    return "roofline charts (interactive HTML and SVG) of each device's ceilings, sweep points and profiled network "
+           "layers in the store";
   }
   bool stores_results() const override { return false; }
   void configure(CLI::App& sub) override {
@@ -34,9 +35,10 @@ class ChartCommand : public Command {
     auto devices = report::stored_devices(ctx.db(), kind);
     if (devices.empty())
       throw Error(ErrorKind::Input,
-                  fmt::format("{} has no ceilings or sweep points{}", ctx.db().path(),
+                  fmt::format("{} has no ceilings, sweep points or profiled network layers{}", ctx.db().path(),
                               kind.empty() ? "" : " for a " + kind),
-                  fmt::format("run `roofline ceilings --device {0}` and `roofline sweep --device {0}` first",
+                  fmt::format("run `roofline ceilings --device {0}` and `roofline sweep --device {0}` first (and "
+                              "`roofline bench alexnet,resnet18 --device gpu --profile` for the layers)",
                               kind.empty() ? "all" : kind));
     std::error_code ec;
     std::filesystem::create_directories(out_, ec);
