@@ -1,5 +1,7 @@
 #include "src/cli/command.hpp"
 
+#include <fstream>
+
 #include <unistd.h>
 
 #include <iostream>
@@ -100,6 +102,12 @@ Command* CommandLine::chosen() const {
   for (const auto& [sub, cmd] : subs)
     if (sub->parsed()) return cmd;
   return nullptr;
+}
+
+void write_output_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) throw Error(ErrorKind::Input, "could not write " + path, "use --out with a writable folder");
 }
 
 CLI::Validator whole_number(std::int64_t min, std::int64_t max) {

@@ -112,6 +112,10 @@ Report run_subcommand(Invocation& ctx, const std::string& name, const std::vecto
 // what is not an integer from `min` up to `max`, a sign included: "-1" given to
 // an unsigned option would otherwise wrap to 18446744073709551615.
 CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
+
+// Writes a command's output file (a chart, a report page) whole; throws
+// Error(Input) naming the path, with the hint to pass --out a writable folder.
+void write_output_file(const std::string& path, const std::string& text);
 // A finite number greater than zero.
 CLI::Validator positive_number();
 // A finite number of zero or more.

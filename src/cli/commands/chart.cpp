@@ -1,7 +1,6 @@
 // roofline chart: roofline charts (interactive HTML and static SVG) per
 // device from what the store holds.
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -57,8 +56,8 @@ class ChartCommand : public Command {
     for (const auto& d : devices) {
       auto dc = report::device_chart(ctx.db(), d);
       std::string base = (std::filesystem::path(out_) / ("roofline-" + report::device_slug(d.name))).string();
-      write(base + ".html", report::render_html(dc.chart));
-      write(base + ".svg", report::render_svg(dc.chart));
+      write_output_file(base + ".html", report::render_html(dc.chart));
+      write_output_file(base + ".svg", report::render_svg(dc.chart));
       t.row({d.name, d.kind, std::int64_t{dc.measured_ceilings}, std::int64_t{dc.theoretical_ceilings},
              static_cast<std::int64_t>(dc.chart.point_count()), base + ".html", base + ".svg"});
       for (const auto& n : dc.chart.notes) r.info(d.name + ": " + n);
@@ -67,12 +66,6 @@ class ChartCommand : public Command {
   }
 
  private:
-  static void write(const std::string& path, const std::string& text) {
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-    if (!f)
-      throw Error(ErrorKind::Input, fmt::format("could not write {}", path), "use --out with a writable folder");
-  }
   std::string device_ = "all";
   std::string out_ = "roofline-report";
 };

@@ -2,7 +2,6 @@
 // ceilings, each shared network cell's time per layer and where the
 // difference comes from, and one chart with every device's roofline.
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -62,19 +61,14 @@ class CompareCommand : public Command {
     std::string slug;
     for (const auto& d : devs) slug += (slug.empty() ? "" : "-vs-") + report::device_slug(d.name);
     const std::string base = (std::filesystem::path(out_) / ("compare-" + slug)).string();
-    write(base + ".html", report::render_html(c.chart));
-    write(base + ".svg", report::render_svg(c.chart));
+    write_output_file(base + ".html", report::render_html(c.chart));
+    write_output_file(base + ".svg", report::render_svg(c.chart));
     r.info(fmt::format("chart{}: {}.html and {}.svg", c.chart_cell.empty() ? " (ceilings only)" : " of " + c.chart_cell,
                        base, base));
     return r;
   }
 
  private:
-  static void write(const std::string& path, const std::string& text) {
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-    if (!f) throw Error(ErrorKind::Input, fmt::format("could not write {}", path), "use --out with a writable folder");
-  }
   std::vector<std::string> devices_;
   report::CompareOptions opt_;
   std::string out_ = "roofline-report";
