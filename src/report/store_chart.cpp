@@ -4,6 +4,7 @@
 #include <cmath>
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,18 +12,22 @@
 #include "roofline/core/strings.hpp"
 #include "roofline/hardware/datasheet.hpp"
 #include "roofline/model/roofline.hpp"
+#include "roofline/profiler/metrics.hpp"
+#include "roofline/profiler/profile_store.hpp"
 
 namespace roofline::report {
 
 std::vector<StoredDevice> stored_devices(store::Db& db, const std::string& kind) {
-  // Devices with ceilings or sweep points, or a profiled network cell's layers.
+  // Devices with ceilings or sweep points, a profiled network cell's layers, or (GPUs) a profile with counters.
   auto st = db.prepare(
       "SELECT d.kind, d.name, "
       " (SELECT d2.spec FROM devices d2 WHERE d2.kind = d.kind AND d2.name = d.name ORDER BY d2.id DESC LIMIT 1), "
       " MAX(d.id) AS newest "
       "FROM devices d WHERE (? = '' OR d.kind = ?) AND ("
       " EXISTS (SELECT 1 FROM measurements m WHERE m.device_id = d.id AND m.category IN ('ceiling', 'sweep')) OR "
-      " EXISTS (SELECT 1 FROM layers l WHERE l.device_id = d.id)) "
+      " EXISTS (SELECT 1 FROM layers l WHERE l.device_id = d.id) OR "
+      " (d.kind = 'gpu' AND EXISTS (SELECT 1 FROM profiles p JOIN profile_counters pc ON pc.profile_id = p.id "
+      "  WHERE instr(p.devices, '\"' || d.name || '\"') > 0))) "
       "GROUP BY d.kind, d.name ORDER BY newest DESC");
   st.bind(1, kind).bind(2, kind);
   std::vector<StoredDevice> out;
@@ -138,6 +143,63 @@ void add_workloads(store::Db& db, const StoredDevice& dev, const model::Roofline
     c.notes.push_back("layers and steps: the engine's paper FLOPs and bytes over the GPU time of their kernels "
                       "(bench --profile, per step); % of roof against the precision's compute roof and DRAM");
   }
+}
+
+// The newest profile of a program run under `roofline profile --counters` on
+// this GPU: its kernels at counted FLOPs (work FLOPs: the compiler's register
+// moves left out, as the profile's own table) over counted DRAM bytes, and
+// counted FLOPs over their measured time, sized by it; each held against the
+// roof of the precision most of its FLOPs ran in.
+void add_kernels(store::Db& db, const StoredDevice& dev, const model::Roofline& roof, Chart& c,
+                 std::vector<std::string>& roofs_used) {
+  if (dev.kind != "gpu") return;
+  auto st = db.prepare("SELECT DISTINCT profile_id FROM profile_counters ORDER BY profile_id DESC");
+  std::optional<prof::ProfileData> newest;
+  std::int64_t newest_id = 0;
+  while (st.step() && !newest) {
+    prof::ProfileData p = prof::load_profile(db, st.i64(0));
+    if (std::find(p.devices.begin(), p.devices.end(), dev.name) != p.devices.end())
+      newest = std::move(p), newest_id = st.i64(0);
+  }
+  if (!newest) return;
+  ChartSeries s;
+  s.name = fmt::format("kernels, counted (profile {}: {})", newest_id, shorten(newest->command, 60));
+  s.color_key = "kernels";
+  const model::Ceiling* dram = roof.memory("dram");
+  int without = 0;
+  for (const auto& k : newest->counters) {
+    double cuda = 0, tensor = 0;
+    std::string cuda_p, tensor_p;
+    double cuda_max = 0, tensor_max = 0;
+    for (const auto& [prec, v] : k.flops)
+      if (cuda += v; v > cuda_max) cuda_max = v, cuda_p = prec;
+    for (const auto& [prec, v] : k.tensor_flops)
+      if (tensor += v; v > tensor_max) tensor_max = v, tensor_p = prec;
+    cuda -= prof::fp16_register_move_flops(k);
+    const double flops = std::max(0.0, cuda) + tensor, bytes = k.dram_bytes(), secs = k.duration_ns * 1e-9;
+    if (!(flops > 0 && bytes > 0 && secs > 0)) {
+      ++without;
+      continue;
+    }
+    const std::string roof_id = tensor >= cuda ? tensor_p + ".tensor" : cuda_p + ".cuda";
+    if (std::find(roofs_used.begin(), roofs_used.end(), roof_id) == roofs_used.end()) roofs_used.push_back(roof_id);
+    ChartPoint pt;
+    pt.name = shorten(k.kernel, 80);
+    place_point(pt, flops, bytes, secs, pick_ceiling(roof, roof_id), dram);
+    pt.fields[0].first = "FLOPs (counted)";
+    pt.fields[1].first = "DRAM bytes (counted)";
+    pt.fields.push_back({"Tensor-core share", pct(100 * tensor / flops)});
+    pt.fields.push_back({"Held against", roof_id});
+    if (!k.nvtx_path.empty()) pt.fields.push_back({"Range", k.nvtx_path});
+    pt.fields.push_back({"Instances", std::to_string(k.instances)});
+    s.points.push_back(std::move(pt));
+  }
+  if (s.points.empty()) return;
+  c.series.push_back(std::move(s));
+  c.notes.push_back(fmt::format("kernels: profile {}'s hardware counters (FLOPs by unit and precision, DRAM bytes) "
+                                "over each kernel's measured time{}",
+                                newest_id, without ? fmt::format("; {} without FLOPs or DRAM traffic not drawn", without)
+                                                   : std::string()));
 }
 
 }  // namespace
@@ -281,15 +343,20 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
     c.series.push_back(std::move(s));
   }
   const size_t sweep_points = c.point_count();
-  std::vector<std::string> precisions;
+  std::vector<std::string> precisions, kernel_roofs;
   add_workloads(db, dev, roof, c, precisions);
+  add_kernels(db, dev, roof, c, kernel_roofs);
   // Legible by default: the ceilings that matter for the points (default_ceilings) and each sweep's own;
   // every other ceiling behind the legend's toggle.
   c.shown_ceilings = default_ceilings(roof, dev.kind, precisions);
+  for (const auto& id : kernel_roofs)
+    if (std::find(c.shown_ceilings.begin(), c.shown_ceilings.end(), id) == c.shown_ceilings.end())
+      c.shown_ceilings.push_back(id);
   for (const auto& ce : roof.ceilings())
     if (ce.id.rfind("sweep.", 0) == 0) c.shown_ceilings.push_back(ce.id);
   c.roofs.push_back({dev.name, roof});
-  c.subtitle = fmt::format("{} measured ceilings (solid), {} theoretical (dashed); {} sweep points, {} layer and step points",
+  c.subtitle = fmt::format("{} measured ceilings (solid), {} theoretical (dashed); {} sweep points, {} workload points "
+                           "(layers, steps, kernels)",
                            out.measured_ceilings, out.theoretical_ceilings, sweep_points, c.point_count() - sweep_points);
   return out;
 }

@@ -11,6 +11,7 @@
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
 #include "roofline/report/store_chart.hpp"
+#include "roofline/profiler/profile_store.hpp"
 #include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
@@ -244,4 +245,43 @@ TEST(NetBench, StoredLayersAreTheDeviceChartsPoints) {
   EXPECT_NE(std::find(shown.begin(), shown.end(), "bf16.tensor"), shown.end());
   EXPECT_NE(std::find(shown.begin(), shown.end(), "dram"), shown.end());
   EXPECT_EQ(std::find(shown.begin(), shown.end(), "fp64.cuda"), shown.end());
+}
+
+// The newest profile with counters on this GPU puts its kernels on the chart:
+// counted FLOPs (register moves left out) over counted DRAM bytes, held against
+// the roof of the precision most of their FLOPs ran in, which the chart then shows.
+TEST(NetBench, CountedKernelsAreOnTheDeviceChart) {
+  TempDir dir;
+  roofline::store::Db db(dir.file("r.db"));
+  const std::int64_t run = roofline::store::begin_run(db, {"profile", {"roofline", "profile"}});
+  (void)roofline::store::record_device(db, run, {"gpu", 0, "NVIDIA H200", "", "{}"});
+  roofline::prof::ProfileData p;
+  p.command = "python3 train.py";
+  p.exit_status = "exited 0";
+  p.complete = true;
+  p.devices = {"NVIDIA H200"};
+  roofline::prof::KernelCounters gemm;
+  gemm.kernel = "sm90_xmma_gemm_bf16bf16_bf16f32";
+  gemm.instances = 10;
+  gemm.duration_ns = 2e6;
+  gemm.tensor_flops = {{"bf16", 1e12}};
+  gemm.flops = {{"fp32", 1e9}};
+  gemm.dram_read_bytes = 1e9, gemm.dram_write_bytes = 5e8;
+  roofline::prof::KernelCounters copy;  // no FLOPs: not drawn
+  copy.kernel = "copy_kernel";
+  copy.instances = 1, copy.duration_ns = 1e5, copy.dram_read_bytes = 1e8;
+  p.counters = {gemm, copy};
+  (void)roofline::prof::store_profile(db, run, p, "train");
+  const auto devices = roofline::report::stored_devices(db, "gpu");
+  ASSERT_EQ(devices.size(), 1u) << "a device with only a counted profile is still charted";
+  const auto dc = roofline::report::device_chart(db, devices[0]);
+  const roofline::report::ChartSeries* kernels = nullptr;
+  for (const auto& s : dc.chart.series)
+    if (s.name.rfind("kernels, counted", 0) == 0) kernels = &s;
+  ASSERT_NE(kernels, nullptr);
+  ASSERT_EQ(kernels->points.size(), 1u);
+  EXPECT_NEAR(kernels->points[0].ai, (1e12 + 1e9) / 1.5e9, 1e-6);
+  EXPECT_NEAR(kernels->points[0].flops, (1e12 + 1e9) / 2e-3, 1e3);
+  const auto& shown = dc.chart.shown_ceilings;
+  EXPECT_NE(std::find(shown.begin(), shown.end(), "bf16.tensor"), shown.end());
 }

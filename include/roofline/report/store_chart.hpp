@@ -1,7 +1,8 @@
 // Charts from the results store: a device's newest measured ceilings, its
 // theoretical ones (hw::reference_roofline), its newest sweep points, and the
 // layers and whole steps of its newest profiled network cells (bench
-// --profile: one series per cell and pass, points sized by GPU time). The
+// --profile: one series per cell and pass, points sized by GPU time) and the
+// kernels of its newest profile with counters (roofline profile --counters). The
 // ceilings that matter for those points are drawn, the others hidden behind
 // the legend's toggle (Chart::shown_ceilings).
 #pragma once
@@ -22,7 +23,8 @@ struct StoredDevice {
   nlohmann::json spec;  // the newest device sheet recorded for it
 };
 
-// Devices with ceilings, sweep points or profiled layers in the store, most
+// Devices with ceilings, sweep points, profiled layers or (GPUs) a profile
+// with hardware counters in the store, most
 // recently recorded first; `kind` "cpu" or "gpu" filters, empty keeps all.
 std::vector<StoredDevice> stored_devices(store::Db& db, const std::string& kind = {});
 
