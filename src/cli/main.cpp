@@ -6,6 +6,7 @@
 
 #include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/core/json_text.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/store/results.hpp"
 
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (ctx.has_run()) {
       store::finish_run(ctx.db(), ctx.run_id(), 0);
       report.set_run_id(ctx.run_id());
+      store::save_run_report(ctx.db(), ctx.run_id(), json_text(to_json(report)));  // roofline report RUN_ID
     }
     render(report, opts.format(), std::cout, opts.text_width());
     return chosen->exit_code();

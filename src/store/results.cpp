@@ -81,6 +81,50 @@ std::int64_t add_measurement(Db& db, const MeasurementRecord& m) {
   return db.last_insert_id();
 }
 
+namespace {
+const char* kRunColumns =
+    "SELECT r.id, r.started_at, COALESCE(r.finished_at,''), r.command, r.argv, r.version, r.status, "
+    "COALESCE(r.host,''), r.exit_code, "
+    "(SELECT COUNT(*) FROM measurements m WHERE m.run_id=r.id), "
+    "COALESCE((SELECT group_concat(name, ', ') FROM devices d WHERE d.run_id=r.id),'') "
+    "FROM runs r ";
+RunRow run_row(Statement& st) {
+  RunRow r;
+  r.id = st.i64(0);
+  r.started_at = st.text(1);
+  r.finished_at = st.text(2);
+  r.command = st.text(3);
+  r.argv = st.text(4);
+  r.version = st.text(5);
+  r.status = st.text(6);
+  r.host = st.text(7);
+  if (!st.is_null(8)) r.exit_code = st.i64(8);
+  r.measurements = st.i64(9);
+  r.devices = st.text(10);
+  return r;
+}
+}  // namespace
+
+std::optional<RunRow> find_run(Db& db, std::int64_t run_id) {
+  auto st = db.prepare(std::string(kRunColumns) + "WHERE r.id = ?");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  return run_row(st);
+}
+
+void save_run_report(Db& db, std::int64_t run_id, const std::string& report_json) {
+  auto st = db.prepare("UPDATE runs SET report = ? WHERE id = ?");
+  st.bind(1, report_json).bind(2, run_id);
+  st.run();
+}
+
+std::optional<std::string> run_report(Db& db, std::int64_t run_id) {
+  auto st = db.prepare("SELECT report FROM runs WHERE id = ?");
+  st.bind(1, run_id);
+  if (!st.step() || st.is_null(0)) return std::nullopt;
+  return st.text(0);
+}
+
 std::vector<RunRow> list_runs(Db& db, int limit, const std::string& command) {
   std::string sql =
       "SELECT r.id, r.started_at, COALESCE(r.finished_at,''), r.command, r.argv, r.version, r.status, "

@@ -241,12 +241,19 @@ ALTER TABLE layers ADD COLUMN profile_id INTEGER REFERENCES profiles(id) ON DELE
 CREATE INDEX layers_by_device ON layers(device_id, model, precision, mode, batch);
 )sql";
 
+// v6: each run's printed report (its tables, notes and warnings as JSON), so
+// that `roofline report RUN_ID` can render any stored run as a page.
+const char* kV6 = R"sql(
+ALTER TABLE runs ADD COLUMN report TEXT;
+)sql";
+
 const std::vector<Migration> kMigrations = {
     {1, "runs, devices, measurements", kV1},
     {2, "bench_results, layers", kV2},
     {3, "profiles: kernels, APIs, copies, PM samples, counters, diagnoses", kV3},
     {4, "bench_results: precision, step median and spread, peak memory, FLOPs", kV4},
     {5, "layers: device, precision, mode and profile of a profiled network cell", kV5},
+    {6, "runs: the printed report", kV6},
 };
 
 }  // namespace

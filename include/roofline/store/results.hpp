@@ -53,6 +53,12 @@ struct RunRow {
   std::string devices;  // names, comma-separated
 };
 std::vector<RunRow> list_runs(Db& db, int limit, const std::string& command = {});
+// One run by id, if the store has it.
+std::optional<RunRow> find_run(Db& db, std::int64_t run_id);
+// The run's printed report (JSON, core/report.hpp's to_json) kept with it; the
+// report of a run stored before schema v6, or of one that failed, is absent.
+void save_run_report(Db& db, std::int64_t run_id, const std::string& report_json);
+std::optional<std::string> run_report(Db& db, std::int64_t run_id);
 
 // The latest measured value for (device name, measurement name), if any.
 struct LatestValue {

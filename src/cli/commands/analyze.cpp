@@ -4,6 +4,8 @@
 // store — and opens with a summary of what the hardware allows.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <optional>
 
 #include "src/cli/command.hpp"
@@ -15,6 +17,8 @@
 #include "roofline/hardware/datasheet.hpp"
 #include "roofline/hardware/gpu_info.hpp"
 #include "roofline/model/roofline.hpp"
+#include "roofline/report/run_page.hpp"
+#include "roofline/store/results.hpp"
 
 namespace roofline::cli {
 
@@ -75,7 +79,7 @@ class AnalyzeCommand : public Command {
   }
   void configure(CLI::App& sub) override {
     sub.add_option("--device", device_, "cpu, gpu, gpu:N or all")->default_val(device_);
-    sub.add_option("--out", out_, "folder for the charts")->default_val(out_);
+    sub.add_option("--out", out_, "folder for the charts and index.html (the run as one page)")->default_val(out_);
     sub.add_flag("--full", full_, "full ceilings (minutes) instead of --quick");
   }
 
@@ -144,10 +148,30 @@ class AnalyzeCommand : public Command {
       sum.note("no GPU: " + cuda::gpu_unavailable_reason());
     // The summary first, then each step's tables in order.
     out.tables().insert(out.tables().begin(), std::move(sum));
+    write_index(ctx, out);
     return out;
   }
 
  private:
+  // OUT/index.html: this run's tables as one page, linked to the charts the
+  // chart step wrote beside it (roofline report RUN_ID renders any run later).
+  void write_index(Invocation& ctx, Report& out) const {
+    std::optional<store::RunRow> run = store::find_run(ctx.db(), ctx.run_id());
+    if (!run) return;
+    run->status.clear(), run->finished_at.clear();  // still running while the page is written
+    std::vector<std::pair<std::string, std::string>> links;
+    std::error_code ec;
+    std::filesystem::create_directories(out_, ec);  // the chart step may have failed before making it
+    for (const auto& e : std::filesystem::directory_iterator(out_, ec)) {
+      const std::string f = e.path().filename().string();
+      if (f.rfind("roofline-", 0) == 0 && e.path().extension() == ".html") links.push_back({f.substr(9, f.size() - 14), f});
+    }
+    std::sort(links.begin(), links.end());
+    const std::string page = (std::filesystem::path(out_) / "index.html").string();
+    write_output_file(page, report::render_run_page(*run, to_json(out), links));
+    out.info("the run as one page: " + page);
+  }
+
   std::string device_ = "all";
   std::string out_ = "roofline-report";
   bool full_ = false;
