@@ -126,12 +126,7 @@ std::optional<std::string> run_report(Db& db, std::int64_t run_id) {
 }
 
 std::vector<RunRow> list_runs(Db& db, int limit, const std::string& command) {
-  std::string sql =
-      "SELECT r.id, r.started_at, COALESCE(r.finished_at,''), r.command, r.argv, r.version, r.status, "
-      "COALESCE(r.host,''), r.exit_code, "
-      "(SELECT COUNT(*) FROM measurements m WHERE m.run_id=r.id), "
-      "COALESCE((SELECT group_concat(name, ', ') FROM devices d WHERE d.run_id=r.id),'') "
-      "FROM runs r ";
+  std::string sql = kRunColumns;
   if (!command.empty()) sql += "WHERE r.command=? ";
   sql += "ORDER BY r.id DESC LIMIT ?";
   auto st = db.prepare(sql);
@@ -139,21 +134,7 @@ std::vector<RunRow> list_runs(Db& db, int limit, const std::string& command) {
   if (!command.empty()) st.bind(i++, command);
   st.bind(i, limit);
   std::vector<RunRow> rows;
-  while (st.step()) {
-    RunRow r;
-    r.id = st.i64(0);
-    r.started_at = st.text(1);
-    r.finished_at = st.text(2);
-    r.command = st.text(3);
-    r.argv = st.text(4);
-    r.version = st.text(5);
-    r.status = st.text(6);
-    r.host = st.text(7);
-    if (!st.is_null(8)) r.exit_code = st.i64(8);
-    r.measurements = st.i64(9);
-    r.devices = st.text(10);
-    rows.push_back(std::move(r));
-  }
+  while (st.step()) rows.push_back(run_row(st));
   return rows;
 }
 

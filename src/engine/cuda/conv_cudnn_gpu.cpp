@@ -483,9 +483,7 @@ std::string conv2d_path(const CudaState* st, const ops::Conv2dShape& s, Pass pas
   if (own_conv_applies(conv_kernel_override(), s.dtype, s.format, s.groups, s.c, s.k))
     return "roofline's own kernels (conv_pool.cu)";
   if (pass != Pass::InputGrad && im2col_applies(s)) {
-    const std::int64_t rsc = s.r * s.s * s.c;
-    const bool bias_in_gemm = pass == Pass::Forward && s.bias && (rsc + 7) / 8 * 8 - rsc >= 2;
-    return bias_in_gemm ? "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM, the fp32 bias in two 16-bit "
+    return pass == Pass::Forward && s.bias && im2col_bias_fits(s) ? "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM, the fp32 bias in two 16-bit "
                           "padding columns"
                         : "roofline's im2col matrix (im2col.cu) and a cuBLASLt GEMM";
   }

@@ -52,13 +52,18 @@ bool im2col_applies(const ops::Conv2dShape& s) {
          s.c < 8;
 }
 
+bool im2col_bias_fits(const ops::Conv2dShape& s) {
+  const Layout l = layout_of(s);
+  return l.kp - l.rsc >= 2;
+}
+
 void im2col_conv_forward(const CudaState* cst, const ops::Conv2dShape& s, void* out, const void* in, const void* w,
                          const float* b) {
   CudaState* st = mut(cst);
   const Layout l = layout_of(s);
   char* a = im2col_buffer(st, l.a_bytes + align256(s.k * l.kp * l.esize));
   void* wp = a + l.a_bytes;
-  const bool bias_in_gemm = b != nullptr && l.kp - l.rsc >= 2;  // im2col.hpp
+  const bool bias_in_gemm = b != nullptr && im2col_bias_fits(s);  // im2col.hpp
   launch_pad_rows(st, s.dtype, s.k, l.rsc, l.kp, w, bias_in_gemm ? b : nullptr, wp);
   for (std::int64_t n0 = 0; n0 < s.n; n0 += l.chunk) {
     const std::int64_t images = std::min(l.chunk, s.n - n0);

@@ -30,6 +30,9 @@ namespace roofline::engine::cuda_ops {
 
 // Whether conv2d's forward and weight gradient take this path.
 bool im2col_applies(const ops::Conv2dShape& s);
+// Whether a bias fits in two padding columns (R·S·C rounded up to 8 leaves two
+// free): then the forward carries it there rather than in cuBLASLt's epilogue.
+bool im2col_bias_fits(const ops::Conv2dShape& s);
 void im2col_conv_forward(const CudaState* st, const ops::Conv2dShape& s, void* out, const void* in, const void* w,
                          const float* b);
 void im2col_conv_backward_weight(const CudaState* st, const ops::Conv2dShape& s, float* dw, float* db,
