@@ -33,56 +33,65 @@ TEST(FusedMatch, ImagesThatWouldNeedResizingGoTheLayerPath) {
   EXPECT_NE(why.find("28×28"), std::string::npos) << why;
 }
 
+namespace {
+
+struct Dense {
+  std::int64_t out;
+  bool relu = false, bias = true;
+};
+
+// flatten, then Linear layers: a Sequential model built from its graph.
+Model mlp(const char* name, Shape input, const std::vector<Dense>& layers) {
+  LayerGraph g(name, input, layers.back().out);
+  int x = g.flatten("f", g.input());
+  char id = 'a';
+  for (const Dense& d : layers)
+    x = g.linear(std::string(1, id++), x, d.out, d.bias, d.relu ? ops::Activation::ReLU : ops::Activation::None);
+  g.set_output(x);
+  return Model(std::move(g));
+}
+
+}  // namespace
+
 TEST(FusedMatch, OtherStacksOfLinearLayersAndNearMisses) {
   std::string why;
-  Model deep("deep", {1, 28, 28}, 10);
-  deep.add(make_flatten("f"))
-      .add(make_linear("a", 784, 64, ops::Activation::ReLU))
-      .add(make_linear("b", 64, 64, ops::Activation::ReLU, false))
-      .add(make_linear("c", 64, 32))
-      .add(make_linear("d", 32, 10));
+  const Model deep = mlp("deep", {1, 28, 28}, {{64, true}, {64, true, false}, {32}, {10}});
   EXPECT_EQ(fused_kernel_name(deep, 28, 28, &why), "fused-mlp") << why;
 
-  Model one("one", {1, 28, 28}, 10);  // a single Linear: no hidden layer to fuse around
-  one.add(make_flatten("f")).add(make_linear("a", 784, 10));
+  const Model one = mlp("one", {1, 28, 28}, {{10}});  // a single Linear: no hidden layer to fuse around
   EXPECT_EQ(fused_kernel_name(one, 28, 28, &why), "");
 
-  Model wide("wide", {1, 28, 28}, 40);  // more classes than a warp's lanes
-  wide.add(make_flatten("f")).add(make_linear("a", 784, 64, ops::Activation::ReLU)).add(make_linear("b", 64, 40));
+  const Model wide = mlp("wide", {1, 28, 28}, {{64, true}, {40}});  // more classes than a warp's lanes
   EXPECT_EQ(fused_kernel_name(wide, 28, 28, &why), "");
   EXPECT_NE(why.find("classes"), std::string::npos) << why;
 
-  Model odd("odd", {1, 28, 28}, 10);  // a hidden width the row phase's 16-byte copies cannot take
-  odd.add(make_flatten("f")).add(make_linear("a", 784, 30, ops::Activation::ReLU)).add(make_linear("b", 30, 10));
+  const Model odd = mlp("odd", {1, 28, 28}, {{30, true}, {10}});  // a hidden width the row phase's 16-byte copies cannot take
   EXPECT_EQ(fused_kernel_name(odd, 28, 28, &why), "");
   EXPECT_NE(why.find("multiple of 4 inputs"), std::string::npos) << why;
 
-  Model odd_in("odd-in", {1, 27, 27}, 10);  // 729 pixels: the tiles load the first layer's inputs in runs of 4
-  odd_in.add(make_flatten("f")).add(make_linear("a", 729, 64, ops::Activation::ReLU)).add(make_linear("b", 64, 10));
+  // 729 pixels: the tiles load the first layer's inputs in runs of 4
+  const Model odd_in = mlp("odd-in", {1, 27, 27}, {{64, true}, {10}});
   EXPECT_EQ(fused_kernel_name(odd_in, 27, 27, &why), "");
   EXPECT_NE(why.find("first layer takes a multiple of 4 inputs (it has 729)"), std::string::npos) << why;
 
-  Model big("big", {1, 28, 28}, 10);  // 512 × 512 hidden weights: 1 MB, not in shared memory
-  big.add(make_flatten("f"))
-      .add(make_linear("a", 784, 512, ops::Activation::ReLU))
-      .add(make_linear("b", 512, 512, ops::Activation::ReLU))
-      .add(make_linear("c", 512, 10));
+  // 512 × 512 hidden weights: 1 MB, not in shared memory
+  const Model big = mlp("big", {1, 28, 28}, {{512, true}, {512, true}, {10}});
   EXPECT_EQ(fused_kernel_name(big, 28, 28, &why), "");
   EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
 
-  Model broad("broad", {1, 28, 28}, 10);  // a first layer wider than a row's slices can hold
-  broad.add(make_flatten("f")).add(make_linear("a", 784, 1024, ops::Activation::ReLU)).add(make_linear("b", 1024, 10));
+  const Model broad = mlp("broad", {1, 28, 28}, {{1024, true}, {10}});  // a first layer wider than a row's slices can hold
   EXPECT_EQ(fused_kernel_name(broad, 28, 28, &why), "");
   EXPECT_NE(why.find("first layer takes at most 512 outputs"), std::string::npos) << why;
 
-  Model cnn3("cnn3", {1, 28, 28}, 10);  // simple-cnn with a 3×3 first convolution: not its kernel
-  cnn3.add(make_conv2d("conv1", 1, 1, 3))
-      .add(make_maxpool2d("pool1", 2, 2))
-      .add(make_conv2d("conv2", 1, 1, 5))
-      .add(make_maxpool2d("pool2", 2, 2))
-      .add(make_flatten("flatten"))
-      .add(make_linear("fc1", 16, 100, ops::Activation::ReLU))
-      .add(make_linear("fc2", 100, 10));
+  LayerGraph g("cnn3", {1, 28, 28}, 10);  // simple-cnn with a 3×3 first convolution: not its kernel
+  int x = g.conv2d("conv1", g.input(), 1, 3, 1, 0, true);
+  x = g.maxpool2d("pool1", x, 2, 2);
+  x = g.conv2d("conv2", x, 1, 5, 1, 0, true);
+  x = g.maxpool2d("pool2", x, 2, 2);
+  x = g.flatten("flatten", x);
+  x = g.linear("fc1", x, 100, true, ops::Activation::ReLU);
+  g.set_output(g.linear("fc2", x, 10));
+  const Model cnn3(std::move(g));
   EXPECT_EQ(fused_kernel_name(cnn3, 28, 28, &why), "");
 }
 

@@ -143,13 +143,13 @@ double rel_change_error(const std::vector<float>& p0, const std::vector<float>& 
 // holds slices of 7, 5 and 3 rows, the last block of each fewer or none), a
 // hidden layer without a bias, and a head without ReLU.
 std::unique_ptr<Model> uneven_mlp() {
-  auto m = std::make_unique<Model>("uneven-mlp", Shape{1, 28, 28}, 10);
-  m->add(make_flatten("flatten"))
-      .add(make_linear("fc1", 784, 52, ops::Activation::ReLU))
-      .add(make_linear("fc2", 52, 36, ops::Activation::ReLU, false))
-      .add(make_linear("fc3", 36, 20, ops::Activation::ReLU))
-      .add(make_linear("fc4", 20, 10));
-  return m;
+  LayerGraph g("uneven-mlp", Shape{1, 28, 28}, 10);
+  int x = g.flatten("flatten", g.input());
+  x = g.linear("fc1", x, 52, true, ops::Activation::ReLU);
+  x = g.linear("fc2", x, 36, false, ops::Activation::ReLU);
+  x = g.linear("fc3", x, 20, true, ops::Activation::ReLU);
+  g.set_output(g.linear("fc4", x, 10));
+  return std::make_unique<Model>(std::move(g));
 }
 
 // Fused vs the GPU layer path and the CPU reference at one batch size.

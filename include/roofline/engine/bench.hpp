@@ -29,6 +29,9 @@ struct BenchConfig {
   std::string peer_script;     // empty: found next to the binary or in ./peers
   bool keep_going = false;     // a diverged run is recorded as such and the others still run
   int repeat = 1;              // rounds (run_benchmark): every cell this many times, 1 or more
+  // A safetensors state_dict (the model's graph names: "fc1.weight", ...) to
+  // start every run from instead of the seeded initialisation.
+  std::string weights;
 };
 
 // One model × device × batch run (training and/or inference).

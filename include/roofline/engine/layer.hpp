@@ -1,4 +1,5 @@
-// Layers of a Sequential model. A layer holds its configuration only; the
+// Layers of a Sequential model (model.hpp builds them from the model's
+// LayerGraph, whose parameters' initialisation is the one home). A layer holds its configuration only; the
 // Network (network.hpp) owns every buffer (parameters, gradients,
 // activations) and hands each layer views of them, llm.c style, so a whole
 // training step touches no allocator and can be captured as a CUDA graph.
@@ -49,8 +50,6 @@ class Layer {
   virtual bool is_view() const { return false; }              // output aliases the input (Flatten)
   virtual std::int64_t param_count() const { return 0; }      // floats in the parameter block, padding included
   virtual std::int64_t learnable_count() const { return 0; }  // the parameters themselves
-  // PyTorch-default initialisation of this layer's parameters (host memory).
-  virtual void init(Rng& /*rng*/, float* /*params*/) const {}
   virtual std::int64_t scratch_ints(std::int64_t /*batch*/, const Shape& /*in*/) const { return 0; }
   virtual PassCosts cost(std::int64_t batch, const Shape& in) const = 0;
   virtual void forward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const = 0;

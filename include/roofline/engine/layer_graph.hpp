@@ -155,6 +155,14 @@ std::vector<int> batchnorm_folds(const LayerGraph& g);
 // ReLU when it adds no residual), then the residual add (and ReLU) where it does.
 OpCost inference_cost(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold);
 
+// The models of the engine, each defined once here. The course lab's small
+// models (seed 000 §2.1, 1×28×28 Fashion-MNIST) and seed 002's ECE408 network
+// (1×86×86) are chains of Conv2d, MaxPool2d, Flatten and Linear layers; the
+// Sequential engine (model.hpp, network.hpp) runs them with its fused fp32
+// paths, and GraphNetwork runs them too, in every precision.
+LayerGraph make_simple_mlp();
+LayerGraph make_simple_cnn();
+LayerGraph make_ece408();
 // The networks of seeds 000 and 001, exactly as torchvision builds them
 // (61,100,840 and 11,689,512 parameters at 1000 classes). `input` is the
 // per-sample (3, h, w) shape: 224 × 224 for the real thing, smaller for the
@@ -162,10 +170,16 @@ OpCost inference_cost(const LayerGraph& g, std::int64_t batch, DType dtype, bool
 // `dropout`: AlexNet's two dropout probabilities (0 for the golden tests, whose masks cannot match torch's).
 LayerGraph make_alexnet(std::int64_t classes = 1000, Shape input = {3, 224, 224}, float dropout = 0.5f);
 LayerGraph make_resnet18(std::int64_t classes = 1000, Shape input = {3, 224, 224});
-// The graph models `roofline bench` knows by name; throws Error(Usage) naming them.
-bool is_graph_model(const std::string& name);
+// The registry. make_graph_model: any model by name ("mlp" and "cnn" are
+// short for simple-mlp and simple-cnn); throws Error(Usage) naming them all.
 LayerGraph make_graph_model(const std::string& name);
-std::vector<std::string> graph_model_names();
+std::vector<std::string> graph_model_names();  // every model
+// The networks (alexnet, resnet18: ImageNet-shaped, the network bench,
+// engine/net_bench.hpp) and the small models (simple-mlp, simple-cnn, ece408:
+// Fashion-MNIST, trained to accuracy by engine/bench.hpp).
+std::vector<std::string> network_names();
+std::vector<std::string> small_model_names();
+bool is_network(const std::string& name);
 // The SGD learning rate of torchvision's ImageNet recipe for a graph model:
 // 0.01 for AlexNet (without BatchNorm it diverges at 0.1 on real images:
 // `roofline bench alexnet --data`, bf16, H200, 2026-11-27), 0.1 for ResNet-18.

@@ -96,8 +96,9 @@ class BenchCommand : public Command {
                    "networks: the activations' layout, nchw or nhwc (channels-last), on every device; the PyTorch "
                    "peer takes the same (default: nhwc for bf16/fp16 on the GPU, nchw otherwise, on both sides)");
     sub.add_option("--weights", net_.weights,
-                   "networks: start from this safetensors file (torchvision's parameter names, e.g. a state_dict "
-                   "saved with safetensors.torch.save_file); default: torchvision's initialisation, seeded");
+                   "start from this safetensors file (the model's state_dict names: torchvision's for the networks, "
+                   "fc1.weight, conv1.bias, ... for the small models; e.g. saved with safetensors.torch.save_file); "
+                   "default: PyTorch's initialisation, seeded");
     device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
     sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
         ->capture_default_str();
@@ -160,7 +161,7 @@ class BenchCommand : public Command {
       size_t nets = 0, all = 0;
       for (const auto& m : split(join(models_, ","), ',')) {
         ++all;
-        nets += engine::is_graph_model(to_lower(trim(m)));
+        nets += engine::is_network(to_lower(trim(m)));
       }
       if (nets > 0 && nets < all)
         throw_usage("the small models and the networks (alexnet, resnet18) are benchmarked by separate calls",
@@ -171,7 +172,15 @@ class BenchCommand : public Command {
       throw_usage("--data-threads is for the networks' ImageFolder data (alexnet, resnet18 with --data)",
                   "drop --data-threads: the small models read Fashion-MNIST IDX files");
     refuse_image_folder_for_small_models();
+    if (const std::string p = to_lower(trim(precision_)); p != "fp32")
+      throw_usage(fmt::format("--precision {}: the small models train on the Sequential engine in fp32 only", p),
+                  "drop --precision (roofline summary shows a small model's costs in other precisions), or "
+                  "benchmark a network (alexnet, resnet18) in tf32, bf16 or fp16");
+    if (!layout_.empty() || no_fold_)
+      throw_usage(std::string(no_fold_ ? "--no-fold" : "--layout") + " is for the networks (alexnet, resnet18)",
+                  "drop it: the small models run in NCHW and have no BatchNorm to fold");
     engine::BenchConfig cfg;
+    cfg.weights = net_.weights;
     cfg.models.clear();
     for (const auto& m : split(join(models_, ","), ','))
       if (to_lower(trim(m)) == "all") {
@@ -440,10 +449,10 @@ class BenchCommand : public Command {
                             r.model, r.precision, r.batch, r.mode, cfg.profile_steps);
     p.exit_status = "in-process";
     p.complete = true;
-    p.diagnoses = prof::diagnose(p);
-    const std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, label);
     std::map<std::string, double> by_range;
     for (const auto& [key, k] : p.kernels) by_range[k.nvtx_path] += k.duration.total();
+    p.diagnoses = prof::diagnose(p);
+    const std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, label);
     const engine::NetLayerRows rows = engine::net_layer_rows(r, by_range, cfg.profile_steps);
     engine::store_net_layers(ctx.db(), ctx.run_id(), ctx.gpu_device_id(cfg.gpu_index), r, id, rows);
     Report rep("bench");

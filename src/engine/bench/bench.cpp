@@ -8,6 +8,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/engine/context.hpp"
+#include "roofline/engine/graph_weights.hpp"
 #include "roofline/hardware/cpu_isa.hpp"
 
 namespace roofline::engine {
@@ -92,6 +93,9 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
   // Check everything the user typed before the first (long) run.
   std::vector<std::unique_ptr<Model>> models;
   for (const auto& name : cfg.models) models.push_back(make_model(name));
+  std::vector<std::vector<float>> start;  // per model: --weights packed (every problem of the file named now)
+  if (!cfg.weights.empty())
+    for (const auto& m : models) start.push_back(m->pack(read_state(m->graph(), cfg.weights)));
   if (cfg.batches.empty()) throw_usage("no batch size given", "use --batch 1,64,128");
   for (auto b : cfg.batches)
     if (b <= 0) throw_usage(fmt::format("batch size {} is not positive", b), "use --batch 1 or more (e.g. 1,64,128)");
@@ -118,11 +122,13 @@ std::vector<BenchRecord> run_bench(const BenchConfig& cfg, const BenchSink& sink
   CpuScaling scaling;
   if (cfg.cpu) scaling = measure_cpu_scaling(devices.front().second->cpu_threads());
 
-  for (const auto& model : models)
+  for (size_t mi = 0; mi < models.size(); ++mi)
     for (auto batch : cfg.batches)
       for (auto& [dev, ctx] : devices) {
+        const auto& model = models[mi];
         TrainOptions o = cfg.train_options;
         o.batch = batch;
+        if (!start.empty()) o.initial_params = start[mi];
         if (!cfg.train) o.epochs = 0;
         const std::string what = fmt::format("{} {} batch {}", model->name(), dev, batch);
         if (progress)

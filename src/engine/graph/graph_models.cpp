@@ -1,6 +1,8 @@
-// AlexNet and ResNet-18 as torchvision builds them (torchvision/models/alexnet.py
-// and resnet.py): the same layers in the same order, the same module names (so
-// parameters carry its state_dict names), the same initialisation.
+// Every model of the engine, defined once: the course lab's small models
+// (seed 000 §2.1, seed 002's ECE408 network) and AlexNet and ResNet-18 as
+// torchvision builds them (torchvision/models/alexnet.py and resnet.py): the
+// same layers in the same order, the same module names (so parameters carry
+// its state_dict names), the same initialisation.
 #include <fmt/format.h>
 
 #include "roofline/core/error.hpp"
@@ -10,6 +12,50 @@
 namespace roofline::engine {
 
 using ops::Activation;
+
+// Seed 000 §2.1.1: fc1 784→256, fc2 256→128, fc3 128→10, ReLU after each
+// (fc3 included, as the lab wrote it), then softmax (here: log-softmax in the loss).
+LayerGraph make_simple_mlp() {
+  LayerGraph g("simple-mlp", {1, 28, 28}, 10);
+  g.description = "SimpleMLP (the course lab's MLP): 784→256→128→10, ReLU after every layer as in the lab";
+  int x = g.flatten("flatten", g.input());
+  x = g.linear("fc1", x, 256, true, Activation::ReLU);
+  x = g.linear("fc2", x, 128, true, Activation::ReLU);
+  x = g.linear("fc3", x, 10, true, Activation::ReLU);
+  g.set_output(x);
+  return g;
+}
+
+// Seed 000 §2.1.2: conv 1→1 5×5, maxpool 2, conv 1→1 5×5, maxpool 2, FC
+// 16→100 + ReLU, FC 100→10 (no activation after the convolutions).
+LayerGraph make_simple_cnn() {
+  LayerGraph g("simple-cnn", {1, 28, 28}, 10);
+  g.description = "SimpleCNN (the course lab's CNN): conv 1@5×5, pool 2, conv 1@5×5, pool 2, FC 16→100→10";
+  int x = g.conv2d("conv1", g.input(), 1, 5, 1, 0, true);
+  x = g.maxpool2d("pool1", x, 2, 2);
+  x = g.conv2d("conv2", x, 1, 5, 1, 0, true);
+  x = g.maxpool2d("pool2", x, 2, 2);
+  x = g.flatten("flatten", x);
+  x = g.linear("fc1", x, 100, true, Activation::ReLU);
+  x = g.linear("fc2", x, 10);
+  g.set_output(x);
+  return g;
+}
+
+// The ECE408 project network (seed 002, anchors.md), its input resized to 1×86×86.
+LayerGraph make_ece408() {
+  LayerGraph g("ece408", {1, 86, 86}, 10);
+  g.description = "ECE408 CNN: 1×86×86, conv 4@7×7+ReLU, pool 2, conv 16@7×7+ReLU, pool 4, FC 1024→32+ReLU→10";
+  int x = g.conv2d("conv1", g.input(), 4, 7, 1, 0, true, Activation::ReLU);
+  x = g.maxpool2d("pool1", x, 2, 2);
+  x = g.conv2d("conv2", x, 16, 7, 1, 0, true, Activation::ReLU);
+  x = g.maxpool2d("pool2", x, 4, 4);
+  x = g.flatten("flatten", x);
+  x = g.linear("fc1", x, 32, true, Activation::ReLU);
+  x = g.linear("fc2", x, 10);
+  g.set_output(x);
+  return g;
+}
 
 LayerGraph make_alexnet(std::int64_t classes, Shape input, float dropout) {
   LayerGraph g("alexnet", std::move(input), classes);
@@ -76,21 +122,64 @@ LayerGraph make_resnet18(std::int64_t classes, Shape input) {
   return g;
 }
 
-std::vector<std::string> graph_model_names() { return {"alexnet", "resnet18"}; }
+namespace {
 
-bool is_graph_model(const std::string& name) {
-  for (const auto& n : graph_model_names())
-    if (n == name) return true;
-  return false;
+// The registry: every model by name (and the short names people type).
+struct ModelEntry {
+  const char* name;
+  const char* alias;  // "" for none
+  bool network;       // ImageNet-scale (the network bench) rather than a small Fashion-MNIST model
+  LayerGraph (*make)();
+};
+
+const ModelEntry kModels[] = {
+    {"simple-mlp", "mlp", false, &make_simple_mlp},
+    {"simple-cnn", "cnn", false, &make_simple_cnn},
+    {"ece408", "", false, &make_ece408},
+    {"alexnet", "", true, [] { return make_alexnet(); }},
+    {"resnet18", "", true, [] { return make_resnet18(); }},
+};
+
+const ModelEntry* find_model(const std::string& name) {
+  const std::string n = to_lower(trim(name));
+  for (const auto& e : kModels)
+    if (n == e.name || (*e.alias && n == e.alias)) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> graph_model_names() {
+  std::vector<std::string> out;
+  for (const auto& e : kModels) out.push_back(e.name);
+  return out;
+}
+
+std::vector<std::string> network_names() {
+  std::vector<std::string> out;
+  for (const auto& e : kModels)
+    if (e.network) out.push_back(e.name);
+  return out;
+}
+
+std::vector<std::string> small_model_names() {
+  std::vector<std::string> out;
+  for (const auto& e : kModels)
+    if (!e.network) out.push_back(e.name);
+  return out;
+}
+
+bool is_network(const std::string& name) {
+  const ModelEntry* e = find_model(name);
+  return e && e->network;
 }
 
 float recipe_learning_rate(const std::string& name) { return name == "alexnet" ? 0.01f : 0.1f; }
 
 LayerGraph make_graph_model(const std::string& name) {
-  if (name == "alexnet") return make_alexnet();
-  if (name == "resnet18") return make_resnet18();
-  throw Error(ErrorKind::Usage, fmt::format("unknown network '{}'", printable(name)),
-              "the networks are alexnet and resnet18");
+  if (const ModelEntry* e = find_model(name)) return e->make();
+  throw Error(ErrorKind::Usage, fmt::format("unknown model '{}'", printable(name)),
+              "the models are " + join(graph_model_names(), ", "));
 }
 
 }  // namespace roofline::engine

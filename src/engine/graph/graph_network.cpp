@@ -164,9 +164,8 @@ void* GraphNetwork::arena_at(int buffer) const {
 }
 
 void* GraphNetwork::act(int value) const {
-  if (value == 0) return input_.raw();
   const int b = plan_->act[static_cast<size_t>(value)];
-  return arena_at(b);
+  return b < 0 ? input_.raw() : arena_at(b);  // the input, or a view of it (the small MLP's flatten)
 }
 void* GraphNetwork::grad(int value) const {
   const int b = plan_->grad[static_cast<size_t>(value)];

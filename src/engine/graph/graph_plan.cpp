@@ -98,10 +98,9 @@ GraphNetwork::Plan make_plan(const LayerGraph& g, std::int64_t max_batch, DType 
     const bool folded_bn = !folds.empty() && folds[i] >= 0 && n.op == NodeOp::BatchNorm2d;
     const bool view = n.op == NodeOp::Flatten || (n.op == NodeOp::Dropout && !training) || folded_bn;
     const int in = n.inputs[0];
-    if (view && plan.act[static_cast<size_t>(in)] >= 0) {
+    if (view) {  // the input's buffer (−1 for the network's input and its views: not in the arena)
       plan.act[static_cast<size_t>(n.output)] = plan.act[static_cast<size_t>(in)];
     } else {
-      ROOFLINE_ASSERT(!view || in == 0, "a view of the input");
       plan.act[static_cast<size_t>(n.output)] = bufs.make(bytes_of(n.output), fwd(i), fwd(i));
     }
     if (n.op == NodeOp::MaxPool2d && training) {  // inference pools write no argmax

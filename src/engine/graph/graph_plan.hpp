@@ -35,7 +35,7 @@ enum class GradEdge {
 
 struct GraphNetwork::Plan {
   std::vector<PlannedBuffer> buffers;
-  std::vector<int> act;                    // per value: buffer of its activation (−1: the input tensor)
+  std::vector<int> act;                    // per value: buffer of its activation (−1: the input tensor, or a view of it)
   std::vector<int> grad;                   // per value: buffer of its gradient (−1: none)
   std::vector<int> argmax;                 // per node: max-pool argmax scratch (−1: none)
   std::vector<std::vector<GradEdge>> edge; // per node, per input

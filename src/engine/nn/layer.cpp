@@ -22,13 +22,6 @@ std::string with_act(const char* op, Activation a) {
   return a == Activation::ReLU ? std::string(op) + "+relu" : std::string(op);
 }
 
-// U(−1/√fan_in, 1/√fan_in): kaiming_uniform_(a=√5) for weights and the bias
-// rule of torch.nn.Linear/Conv2d give the same bound.
-void uniform_fill(Rng& rng, float* p, std::int64_t n, std::int64_t fan_in) {
-  const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
-  for (std::int64_t i = 0; i < n; ++i) p[i] = rng.uniform(-bound, bound);
-}
-
 class Linear final : public Layer {
  public:
   Linear(std::string name, std::int64_t in, std::int64_t out, Activation act, bool bias)
@@ -49,10 +42,6 @@ class Linear final : public Layer {
   }
   std::int64_t param_count() const override { return align(in_ * out_) + (bias_ ? align(out_) : 0); }
   std::int64_t learnable_count() const override { return in_ * out_ + (bias_ ? out_ : 0); }
-  void init(Rng& rng, float* p) const override {
-    uniform_fill(rng, p, in_ * out_, in_);
-    if (bias_) uniform_fill(rng, p + bias_offset(), out_, in_);
-  }
   std::int64_t bias_offset() const override { return bias_ ? align(in_ * out_) : -1; }
   PassCosts cost(std::int64_t batch, const Shape&) const override { return shape(batch).cost(); }
   void forward(Context& ctx, std::int64_t batch, const Shape&, const Buffers& b) const override {
@@ -148,10 +137,6 @@ class Conv2d final : public Layer {
   }
   std::int64_t param_count() const override { return align(weights()) + (bias_ ? align(k_) : 0); }
   std::int64_t learnable_count() const override { return weights() + (bias_ ? k_ : 0); }
-  void init(Rng& rng, float* p) const override {
-    uniform_fill(rng, p, weights(), c_ * kernel_ * kernel_);
-    if (bias_) uniform_fill(rng, p + bias_offset(), k_, c_ * kernel_ * kernel_);
-  }
   std::int64_t bias_offset() const override { return bias_ ? align(weights()) : -1; }
   PassCosts cost(std::int64_t batch, const Shape& in) const override { return shape(batch, in).cost(); }
   void forward(Context& ctx, std::int64_t batch, const Shape& in, const Buffers& b) const override {

@@ -203,35 +203,25 @@ void add_conventions(ModelSummary& s) {
 
 }  // namespace
 
-std::vector<std::string> summary_model_names() {
-  std::vector<std::string> names = model_names();
-  for (const auto& g : graph_model_names()) names.push_back(g);
-  return names;
-}
+std::vector<std::string> summary_model_names() { return graph_model_names(); }
 
 ModelSummary summarize_model(const std::string& name, std::int64_t batch, Precision precision) {
   const std::string n = to_lower(trim(name));
   if (batch < 1) throw_usage(fmt::format("--batch {} is not a batch size", batch), "give a batch of 1 or more");
-  ModelSummary s;
-  s.model = n;
-  s.batch = batch;
-  s.precision = precision;
-  if (is_graph_model(n)) {
-    from_graph(s, make_graph_model(n));
-  } else if (n == "bert-base" || n == "bert") {
+  if (n == "bert-base" || n == "bert")
     throw_usage(fmt::format("the engine has no model '{}' yet", printable(name)),
                 "BERT comes with issue 24; the models are " + join(summary_model_names(), ", "));
-  } else {
-    bool known = false;
-    for (const auto& m : model_names()) known |= m == n;
-    if (!known)
-      throw_usage(fmt::format("unknown model '{}'", printable(name)),
-                  "the models are " + join(summary_model_names(), ", "));
-    if (precision != Precision::FP32)
-      throw_usage(fmt::format("{} runs in fp32 only (--precision {})", n, to_string(precision)),
-                  "use --precision fp32, or a network (alexnet, resnet18) for tf32, bf16 and fp16");
-    from_model(s, *make_model(n));
-  }
+  LayerGraph g = make_graph_model(n);  // unknown names fail here, naming the models
+  ModelSummary s;
+  s.model = g.name();
+  s.batch = batch;
+  s.precision = precision;
+  // As the engine runs it: a small model in fp32 on the Sequential engine
+  // (its layers' kernels), everything else on GraphNetwork.
+  if (!is_network(g.name()) && precision == Precision::FP32)
+    from_model(s, Model(std::move(g)));
+  else
+    from_graph(s, g);
   for (const auto& l : s.layers) s.total += l.cost;
   add_conventions(s);
   return s;
