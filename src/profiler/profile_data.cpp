@@ -204,6 +204,24 @@ double KernelCounters::total_flops() const {
   return t;
 }
 
+std::vector<KernelCounters> replace_dram_bytes(std::vector<KernelCounters> all, const std::vector<KernelCounters>& dram,
+                                               size_t* unmatched) {
+  std::map<std::pair<std::string, std::string>, const KernelCounters*> by_key;
+  for (const auto& k : dram) by_key[{k.kernel, k.nvtx_path}] = &k;
+  size_t missing = 0;
+  for (auto& k : all) {
+    const auto it = by_key.find({k.kernel, k.nvtx_path});
+    if (it == by_key.end()) {
+      ++missing;
+      continue;
+    }
+    k.dram_read_bytes = it->second->dram_read_bytes;
+    k.dram_write_bytes = it->second->dram_write_bytes;
+  }
+  if (unmatched) *unmatched = missing;
+  return all;
+}
+
 // ------------------------------------------------------------------- JSON
 
 namespace {

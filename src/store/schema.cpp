@@ -247,6 +247,19 @@ const char* kV6 = R"sql(
 ALTER TABLE runs ADD COLUMN report TEXT;
 )sql";
 
+// v7: a layer's pass as the hardware counters saw it (bench --profile
+// --counters): FLOPs (all, and on tensor cores; by unit and precision as JSON:
+// {"tensor.bf16": ..., "cuda.fp32": ...}), DRAM and L2 bytes, and the counted
+// kernels' time. NULL where the cell was not counted.
+const char* kV7 = R"sql(
+ALTER TABLE layers ADD COLUMN counted_flops REAL;
+ALTER TABLE layers ADD COLUMN counted_tensor_flops REAL;
+ALTER TABLE layers ADD COLUMN counted_dram_bytes REAL;
+ALTER TABLE layers ADD COLUMN counted_l2_bytes REAL;
+ALTER TABLE layers ADD COLUMN counted_seconds REAL;
+ALTER TABLE layers ADD COLUMN counted_by_unit TEXT;
+)sql";
+
 const std::vector<Migration> kMigrations = {
     {1, "runs, devices, measurements", kV1},
     {2, "bench_results, layers", kV2},
@@ -254,6 +267,7 @@ const std::vector<Migration> kMigrations = {
     {4, "bench_results: precision, step median and spread, peak memory, FLOPs", kV4},
     {5, "layers: device, precision, mode and profile of a profiled network cell", kV5},
     {6, "runs: the printed report", kV6},
+    {7, "layers: counted FLOPs, DRAM and L2 bytes of a layer's pass", kV7},
 };
 
 }  // namespace

@@ -211,6 +211,97 @@ TEST(NetBenchCli, ANonFiniteLossFailsTheRunNamingTheCell) {
   EXPECT_EQ(st.i64(0), 1);
 }
 
+// bench --counters: what the counters saw of each layer's pass sits beside
+// its paper figures, with their ratio and the unit that did the work, and is
+// stored in the layers' counted columns (NULL for a layer not counted).
+TEST(NetBench, CountedLayersStandBesideThePaperFigures) {
+  roofline::engine::NetRecord r;
+  r.model = "resnet18", r.device = "gpu", r.precision = "bf16", r.mode = "train", r.batch = 128;
+  const std::map<std::string, double> ns = {{"resnet18/conv1/forward", 3e6}, {"resnet18/fc/forward", 1e6}};
+  const auto paper = roofline::engine::net_layer_rows(r, ns, 1);
+  double conv1_flops = 0;
+  for (const auto& x : paper.rows)
+    if (x.layer == "conv1" && x.pass == "forward") conv1_flops = x.flops;
+  ASSERT_GT(conv1_flops, 0);
+  roofline::engine::CountedWork c;
+  c.flops = 1.25 * conv1_flops, c.tensor_flops = 1.2 * conv1_flops;
+  c.by_unit = {{"tensor.bf16", 1.2 * conv1_flops}, {"cuda.fp32", 0.05 * conv1_flops}};
+  c.dram_bytes = 50e6, c.l2_bytes = 200e6, c.seconds = 1e-3, c.kernels = 2;
+  const auto rows = roofline::engine::net_layer_rows(r, ns, 1, {{"resnet18/conv1/forward", c}});
+  ASSERT_TRUE(rows.counted_total);
+  EXPECT_EQ(rows.counted_total->kernels, 2);
+  const auto t = roofline::engine::net_counter_table(r, rows, 0);
+  ASSERT_FALSE(t.rows().empty());
+  EXPECT_EQ(std::get<std::string>(t.rows()[0][0]), "conv1");
+  EXPECT_NEAR(std::get<double>(t.rows()[0][4]), 1.25, 1e-9);  // counted / paper
+  EXPECT_NE(std::get<std::string>(t.rows()[0][5]).find("tensor.bf16 (96%)"), std::string::npos);
+  EXPECT_NEAR(std::get<double>(t.rows()[0][7]), 50.0, 1e-9);  // DRAM MB
+  // A layer the counters ran but saw no kernel in counts zero, not unknown.
+  bool fc_zero = false;
+  for (const auto& row : t.rows())
+    if (std::get<std::string>(row[0]) == "fc" && std::get<std::string>(row[1]) == "forward")
+      fc_zero = std::get<double>(row[3]) == 0.0;
+  EXPECT_TRUE(fc_zero);
+
+  TempDir dir;
+  roofline::store::Db db(dir.file("r.db"));
+  const std::int64_t run = roofline::store::begin_run(db, {"bench", {"roofline", "bench"}});
+  roofline::engine::store_net_layers(db, run, std::nullopt, r, std::nullopt, rows);
+  auto st = db.prepare(
+      "SELECT counted_flops, counted_tensor_flops, counted_dram_bytes, counted_l2_bytes, "
+      "json_extract(counted_by_unit, '$.\"tensor.bf16\"') FROM layers WHERE run_id = ? AND layer_name = 'conv1' "
+      "AND pass = 'forward'");
+  st.bind(1, run);
+  ASSERT_TRUE(st.step());
+  EXPECT_NEAR(st.f64(0), 1.25 * conv1_flops, 1.0);
+  EXPECT_NEAR(st.f64(1), 1.2 * conv1_flops, 1.0);
+  EXPECT_NEAR(st.f64(2), 50e6, 1e-3);
+  EXPECT_NEAR(st.f64(3), 200e6, 1e-3);
+  EXPECT_NEAR(st.f64(4), 1.2 * conv1_flops, 1.0);
+  roofline::store::Db uncounted_db(dir.file("u.db"));
+  const std::int64_t run2 = roofline::store::begin_run(uncounted_db, {"bench", {"roofline", "bench"}});
+  roofline::engine::store_net_layers(uncounted_db, run2, std::nullopt, r, std::nullopt, paper);
+  auto none = uncounted_db.prepare("SELECT COUNT(*) FROM layers WHERE counted_flops IS NOT NULL");
+  ASSERT_TRUE(none.step());
+  EXPECT_EQ(none.i64(0), 0);
+}
+
+// An inference cell's layers carry the forward as it ran: with BatchNorm
+// folded, the convolution does the pair's work and the BatchNorm only its
+// residual add (bn1 has none: no row unless a kernel ran there).
+TEST(NetBench, InferenceLayersCostWhatRanFoldedOrNot) {
+  roofline::engine::NetRecord r;
+  r.model = "resnet18", r.device = "gpu", r.precision = "bf16", r.mode = "infer", r.batch = 8;
+  const std::map<std::string, double> ns = {{"resnet18/conv1/forward", 1e6}};
+  const auto flops_of = [](const roofline::engine::NetLayerRows& rows, const std::string& layer) {
+    for (const auto& x : rows.rows)
+      if (x.layer == layer) return x.flops;
+    return -1.0;
+  };
+  r.batchnorm_folded = false;
+  const auto separate = roofline::engine::net_layer_rows(r, ns, 1);
+  r.batchnorm_folded = true;
+  const auto folded = roofline::engine::net_layer_rows(r, ns, 1);
+  EXPECT_GT(flops_of(separate, "bn1"), 0.0);
+  EXPECT_EQ(flops_of(folded, "bn1"), -1.0);  // folded away: no work, no kernel, no row
+  EXPECT_GT(flops_of(folded, "conv1"), flops_of(separate, "conv1"));  // plus the folded bias (and ReLU)
+  EXPECT_GT(flops_of(folded, "layer1.0.bn2"), 0.0);                   // its residual add
+  EXPECT_LT(flops_of(folded, "layer1.0.bn2"), flops_of(separate, "layer1.0.bn2"));
+}
+
+TEST(NetBenchCli, CountersNeedAProfiledNetwork) {
+  TempDir dir;
+  const auto alone = run_cli({"--db", dir.file("r.db"), "bench", "resnet18", "--device", "cpu", "--counters"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("add --profile"), std::string::npos) << alone.err;
+  const auto small = run_cli({"--db", dir.file("r.db"), "bench", "simple-cnn", "--counters"});
+  EXPECT_EQ(small.exit_code, 2);
+  EXPECT_NE(small.err.find("--counters is for the networks"), std::string::npos) << small.err;
+  const auto bf16 = run_cli({"--db", dir.file("r.db"), "bench", "simple-cnn", "--precision", "bf16"});
+  EXPECT_EQ(bf16.exit_code, 2);
+  EXPECT_NE(bf16.err.find("fp32 only"), std::string::npos) << bf16.err;
+}
+
 // A profiled cell's stored layers become the device chart's points: a series
 // per pass (layers with FLOPs and time), the whole step in its own series,
 // each point held against the precision's roof; the chart shows that roof,

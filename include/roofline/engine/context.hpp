@@ -58,6 +58,10 @@ class Context {
 
 // Marks a range of host activity for Nsight/CUPTI (NVTX push/pop); a no-op in
 // builds without CUDA. Names follow "<model>/<layer>/<pass>".
+// An NVTX range around a scope; the engine names them "<model>/<layer>/<pass>".
+// Each also keeps its name on a per-thread stack, so that code which is not an
+// NVTX client (the hardware counters' profiler, bench --counters) can ask
+// which layer and pass a kernel is launched in.
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name);
@@ -66,5 +70,7 @@ class NvtxRange {
   NvtxRange(const NvtxRange&) = delete;
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
+// The innermost NvtxRange open on this thread ("" outside any).
+std::string current_nvtx_range();
 
 }  // namespace roofline::engine

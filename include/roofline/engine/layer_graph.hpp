@@ -154,6 +154,9 @@ std::vector<int> batchnorm_folds(const LayerGraph& g);
 // folded pair as it runs: the convolution with a bias (and the BatchNorm's
 // ReLU when it adds no residual), then the residual add (and ReLU) where it does.
 OpCost inference_cost(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold);
+// The same per node (the folded convolution carries the pair's work; its
+// BatchNorm only the residual add; a dropout nothing), for the per-layer tables.
+std::vector<OpCost> inference_node_costs(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold);
 
 // The models of the engine, each defined once here. The course lab's small
 // models (seed 000 §2.1, 1×28×28 Fashion-MNIST) and seed 002's ECE408 network

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -36,6 +37,11 @@ struct NetBenchConfig {
   // layer's NVTX range (the CLI's tracer records them: bench --profile).
   bool profile = false;
   int profile_steps = 3;
+  // With profile: one step more, eager, under the hardware counters (the
+  // CLI's CounterSource: the profiler's range profiler, every launch), in two
+  // runs (counter_runs below), so that every kernel's FLOPs by unit and
+  // precision and its DRAM and L2 bytes are filed under its layer and pass.
+  bool counters = false;
   bool fold_batchnorm = true;  // inference: BatchNorm folded into the convolution before it (GraphOptions)
   // The activations' layout; unset: the network's own choice (GraphOptions::format).
   std::optional<MemoryFormat> layout;
@@ -56,6 +62,7 @@ struct NetRecord {
   std::optional<double> peak_bytes;  // GPU: device memory of the cell (roofline: every buffer it planned)
   double flops = 0;                  // per step or batch, from the engine's per-pass costs
   std::optional<double> loss;        // train: the loss after the timed steps
+  bool batchnorm_folded = false;     // infer: BatchNorm ran folded into the convolutions (GraphNetwork::folded_batchnorms)
   nlohmann::json params = nlohmann::json::object();
   // GPU: kernel time over wall time of `steps` steps run back to back (CUDA
   // graph replays when graphs are on), from CUPTI; absent with busy_note's reason.
@@ -118,22 +125,58 @@ Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRe
 // One layer and pass of a profiled cell: GPU kernel time per step (from the
 // kernels' NVTX ranges "<model>/<layer>/<pass>") and the engine's paper
 // FLOPs and bytes of the pass. The optimizer is one row (layer "optimizer").
+// What the hardware counters measured of one layer's pass in one step (the
+// kernels launched in its NVTX range, summed).
+struct CountedWork {
+  double flops = 0;         // every unit and precision
+  double tensor_flops = 0;  // of which on the tensor cores
+  std::map<std::string, double> by_unit;  // "tensor.bf16", "cuda.fp32", ... -> FLOPs
+  double dram_bytes = 0, l2_bytes = 0;
+  double seconds = 0;       // the kernels' durations under the profiler (serialized launches)
+  int kernels = 0;
+};
 struct NetLayerRow {
   std::int64_t index = 0;  // the node's index in the graph (optimizer: the node count)
   std::string layer, op, pass;
   double seconds = 0;      // per step
   double flops = 0, bytes = 0;
+  std::optional<CountedWork> counted;  // bench --counters
 };
 struct NetLayerRows {
   std::vector<NetLayerRow> rows;  // the graph's order, each node's passes in order
   double step_kernel_s = 0;       // all kernel time per step
   double mapped_s = 0;            // of which inside a layer's range
+  std::optional<CountedWork> counted_total;  // every counted kernel of the step, in a layer or not
 };
-// kernel_ns: NVTX path -> kernel time (ns) summed over `steps` profiled steps.
-NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps);
+// kernel_ns: NVTX path -> kernel time (ns) summed over `steps` profiled steps;
+// counted: NVTX path -> the counters of one step (empty: not counted).
+NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps,
+                            const std::map<std::string, CountedWork>& counted = {});
+
+// The counters' side of bench --counters, provided by the CLI (the profiler's
+// range profiler in-process; the engine does not link the profiler). A
+// counter run profiles every kernel launched between start() and stop(),
+// filing each under current_nvtx_range(). Two runs of one eager step each:
+// run 0 reads every metric (kernel replay), run 1 the DRAM bytes alone in one
+// pass (replay's save and restore of memory leaves dirty L2 lines that a
+// replayed range writes back: docs/counters.md "DRAM writes").
+class CounterSource {
+ public:
+  virtual ~CounterSource() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+};
+inline constexpr int kCounterRuns = 2;
+using CounterSourceFactory = std::function<std::unique_ptr<CounterSource>(int gpu, int run)>;
+void register_counter_source_factory(CounterSourceFactory f);
+const CounterSourceFactory& counter_source_factory();  // empty when none is registered
 // The rows as a table, slowest first: time, share of the step, paper costs and
 // the rates they give; the first `top` rows (0: all).
 Table net_layer_table(const NetRecord& r, const NetLayerRows& rows, int steps, size_t top = 0);
+// With counters (bench --counters): per layer and pass, the counted FLOPs
+// (and the unit that did most of them) and DRAM and L2 bytes beside the paper
+// figures, with their ratios; slowest first, the first `top` rows (0: all).
+Table net_counter_table(const NetRecord& r, const NetLayerRows& rows, size_t top = 0);
 // The rows into the store's `layers` table, with the cell's device, precision,
 // mode and profile, in one transaction.
 void store_net_layers(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r,

@@ -151,6 +151,14 @@ struct KernelCounters {
   double dram_bytes() const { return dram_read_bytes + dram_write_bytes; }
 };
 
+// The same kernels counted twice (bench --counters): `all`'s counters, each
+// kernel's DRAM bytes replaced by those of `dram`'s record with the same kernel
+// name and NVTX path (a one-pass DRAM run: no replay, so no dirty lines written
+// back inside the range). `unmatched`: kernels of `all` that `dram` lacks,
+// whose DRAM bytes stay as they were.
+std::vector<KernelCounters> replace_dram_bytes(std::vector<KernelCounters> all, const std::vector<KernelCounters>& dram,
+                                               size_t* unmatched);
+
 struct KernelSequence {
   std::vector<std::string> kernels;  // consecutive kernel names
   std::uint64_t count = 0;

@@ -154,6 +154,11 @@ class BenchCommand : public Command {
                  "and pass from the engine's NVTX ranges, diagnoses), print and store it; add --no-graphs to map "
                  "every kernel to its layer. Networks: a few more steps of each GPU cell run eagerly and are "
                  "traced, and the GPU time per layer and pass is printed beside the paper FLOPs and bytes");
+    sub.add_flag("--counters", counters_,
+                 "networks, with --profile: one more eager step of each GPU cell under the hardware counters "
+                 "(every kernel profiled, two runs: all metrics, then DRAM bytes in one pass), so each layer and "
+                 "pass gets its counted FLOPs by unit and precision, DRAM and L2 bytes beside the paper figures; "
+                 "stored with the layers. Needs counter access (docs/counters.md)");
   }
 
   Report run(Invocation& ctx) override {
@@ -176,6 +181,10 @@ class BenchCommand : public Command {
       throw_usage(fmt::format("--precision {}: the small models train on the Sequential engine in fp32 only", p),
                   "drop --precision (roofline summary shows a small model's costs in other precisions), or "
                   "benchmark a network (alexnet, resnet18) in tf32, bf16 or fp16");
+    if (counters_)
+      throw_usage("--counters is for the networks (alexnet, resnet18)",
+                  "profile a small model's kernels with their counters by roofline profile --counters -- roofline "
+                  "bench ...");
     if (!layout_.empty() || no_fold_)
       throw_usage(std::string(no_fold_ ? "--no-fold" : "--layout") + " is for the networks (alexnet, resnet18)",
                   "drop it: the small models run in NCHW and have no BatchNorm to fold");
@@ -344,6 +353,9 @@ class BenchCommand : public Command {
         throw_usage("--profile traces GPU runs, and no GPU is benchmarked", "add --device gpu (or drop --profile)");
       bench_profile::enable();
       cfg.profile = true;
+      cfg.counters = counters_;
+    } else if (counters_) {
+      throw_usage("--counters counts the kernels of the profiled steps", "add --profile (and --device gpu)");
     }
     std::vector<engine::NetRecord> ours;  // as measured, with their ceilings
     std::vector<Report> profiles;
@@ -434,6 +446,17 @@ class BenchCommand : public Command {
     if (r.busy_fraction) r.params["busy_fraction"] = *r.busy_fraction;
   }
 
+  // One counted kernel into its layer's sum: FLOPs by unit ("tensor.bf16",
+  // "cuda.fp32"), DRAM and L2 bytes, time.
+  static void add_counted(engine::CountedWork& c, const prof::KernelCounters& k) {
+    for (const auto& [prec, f] : k.flops) c.by_unit["cuda." + prec] += f, c.flops += f;
+    for (const auto& [prec, f] : k.tensor_flops) c.by_unit["tensor." + prec] += f, c.flops += f, c.tensor_flops += f;
+    c.dram_bytes += k.dram_bytes();
+    c.l2_bytes += k.l2_read_bytes + k.l2_write_bytes;
+    c.seconds += k.duration_ns * 1e-9;
+    c.kernels += static_cast<int>(k.instances);
+  }
+
   // bench --profile with the networks: the cell's profiled eager steps, their
   // kernels mapped to layers and passes by NVTX, stored with this run.
   void take_net_profile(Invocation& ctx, const engine::NetBenchConfig& cfg, const engine::NetRecord& r,
@@ -451,12 +474,27 @@ class BenchCommand : public Command {
     p.complete = true;
     std::map<std::string, double> by_range;
     for (const auto& [key, k] : p.kernels) by_range[k.nvtx_path] += k.duration.total();
-    p.diagnoses = prof::diagnose(p);
+    // bench --counters: the two counter runs of this cell, merged, kept with the profile and per layer.
+    std::map<std::string, engine::CountedWork> counted;
+    if (const auto runs = bench_profile::take_counters(); !runs.empty()) {
+      std::vector<prof::KernelCounters> all, dram;
+      for (const auto& run : runs) (run.run == 0 ? all : dram) = run.kernels;
+      size_t unmatched = 0;
+      p.counters = prof::replace_dram_bytes(std::move(all), dram, &unmatched);
+      for (const auto& k : p.counters) add_counted(counted[k.nvtx_path], k);
+      if (unmatched > 0)
+        out.emplace_back("bench").warn(fmt::format(
+            "{}: {} kernels of the counter run were not seen by the DRAM run: their DRAM bytes are the replayed "
+            "counts (+16-19 MB per kernel on an H100, docs/counters.md)",
+            label, unmatched));
+    }
+    p.diagnoses = prof::diagnose(p);  // with the counters' rules where counted
     const std::int64_t id = prof::store_profile(ctx.db(), ctx.run_id(), p, label);
-    const engine::NetLayerRows rows = engine::net_layer_rows(r, by_range, cfg.profile_steps);
+    const engine::NetLayerRows rows = engine::net_layer_rows(r, by_range, cfg.profile_steps, counted);
     engine::store_net_layers(ctx.db(), ctx.run_id(), ctx.gpu_device_id(cfg.gpu_index), r, id, rows);
     Report rep("bench");
     rep.add(engine::net_layer_table(r, rows, cfg.profile_steps, 25));
+    if (!counted.empty()) rep.add(engine::net_counter_table(r, rows, 25));
     rep.info(fmt::format("{}: stored as profile {}; its kernels, API calls and diagnoses: roofline profile --show {}",
                          label, id, id));
     out.push_back(std::move(rep));
@@ -494,7 +532,8 @@ class BenchCommand : public Command {
   CLI::Option* device_opt_ = nullptr;
   CLI::Option* data_threads_opt_ = nullptr;
   engine::TrainOptions o_;
-  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false, no_fold_ = false;
+  bool no_graphs_ = false, costs_ = false, keep_going_ = false, profile_ = false, no_compile_ = false, no_fold_ = false,
+       counters_ = false;
   std::string precision_ = "fp32";
   std::string layout_;
   engine::NetBenchConfig net_;

@@ -12,6 +12,7 @@ struct State {
   bool enabled = false;
   std::vector<prof::ProfileData> profiles;
   std::vector<std::string> failures;
+  std::vector<CounterRun> counters;
 };
 State& state() {
   static State s;
@@ -47,6 +48,14 @@ std::vector<prof::ProfileData> take() {
 std::vector<std::string> take_failures() {
   std::lock_guard lock(state().m);
   return std::exchange(state().failures, {});
+}
+void add_counters(CounterRun r) {
+  std::lock_guard lock(state().m);
+  state().counters.push_back(std::move(r));
+}
+std::vector<CounterRun> take_counters() {
+  std::lock_guard lock(state().m);
+  return std::exchange(state().counters, {});
 }
 
 }  // namespace roofline::cli::bench_profile

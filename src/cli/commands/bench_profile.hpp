@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "roofline/profiler/profile_data.hpp"
+#include "roofline/profiler/range_profiler.hpp"
 
 namespace roofline::cli::bench_profile {
 
@@ -22,5 +23,15 @@ void failed(std::string why);
 // What was collected since the last call, in the order the runs ended.
 std::vector<prof::ProfileData> take();
 std::vector<std::string> take_failures();
+
+// bench --counters: what one counter run of a cell read (engine::CounterSource,
+// bench_counters_gpu.cpp), per kernel name and NVTX path.
+struct CounterRun {
+  int run = 0;  // 0: every metric (replayed); 1: DRAM bytes alone, one pass
+  std::vector<prof::KernelCounters> kernels;
+  prof::RangeProfilerStats stats;
+};
+void add_counters(CounterRun r);
+std::vector<CounterRun> take_counters();
 
 }  // namespace roofline::cli::bench_profile

@@ -26,6 +26,16 @@
 namespace roofline::engine {
 
 namespace {
+CounterSourceFactory& counter_slot() {
+  static CounterSourceFactory f;
+  return f;
+}
+}  // namespace
+
+void register_counter_source_factory(CounterSourceFactory f) { counter_slot() = std::move(f); }
+const CounterSourceFactory& counter_source_factory() { return counter_slot(); }
+
+namespace {
 
 void fill_synthetic(GraphNetwork& net, std::int64_t batch, std::uint64_t seed) {
   const Shape& s = net.graph().input_shape();
@@ -165,6 +175,22 @@ NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfi
       }
       ctx.synchronize();
       (void)source->stop();
+      if (cfg.counters) {
+        if (!counter_source_factory())
+          throw Error(ErrorKind::Unsupported, "bench --counters: this build has no hardware-counter source",
+                      "build roofline with CUDA (CUPTI's range profiler) to count a layer's FLOPs and bytes");
+        for (int run = 0; run < kCounterRuns; ++run, ++ran) {
+          auto counters = counter_source_factory()(cfg.gpu_index, run);
+          ctx.synchronize();
+          counters->start();
+          if (train)
+            net.train_step(batch);
+          else
+            net.forward(batch, false);
+          ctx.synchronize();
+          counters->stop();
+        }
+      }
     }
   } else {
     r.busy_note = "GPU only";
@@ -185,8 +211,8 @@ NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfi
   if (train && net.loss_scaling()) note_loss_scaling(r, net, (graphs ? 1 : 0) + ran);
   bool has_batchnorm = false;
   for (const auto& n : g.nodes()) has_batchnorm |= n.op == NodeOp::BatchNorm2d;
-  if (has_batchnorm)
-    r.params["batchnorm"] = net.folded_batchnorms() > 0 ? "folded into the convolutions" : "separate";
+  r.batchnorm_folded = net.folded_batchnorms() > 0;
+  if (has_batchnorm) r.params["batchnorm"] = r.batchnorm_folded ? "folded into the convolutions" : "separate";
   if (feed) describe_data(r, *data, data->folder(train), *feed, dt);
   return r;
 }

@@ -10,13 +10,31 @@
 
 namespace roofline::engine {
 
-NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps) {
+NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, double>& kernel_ns, int steps,
+                            const std::map<std::string, CountedWork>& counted) {
   const LayerGraph g = make_graph_model(r.model);
   const Precision p = parse_precision(r.precision);
   const std::vector<NodeInfo> nodes = g.describe(r.batch, activation_dtype(p));
   const bool train = r.mode == "train";
+  // Inference: the forward as it ran (BatchNorm with running statistics, or folded into its convolution).
+  const std::vector<OpCost> infer =
+      train ? std::vector<OpCost>{} : inference_node_costs(g, r.batch, activation_dtype(p), r.batchnorm_folded);
   const double per = steps > 0 ? 1e-9 / steps : 1e-9;
   NetLayerRows out;
+  const auto counted_at = [&](const std::string& path) -> std::optional<CountedWork> {
+    if (counted.empty()) return std::nullopt;
+    const auto it = counted.find(path);
+    return it == counted.end() ? CountedWork{} : it->second;  // counted, and no kernel ran there
+  };
+  if (!counted.empty()) {
+    CountedWork all;
+    for (const auto& [path, c] : counted) {
+      all.flops += c.flops, all.tensor_flops += c.tensor_flops, all.dram_bytes += c.dram_bytes;
+      all.l2_bytes += c.l2_bytes, all.seconds += c.seconds, all.kernels += c.kernels;
+      for (const auto& [u, f] : c.by_unit) all.by_unit[u] += f;
+    }
+    out.counted_total = all;
+  }
   double total_ns = 0, mapped_ns = 0;
   for (const auto& [path, v] : kernel_ns) total_ns += v;
   const std::vector<Pass> passes =
@@ -27,17 +45,18 @@ NetLayerRows net_layer_rows(const NetRecord& r, const std::map<std::string, doub
       const std::string path = fmt::format("{}/{}/{}", g.name(), n.name, to_string(pass));
       const auto it = kernel_ns.find(path);
       const double ns = it == kernel_ns.end() ? 0.0 : it->second;
-      const OpCost& c = n.cost.of(pass);
+      const OpCost& c = train ? n.cost.of(pass) : infer[i];
       if (ns == 0 && c.flops == 0 && c.bytes == 0) continue;
       mapped_ns += ns;
-      out.rows.push_back({std::int64_t(i), n.name, n.op, to_string(pass), ns * per, c.flops, c.bytes});
+      out.rows.push_back({std::int64_t(i), n.name, n.op, to_string(pass), ns * per, c.flops, c.bytes, counted_at(path)});
     }
   }
   if (train) {
     const auto it = kernel_ns.find(g.name() + "/optimizer/optimizer");
     if (it != kernel_ns.end()) {
       mapped_ns += it->second;
-      out.rows.push_back({std::int64_t(nodes.size()), "optimizer", "SGD", "optimizer", it->second * per, 0, 0});
+      out.rows.push_back({std::int64_t(nodes.size()), "optimizer", "SGD", "optimizer", it->second * per, 0, 0,
+                          counted_at(g.name() + "/optimizer/optimizer")});
     }
   }
   out.step_kernel_s = total_ns * per;
@@ -72,18 +91,72 @@ Table net_layer_table(const NetRecord& r, const NetLayerRows& all, int steps, si
   return t;
 }
 
+Table net_counter_table(const NetRecord& r, const NetLayerRows& all, size_t top) {
+  std::vector<NetLayerRow> rows;
+  for (const auto& x : all.rows)
+    if (x.counted) rows.push_back(x);
+  std::stable_sort(rows.begin(), rows.end(), [](const NetLayerRow& a, const NetLayerRow& b) { return a.seconds > b.seconds; });
+  Table t("bench.nets.counters", fmt::format("{} {} {} batch {} {}: counted against paper, per layer and pass (hardware "
+                                             "counters, one step)",
+                                             r.model, r.device, r.precision, r.batch, r.mode));
+  t.col("layer", "Layer").col("pass", "Pass");
+  t.col("paper_gflop", "paper FLOP", "G", 2).col("counted_gflop", "counted FLOP", "G", 2);
+  t.col("flop_ratio", "counted/paper", "", 2).col("unit", "main unit");
+  t.col("paper_mb", "paper bytes", "MB", 1).col("dram_mb", "DRAM", "MB", 1).col("byte_ratio", "DRAM/paper", "", 2);
+  t.col("l2_mb", "L2", "MB", 1).col("intensity", "FLOP/DRAM B", "", 1);
+  const auto main_unit = [](const CountedWork& c) {
+    std::string best;
+    double most = 0;
+    for (const auto& [u, f] : c.by_unit)
+      if (f > most) most = f, best = u;
+    return most > 0 ? fmt::format("{} ({:.0f}%)", best, 100.0 * most / c.flops) : std::string("-");
+  };
+  const size_t n = top ? std::min(top, rows.size()) : rows.size();
+  for (size_t i = 0; i < n; ++i) {
+    const NetLayerRow& x = rows[i];
+    const CountedWork& c = *x.counted;
+    t.row({x.layer, x.pass, x.flops * 1e-9, c.flops * 1e-9, x.flops > 0 ? Cell(c.flops / x.flops) : Cell(),
+           main_unit(c), x.bytes * 1e-6, c.dram_bytes * 1e-6, x.bytes > 0 ? Cell(c.dram_bytes / x.bytes) : Cell(),
+           c.l2_bytes * 1e-6, c.dram_bytes > 0 ? Cell(c.flops / c.dram_bytes) : Cell()});
+  }
+  if (n < rows.size()) t.note(fmt::format("{} more layer passes in the store", rows.size() - n));
+  double paper = 0, paper_bytes = 0;
+  for (const auto& x : all.rows) paper += x.flops, paper_bytes += x.bytes;
+  if (all.counted_total && paper > 0) {
+    const CountedWork& c = *all.counted_total;
+    t.note(fmt::format("the step: {:.1f} GFLOP counted ({:.0f}% on tensor cores) against {:.1f} on paper ({:.2f}×); "
+                       "{:.0f} MB from DRAM against {:.0f} MB on paper; {} kernels",
+                       c.flops * 1e-9, c.flops > 0 ? 100.0 * c.tensor_flops / c.flops : 0.0, paper * 1e-9,
+                       c.flops / paper, c.dram_bytes * 1e-6, paper_bytes * 1e-6, c.kernels));
+  }
+  t.note("counted: every kernel launched in the layer's NVTX range (one eager step, each launch profiled by CUPTI's "
+         "range profiler; DRAM bytes read in a separate one-pass run, L2 clean before each launch); main unit: the "
+         "unit and precision with most FLOPs. counted/paper above 1: work the paper leaves out (im2col, padding "
+         "to tile sizes, recomputation); below 1: FLOPs no counter sees (none expected on Hopper: tensor-core FLOPs are "
+         "counted by precision)");
+  return t;
+}
+
 void store_net_layers(store::Db& db, std::int64_t run_id, std::optional<std::int64_t> device_id, const NetRecord& r,
                       std::optional<std::int64_t> profile_id, const NetLayerRows& rows) {
   store::Transaction tx(db);
   auto st = db.prepare(
       "INSERT INTO layers (run_id, model, layer_index, layer_name, op, pass, batch, flops, bytes, seconds, params, "
-      "device_id, precision, mode, profile_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "device_id, precision, mode, profile_id, counted_flops, counted_tensor_flops, counted_dram_bytes, "
+      "counted_l2_bytes, counted_seconds, counted_by_unit) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const NetLayerRow& x : rows.rows) {
     st.reset();
     const nlohmann::json params = {{"device", r.device}, {"step_kernel_s", rows.step_kernel_s}};
     st.bind(1, run_id).bind(2, r.model).bind(3, x.index).bind(4, x.layer).bind(5, x.op).bind(6, x.pass);
     st.bind(7, r.batch).bind(8, x.flops).bind(9, x.bytes).bind(10, x.seconds).bind(11, json_text(params));
     st.bind(12, device_id).bind(13, r.precision).bind(14, r.mode).bind(15, profile_id);
+    if (x.counted) {
+      const CountedWork& c = *x.counted;
+      st.bind(16, c.flops).bind(17, c.tensor_flops).bind(18, c.dram_bytes).bind(19, c.l2_bytes).bind(20, c.seconds);
+      st.bind(21, json_text(nlohmann::json(c.by_unit)));
+    } else {
+      for (int k = 16; k <= 21; ++k) st.bind(k, std::optional<double>());
+    }
     st.run();
   }
   tx.commit();

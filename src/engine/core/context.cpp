@@ -4,6 +4,8 @@
 #include <omp.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -77,7 +79,14 @@ void* Context::stream() const { return cuda_ ? detail::cuda_stream(cuda_.get()) 
 
 int Context::cpu_threads() const { return omp_get_max_threads(); }
 
+namespace {
+thread_local std::vector<std::string> t_ranges;  // NvtxRange names open on this thread, outermost first
+}  // namespace
+
+std::string current_nvtx_range() { return t_ranges.empty() ? std::string() : t_ranges.back(); }
+
 NvtxRange::NvtxRange(const char* name) {
+  t_ranges.emplace_back(name);
 #if ROOFLINE_HAVE_CUDA
   nvtxRangePushA(name);
 #else
@@ -86,6 +95,7 @@ NvtxRange::NvtxRange(const char* name) {
 }
 
 NvtxRange::~NvtxRange() {
+  t_ranges.pop_back();
 #if ROOFLINE_HAVE_CUDA
   nvtxRangePop();
 #endif

@@ -58,25 +58,31 @@ ops::Conv2dShape folded_conv_shape(const GraphNode& conv, const GraphNode& bn, c
 
 }  // namespace
 
-OpCost inference_cost(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold) {
+std::vector<OpCost> inference_node_costs(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold) {
   const auto& nodes = g.nodes();
   const std::vector<int> folds = fold ? batchnorm_folds(g) : std::vector<int>(nodes.size(), -1);
   const std::vector<NodeInfo> info = g.describe(batch, dtype);
-  OpCost total;
+  std::vector<OpCost> out(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const GraphNode& n = nodes[i];
     const Shape& in = g.values()[static_cast<size_t>(n.inputs[0])].shape;
     if (folds[i] >= 0 && n.op == NodeOp::Conv2d) {
       const GraphNode& bn = nodes[static_cast<size_t>(folds[i])];
-      total += folded_conv_shape(n, bn, in, batch, MemoryFormat::NCHW, dtype, false).cost().forward;
+      out[i] = folded_conv_shape(n, bn, in, batch, MemoryFormat::NCHW, dtype, false).cost().forward;
     } else if (folds[i] >= 0) {  // the BatchNorm of a folded pair: its residual add, if any
-      if (has_residual(n)) total += ops::add_cost({batch * numel(in), n.act, dtype}).forward;
+      if (has_residual(n)) out[i] = ops::add_cost({batch * numel(in), n.act, dtype}).forward;
     } else if (n.op == NodeOp::BatchNorm2d) {
-      total += batchnorm_shape(n, in, batch, MemoryFormat::NCHW, dtype).eval_cost();
+      out[i] = batchnorm_shape(n, in, batch, MemoryFormat::NCHW, dtype).eval_cost();
     } else if (n.op != NodeOp::Dropout) {  // an inference network's dropout is a view
-      total += info[i].cost.forward;
+      out[i] = info[i].cost.forward;
     }
   }
+  return out;
+}
+
+OpCost inference_cost(const LayerGraph& g, std::int64_t batch, DType dtype, bool fold) {
+  OpCost total;
+  for (const OpCost& c : inference_node_costs(g, batch, dtype, fold)) total += c;
   return total;
 }
 
