@@ -1,9 +1,12 @@
 // The small models on GraphNetwork on the GPU, in every precision, against
 // the Sequential engine on the CPU reference from the same weights: fp32
 // (TF32 off) to fp32 rounding and tf32 within its rounding, largest error over
-// largest value; bf16 by the norm of the error (its largest errors, on weight
-// gradients summed over the batch, reached 0.16 of the largest value on an
-// H200, 2026-11-27); and a captured bf16 training step lowers the loss.
+// largest value; bf16 by the norm of the error, its logits to 2% and its
+// gradients to 25%: a first convolution's weight gradient sums thousands of
+// products per weight (simple-cnn: 16 images × 24 × 24 positions) whose sum
+// is small beside them, so the products' bf16 rounding shows: 0.11-0.15 on
+// conv1 and conv2 of simple-cnn and ece408 on an H200, 2026-11-27 (a wrong
+// kernel is off by about 1). And a captured bf16 training step lowers the loss.
 #include <gtest/gtest.h>
 
 #include "roofline/engine/graph_network.hpp"
@@ -29,7 +32,7 @@ TEST(GraphSmallGpu, EverySmallModelInEveryPrecisionFollowsTheSequentialEngine) {
       double logits, grads;
     };
     for (const Case c : {Case{Precision::FP32, 1e-5, 1e-4}, Case{Precision::TF32, 1e-2, 3e-2},
-                         Case{Precision::BF16, 2e-2, 1e-1}}) {
+                         Case{Precision::BF16, 2e-2, 0.25}}) {
       SCOPED_TRACE(name + " " + to_string(c.p));
       GraphOptions o;
       o.precision = c.p;

@@ -26,6 +26,7 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/conv_choice.hpp"
@@ -66,14 +67,23 @@ struct Roles {
 
 // Seconds per run of a candidate plan: one run to warm, then three timed
 // with events on the stream (none more when the first took over 20 ms).
+// One scratch buffer serves every candidate of a plan (grown when a candidate
+// needs more), so timing many candidates does not allocate and free each time.
 cudnn::PlanTimer timer_for(CudaState* st, const std::vector<std::int64_t>& uids, Roles r) {
-  return [st, uids, r](cudnnBackendDescriptor_t plan, std::int64_t ws) -> double {
-    cuda::DeviceBuffer<char> scratch(static_cast<size_t>(align_up(ws) + r.w_scratch + kAlign),
-                                     "cuDNN autotuning workspace");
+  auto scratch = std::make_shared<std::optional<cuda::DeviceBuffer<char>>>();
+  auto scratch_bytes = std::make_shared<size_t>(0);
+  return [st, uids, r, scratch, scratch_bytes](cudnnBackendDescriptor_t plan, std::int64_t ws) -> double {
+    const size_t need = static_cast<size_t>(align_up(ws) + r.w_scratch + kAlign);
+    if (need > *scratch_bytes) {
+      scratch->reset();  // free before allocating the larger one
+      scratch->emplace(need, "cuDNN autotuning workspace");
+      *scratch_bytes = need;
+    }
+    char* base = (*scratch)->get();
     std::vector<const void*> ptrs;
     for (std::int64_t u : uids)
-      ptrs.push_back(u == kX ? r.x : u == kW ? (r.w ? r.w : scratch.get() + align_up(ws)) : u == kY ? r.y : r.b);
-    const auto run = [&] { cudnn::execute(st->dnn, plan, uids, ptrs, scratch.get()); };
+      ptrs.push_back(u == kX ? r.x : u == kW ? (r.w ? r.w : base + align_up(ws)) : u == kY ? r.y : r.b);
+    const auto run = [&] { cudnn::execute(st->dnn, plan, uids, ptrs, base); };
     auto timed = [&](int runs) { return detail::cuda_time(st, run, runs); };
     try {
       // The first run may compile (runtime-fusion engines) or page in: untimed,
@@ -166,10 +176,17 @@ ConvKey key_of(const ops::Conv2dShape& s, int pass, int align) {
   return k;
 }
 
+// True fp32 convolutions of at least this many forward FLOPs also time the
+// fallback list's engines (FFT, Winograd). Small ones keep mode A's: the wider
+// search on every shape made the GPU tests' autotuning 4.7× slower (ResNet-18
+// at 32×32), and at batch 1 the eager peer is launch-bound anyway.
+constexpr double kWideSearchFlops = 4e9;
+
 cudnn::EngineFilter filter_for(const ops::Conv2dShape& s) {
   cudnn::EngineFilter f;
   f.no_tensor_cores = s.dtype == DType::F32 && !s.tf32;
   f.max_workspace = kMaxConvWorkspace;
+  if (f.no_tensor_cores && s.cost().forward.flops >= kWideSearchFlops) f.fallback_candidates = 8;
   return f;
 }
 

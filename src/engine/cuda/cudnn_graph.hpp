@@ -68,6 +68,13 @@ struct EngineFilter {
   bool no_tensor_cores = false;
   std::int64_t max_workspace = 0;  // bytes; configurations needing more are passed over
   size_t candidates = 8;           // with a timer: how many of mode A's configurations are timed
+  // With a timer: also finalize and time up to this many of the fallback
+  // list's configurations after mode A's (0: the fallback list only when mode
+  // A has nothing). True fp32's large convolutions set it: FFT and Winograd
+  // engines are on that list only (ResNet-18's layer4 convolutions at batch
+  // 128: PyTorch's FFT plan against our mode-A implicit GEMM, 1.56 ms of a
+  // 14.4 ms inference, H200, 2026-11-27).
+  size_t fallback_candidates = 0;
 };
 
 // Times one execution plan needing `workspace` bytes on the caller's buffers:

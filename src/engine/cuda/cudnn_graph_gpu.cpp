@@ -167,10 +167,13 @@ bool build_plan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t
   std::string first_failure;
   const size_t wanted = time ? std::max<size_t>(filter.candidates, 1) : 1;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    if (!found.empty()) break;  // the fallback list only when mode A has nothing
+    // The fallback list when mode A has nothing, or to time more of it (filter.fallback_candidates).
+    const bool more = time && filter.fallback_candidates > 0 && mode == CUDNN_HEUR_MODE_FALLBACK;
+    if (!found.empty() && !more) break;
+    const size_t limit = found.size() + (found.empty() ? wanted : filter.fallback_candidates);
     CudnnDesc heur;
     std::vector<CudnnDesc> cfgs = configurations(graph, mode, heur, why);
-    for (size_t i = 0; i < cfgs.size() && found.size() < wanted; ++i) {
+    for (size_t i = 0; i < cfgs.size() && found.size() < limit; ++i) {
       ++offered;
       CudnnDesc engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
       std::int64_t n = 0;
@@ -225,7 +228,7 @@ bool build_plan(cudnnHandle_t handle, const std::vector<cudnnBackendDescriptor_t
       found.push_back({std::move(cfgs[i]), std::move(engine), std::move(exec), workspace, global_index, mode, i + 1,
                        cfgs.size(), note_list.empty() ? "none" : note_list});
     }
-    if (!found.empty()) {
+    if (!found.empty()) {  // (every list whose configurations may be among the found ones)
       heurs.push_back(std::move(heur));
       for (auto& c : cfgs)
         if (c.get()) heurs.push_back(std::move(c));  // the ones not taken are released with the plan
