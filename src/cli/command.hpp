@@ -66,8 +66,13 @@ class Command {
   // Adds this command's options to its CLI11 subcommand.
   virtual void configure(CLI::App& sub) = 0;
   virtual Report run(Invocation& ctx) = 0;
-  // Whether the command writes a run to the results store.
+  // Whether the command writes to the results store (which it then opens for
+  // writing; readers open it read-only).
   virtual bool stores_results() const { return true; }
+  // Whether a storing command is itself recorded as a run (`import` writes
+  // other runs and records none of its own, so a refused import leaves the
+  // store as it was).
+  virtual bool records_run() const { return true; }
   // The process's exit code after a successful run() (`profile` passes on the
   // profiled program's).
   virtual int exit_code() const { return 0; }

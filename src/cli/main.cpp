@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
 
   cli::Invocation ctx(opts, chosen->name(), chosen->stores_results());
   try {
-    if (ctx.stores()) ctx.run_id();  // open the store and record the run before working
+    if (ctx.stores() && chosen->records_run()) ctx.run_id();  // open the store and record the run before working
     Report report = chosen->run(ctx);
     if (ctx.has_run()) {
       store::finish_run(ctx.db(), ctx.run_id(), 0);
