@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <mutex>
 
+#include <cuda_runtime_api.h>
+
+#include "roofline/cuda/runtime.hpp"
 #include "src/profiler/cupti_collector.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -76,6 +79,19 @@ ProfileData InProcessTracer::stop() {
   p.complete = true;
   p.command = "roofline (in-process)";
   p.exit_status = "in process";
+  // CUPTI describes a device when a context is created on it, and in-process
+  // tracing starts after that: name every visible GPU here, so that the
+  // profile (and its kernels on the charts) belongs to its device.
+  const int count = cuda::gpu_count();
+  if (static_cast<int>(p.devices.size()) < count) {
+    p.devices.resize(static_cast<size_t>(count));
+    p.dram_peak_bps.resize(static_cast<size_t>(count), 0.0);  // unknown here
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (p.devices[static_cast<size_t>(i)].empty() && cudaGetDeviceProperties(&prop, i) == cudaSuccess)
+      p.devices[static_cast<size_t>(i)] = prop.name;
+  }
   fill_demangled(p);
   return p;
 }
