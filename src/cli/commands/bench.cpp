@@ -16,6 +16,7 @@
 #include "src/cli/commands/bench_profile.hpp"
 #include "src/cli/command.hpp"
 #include "roofline/profiler/diagnosis.hpp"
+#include "roofline/profiler/metrics.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
 #include "roofline/core/error.hpp"
@@ -446,10 +447,14 @@ class BenchCommand : public Command {
     if (r.busy_fraction) r.params["busy_fraction"] = *r.busy_fraction;
   }
 
-  // One counted kernel into its layer's sum: FLOPs by unit ("tensor.bf16",
+  // One counted kernel into its layer's sum: work FLOPs by unit ("tensor.bf16",
   // "cuda.fp32"), DRAM and L2 bytes, time.
   static void add_counted(engine::CountedWork& c, const prof::KernelCounters& k) {
-    for (const auto& [prec, f] : k.flops) c.by_unit["cuda." + prec] += f, c.flops += f;
+    const double moves = prof::fp16_register_move_flops(k);  // work FLOPs, as the profile's tables count them
+    for (const auto& [prec, counted] : k.flops) {
+      const double f = prec == "fp16" ? std::max(0.0, counted - moves) : counted;
+      c.by_unit["cuda." + prec] += f, c.flops += f;
+    }
     for (const auto& [prec, f] : k.tensor_flops) c.by_unit["tensor." + prec] += f, c.flops += f, c.tensor_flops += f;
     c.dram_bytes += k.dram_bytes();
     c.l2_bytes += k.l2_read_bytes + k.l2_write_bytes;

@@ -131,9 +131,10 @@ Table net_counter_table(const NetRecord& r, const NetLayerRows& all, size_t top)
   }
   t.note("counted: every kernel launched in the layer's NVTX range (one eager step, each launch profiled by CUPTI's "
          "range profiler; DRAM bytes read in a separate one-pass run, L2 clean before each launch); main unit: the "
-         "unit and precision with most FLOPs. counted/paper above 1: work the paper leaves out (im2col, padding "
-         "to tile sizes, recomputation); below 1: FLOPs no counter sees (none expected on Hopper: tensor-core FLOPs are "
-         "counted by precision)");
+         "unit and precision with most FLOPs; work FLOPs (the compiler's HFMA2.MMA register moves left out, as in "
+         "the profile's tables). counted/paper above 1: work the paper leaves out (im2col, padding to tile sizes, "
+         "recomputation); below 1: an algorithm with fewer FLOPs than the direct convolution (FFT, Winograd: fp32 "
+         "engines) or FLOPs no counter sees (tensor-core FLOPs are counted by precision on Hopper)");
   return t;
 }
 
