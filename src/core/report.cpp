@@ -317,14 +317,37 @@ void render(const Report& report, Format format, std::ostream& out, size_t width
       return;
     }
     case Format::Text: {
+      const auto& brief = report.brief();
+      const auto shown = [&](const Table& t) {
+        return brief.empty() || std::find(brief.begin(), brief.end(), t.id()) != brief.end();
+      };
+      constexpr size_t kBriefWarnings = 3;
       bool first = true;
+      std::vector<std::string> left_out;
       for (const auto& t : report.tables()) {
+        if (!shown(t)) {
+          left_out.push_back(t.title().empty() ? t.id() : t.title());
+          continue;
+        }
         if (!first) out << '\n';
         first = false;
         render_text(t, out, width);
       }
       for (const auto& i : report.infos()) wrap(out, "note: ", "      ", printable(i, true), width);
-      for (const auto& w : report.warnings()) wrap(out, "warning: ", "         ", printable(w, true), width);
+      const auto& warnings = report.warnings();
+      const size_t warn_n = brief.empty() ? warnings.size() : std::min(warnings.size(), kBriefWarnings);
+      for (size_t i = 0; i < warn_n; ++i) wrap(out, "warning: ", "         ", printable(warnings[i], true), width);
+      if (!brief.empty() && (!left_out.empty() || warn_n < warnings.size())) {
+        std::string more = fmt::format("{} more tables", left_out.size());
+        if (warn_n < warnings.size()) more += fmt::format(" and {} more warnings", warnings.size() - warn_n);
+        wrap(out, "more: ", "      ",
+             printable(fmt::format("{} ({}{}): {}", more, join(std::vector<std::string>(left_out.begin(),
+                                                                                        left_out.begin() + std::min<size_t>(left_out.size(), 4)),
+                                                                 "; "),
+                                   left_out.size() > 4 ? "; …" : "", report.brief_rest()),
+                       true),
+             width);
+      }
       if (report.run_id() > 0) out << "stored as run " << report.run_id() << '\n';
       return;
     }

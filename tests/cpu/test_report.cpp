@@ -89,3 +89,30 @@ TEST(Report, WideTablesFitTheTextWidth) {
   EXPECT_NE(fit.str().find("void cutla"), std::string::npos) << "a cut name keeps its start";
   std::cout << fit.str();
 }
+
+// A brief report (analyze's one screen): the text shows the chosen tables and
+// the first warnings, then says what it left out and where it is; JSON keeps all.
+TEST(Report, ABriefTextNamesWhatItLeftOutAndWhereItIs) {
+  Report r("analyze");
+  for (const char* id : {"summary", "spec", "ceilings", "bench"}) {
+    Table& t = r.add(Table(id, std::string("Table ") + id));
+    t.col("x", "X").row({std::string(id)});
+  }
+  for (int i = 0; i < 5; ++i) r.warn("warning number " + std::to_string(i));
+  r.set_brief({"summary", "bench"}, "in out/index.html");
+  std::ostringstream text;
+  render(r, Format::Text, text, 200);
+  const std::string s = text.str();
+  EXPECT_NE(s.find("Table summary"), std::string::npos) << s;
+  EXPECT_NE(s.find("Table bench"), std::string::npos) << s;
+  EXPECT_EQ(s.find("Table spec\n"), std::string::npos) << s;  // (named in the "more:" line only)
+  EXPECT_NE(s.find("warning number 2"), std::string::npos) << s;
+  EXPECT_EQ(s.find("warning number 3"), std::string::npos) << s;
+  EXPECT_NE(s.find("more: 2 more tables and 2 more warnings (Table spec; Table ceilings): in out/index.html"),
+            std::string::npos)
+      << s;
+  std::ostringstream json;
+  render(r, Format::Json, json);
+  EXPECT_NE(json.str().find("Table ceilings"), std::string::npos);
+  EXPECT_NE(json.str().find("warning number 4"), std::string::npos);
+}

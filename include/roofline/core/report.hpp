@@ -71,12 +71,24 @@ class Report {
   const std::vector<std::string>& infos() const { return infos_; }
   std::int64_t run_id() const { return run_id_; }
   const Table* find(const std::string& id) const;
+  // A brief text output (a command whose report is longer than a screen,
+  // `analyze`): only these tables are printed as text, in the report's order,
+  // and the first few warnings, then one line naming what was left out and
+  // `rest` (where it is: the run's page). JSON, CSV and the stored report keep
+  // everything. Empty ids: the whole report, as always.
+  void set_brief(std::vector<std::string> table_ids, std::string rest) {
+    brief_ = std::move(table_ids), brief_rest_ = std::move(rest);
+  }
+  const std::vector<std::string>& brief() const { return brief_; }
+  const std::string& brief_rest() const { return brief_rest_; }
 
  private:
   std::string command_;
   std::vector<Table> tables_;
   std::vector<std::string> warnings_, infos_;
   std::int64_t run_id_ = 0;
+  std::vector<std::string> brief_;
+  std::string brief_rest_;
 };
 
 // width (text only): the most columns a line may take, 0 for no limit. A grid

@@ -81,6 +81,9 @@ class AnalyzeCommand : public Command {
     sub.add_option("--device", device_, "cpu, gpu, gpu:N or all")->default_val(device_);
     sub.add_option("--out", out_, "folder for the charts and index.html (the run as one page)")->default_val(out_);
     sub.add_flag("--full", full_, "full ceilings (minutes) instead of --quick");
+    sub.add_flag("--all-tables", all_tables_,
+                 "print every table (default: one screen: what this machine allows, where the small models sit, "
+                 "and where the rest is: OUT/index.html, which has all of it, as have --json and the store)");
   }
 
   Report run(Invocation& ctx) override {
@@ -148,16 +151,23 @@ class AnalyzeCommand : public Command {
       sum.note("no GPU: " + cuda::gpu_unavailable_reason());
     // The summary first, then each step's tables in order.
     out.tables().insert(out.tables().begin(), std::move(sum));
-    write_index(ctx, out);
+    const std::string page = write_index(ctx, out);
+    // One screen by default: what the hardware allows, where the charts are,
+    // the small models on CPU and GPU; the rest is on the page.
+    if (!all_tables_)
+      out.set_brief({"summary", "charts", "table4.roofline"},
+                    fmt::format("in {} (every table, linked to the charts) or with --all-tables", page));
     return out;
   }
 
  private:
   // OUT/index.html: this run's tables as one page, linked to the charts the
   // chart step wrote beside it (roofline report RUN_ID renders any run later).
-  void write_index(Invocation& ctx, Report& out) const {
+  // Returns the page's path.
+  std::string write_index(Invocation& ctx, Report& out) const {
+    const std::string page = (std::filesystem::path(out_) / "index.html").string();
     std::optional<store::RunRow> run = store::find_run(ctx.db(), ctx.run_id());
-    if (!run) return;
+    if (!run) return page;
     run->status.clear(), run->finished_at.clear();  // still running while the page is written
     std::vector<std::pair<std::string, std::string>> links;
     std::error_code ec;
@@ -167,14 +177,14 @@ class AnalyzeCommand : public Command {
       if (f.rfind("roofline-", 0) == 0 && e.path().extension() == ".html") links.push_back({f.substr(9, f.size() - 14), f});
     }
     std::sort(links.begin(), links.end());
-    const std::string page = (std::filesystem::path(out_) / "index.html").string();
     write_output_file(page, report::render_run_page(*run, to_json(out), links));
     out.info("the run as one page: " + page);
+    return page;
   }
 
   std::string device_ = "all";
   std::string out_ = "roofline-report";
-  bool full_ = false;
+  bool full_ = false, all_tables_ = false;
 };
 
 ROOFLINE_COMMAND(AnalyzeCommand)
