@@ -57,7 +57,18 @@ std::string short_name(const std::string& n) {  // "NVIDIA H100 80GB HBM3" -> "H
 
 Cell ratio(double a, double b) { return a > 0 && b > 0 ? Cell(a / b) : Cell(); }
 
+// "Within" for the time model's and the roofs' predicted speedups: the tighter and the looser figure.
+constexpr double kModelTolerance = 0.05, kModelLooseTolerance = 0.10;
+
 }  // namespace
+
+double layer_time_model(const StoredLayer& l, double compute0, double dram0, double compute1, double dram1) {
+  const double flops = l.counted_flops.value_or(l.flops), bytes = l.counted_dram_bytes.value_or(l.bytes);
+  const double t_mem = bytes / dram0, t_comp = flops / compute0;
+  const bool memory = t_mem >= t_comp;
+  const double part = std::min(l.seconds, memory ? t_mem : t_comp);
+  return l.seconds - part + part * (memory ? dram0 / dram1 : compute0 / compute1);
+}
 
 Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devices, const CompareOptions& o) {
   if (devices.size() < 2)
@@ -105,12 +116,15 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
   for (size_t i = 1; i < devs.size(); ++i) {
     cells.col("x_" + device_slug(devs[i].d.name), "speedup", "×", 2);
     cells.col("roof_" + device_slug(devs[i].d.name), "roof says", "×", 2);
+    cells.col("model_" + device_slug(devs[i].d.name), "model says", "×", 2);
   }
   struct LayerDiff {
     std::string cell, name, cls;
     std::vector<double> t;
-    double expected = 0;
+    double expected = 0, modelled = 0;  // speedups on the second device: the roof's ratio; the time model's
   };
+  // Second device, layers with FLOPs: how many each prediction gets within the tolerances.
+  int model_layers = 0, model_within = 0, roof_within = 0, model_loose = 0, roof_loose = 0;
   std::vector<LayerDiff> diffs;
   const StoredCell* chart_cell = nullptr;
   for (const auto& c : ref.cells) {
@@ -131,7 +145,8 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
     struct Sum {
       int n = 0;
       std::vector<double> t;
-      std::vector<double> roof_t;  // the reference's time scaled by the roof ratio
+      std::vector<double> roof_t;   // the reference's time scaled by the roof ratio
+      std::vector<double> model_t;  // the time model's (layer_time_model)
     };
     std::map<std::string, Sum> sums;
     for (const auto& [key, l0] : by[0]) {
@@ -142,7 +157,7 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
         t.push_back(it == by[i].end() ? 0.0 : it->second.seconds);
       }
       std::string cls = "no FLOPs (optimizer, dropout)";
-      std::vector<double> scale(devs.size(), 1.0);
+      std::vector<double> scale(devs.size(), 1.0), modelled(devs.size(), l0.seconds);
       if (l0.flops > 0 && l0.bytes > 0) {
         const model::Placement p = model::place(l0.flops, l0.bytes, l0.seconds, *compute0, *dram0);
         const bool memory = p.bound == model::Bound::Memory;
@@ -151,18 +166,35 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
           const model::Ceiling* ci = memory ? devs[i].roof.memory("dram")
                                             : pick_ceiling(devs[i].roof, model::compute_ceiling_id(devs[i].d.kind, c.precision));
           scale[i] = ci && ci->value > 0 ? (memory ? dram0->value : compute0->value) / ci->value : 0;
+          const model::Ceiling* dram_i = devs[i].roof.memory("dram");
+          const model::Ceiling* compute_i =
+              pick_ceiling(devs[i].roof, model::compute_ceiling_id(devs[i].d.kind, c.precision));
+          modelled[i] = dram_i && compute_i ? layer_time_model(l0, compute0->value, dram0->value, compute_i->value,
+                                                               dram_i->value)
+                                            : 0;
+        }
+        if (t.size() > 1 && t[1] > 0 && modelled[1] > 0) {
+          const double measured = l0.seconds / t[1];
+          ++model_layers;
+          const double model_err = std::fabs(l0.seconds / modelled[1] / measured - 1);
+          const double roof_err = scale[1] > 0 ? std::fabs(1 / scale[1] / measured - 1) : INFINITY;
+          model_within += model_err <= kModelTolerance, model_loose += model_err <= kModelLooseTolerance;
+          roof_within += roof_err <= kModelTolerance, roof_loose += roof_err <= kModelLooseTolerance;
         }
       }
       for (const std::string& k : {std::string("all"), cls}) {
         Sum& s = sums[k];
-        if (s.t.empty()) s.t.assign(devs.size(), 0.0), s.roof_t.assign(devs.size(), 0.0);
+        if (s.t.empty())
+          s.t.assign(devs.size(), 0.0), s.roof_t.assign(devs.size(), 0.0), s.model_t.assign(devs.size(), 0.0);
         ++s.n;
         for (size_t i = 0; i < devs.size(); ++i) {
           s.t[i] += t[i];
           s.roof_t[i] += l0.seconds * scale[i];
+          s.model_t[i] += modelled[i];
         }
       }
-      LayerDiff ld{c.label(), key, cls, t, scale.size() > 1 && scale[1] > 0 ? 1 / scale[1] : 0};
+      LayerDiff ld{c.label(), key, cls, t, scale.size() > 1 && scale[1] > 0 ? 1 / scale[1] : 0,
+                   modelled.size() > 1 && modelled[1] > 0 ? l0.seconds / modelled[1] : 0};
       diffs.push_back(std::move(ld));
     }
     for (const std::string k : {"all", "under the DRAM slope", "under the compute roof", "no FLOPs (optimizer, dropout)"}) {
@@ -175,6 +207,7 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
       for (size_t i = 1; i < devs.size(); ++i) {
         row.push_back(ratio(s.t[0], s.t[i]));
         row.push_back(k.rfind("no FLOPs", 0) == 0 ? Cell() : ratio(s.roof_t[0], s.roof_t[i]));
+        row.push_back(k.rfind("no FLOPs", 0) == 0 ? Cell() : ratio(s.model_t[0], s.model_t[i]));
       }
       cells.row(row);
     }
@@ -182,6 +215,18 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
   cells.note("speedup: the first device's time over each other's; roof says: what the ratio of the roofs the "
              "layers sit under predicts (DRAM bandwidth for those under the slope, the precision's compute peak "
              "for those under the roof; their place on the first device, measured ceilings first)");
+  cells.note("model says: each layer's time on the first device split into the part its DRAM traffic or its "
+             "FLOPs take at that device's roof (whichever is longer: bytes over DRAM bandwidth, FLOPs over the "
+             "precision's peak; the counted DRAM bytes and FLOPs where bench --counters measured them, else the "
+             "paper's) and the rest (latency, L2, launches), which stays; only the first part scales with the "
+             "other device's roof");
+  if (model_layers > 0)
+    cells.note(fmt::format("{} against {}, {} layers with FLOPs: the time model is within {:.0f}% of the measured "
+                           "speedup for {} ({:.0f}%) and within {:.0f}% for {} ({:.0f}%); the roofs' ratio alone for "
+                           "{} and {}",
+                           short_name(devs[1].d.name), short_name(ref.d.name), model_layers, 100 * kModelTolerance,
+                           model_within, 100.0 * model_within / model_layers, 100 * kModelLooseTolerance, model_loose,
+                           100.0 * model_loose / model_layers, roof_within, roof_loose));
   cells.note("GPU time: the kernels in each layer's NVTX range per step (bench --profile); the engine's paper "
              "FLOPs and bytes place the layers");
   if (cells.rows().empty())
@@ -195,14 +240,14 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
                                          short_name(ref.d.name)));
   lt.col("cell", "Cell").col("layer", "Layer and pass").col("class", "On the roofline");
   lt.col("a", short_name(ref.d.name), "ms", 3).col("b", short_name(devs[1].d.name), "ms", 3);
-  lt.col("x", "speedup", "×", 2).col("roof", "roof says", "×", 2);
+  lt.col("x", "speedup", "×", 2).col("roof", "roof says", "×", 2).col("model", "model says", "×", 2);
   std::stable_sort(diffs.begin(), diffs.end(), [](const LayerDiff& a, const LayerDiff& b) {
     return std::fabs(a.t[0] - a.t[1]) > std::fabs(b.t[0] - b.t[1]);
   });
   for (size_t i = 0; i < diffs.size() && i < o.top_layers; ++i) {
     const auto& d = diffs[i];
     lt.row({d.cell, d.name, d.cls, d.t[0] * 1e3, d.t[1] * 1e3, ratio(d.t[0], d.t[1]),
-            d.expected > 0 ? Cell(d.expected) : Cell()});
+            d.expected > 0 ? Cell(d.expected) : Cell(), d.modelled > 0 ? Cell(d.modelled) : Cell()});
   }
   if (!diffs.empty()) out.tables.push_back(std::move(lt));
 

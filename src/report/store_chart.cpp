@@ -252,13 +252,15 @@ std::vector<StoredCell> stored_cells(store::Db& db, const StoredDevice& dev) {
 
 std::vector<StoredLayer> stored_layers(store::Db& db, const StoredDevice& dev, const StoredCell& c) {
   auto st = db.prepare(
-      "SELECT layer_name, op, pass, flops, bytes, seconds FROM layers l JOIN devices d ON d.id = l.device_id "
+      "SELECT layer_name, op, pass, flops, bytes, seconds, counted_flops, counted_dram_bytes FROM layers l JOIN "
+      "devices d ON d.id = l.device_id "
       "WHERE d.kind = ? AND d.name = ? AND l.run_id = ? AND l.model = ? AND l.precision = ? AND l.mode = ? "
       "AND l.batch = ? ORDER BY l.id");
   st.bind(1, dev.kind).bind(2, dev.name).bind(3, c.run).bind(4, c.model).bind(5, c.precision).bind(6, c.mode);
   st.bind(7, c.batch);
   std::vector<StoredLayer> out;
-  while (st.step()) out.push_back({st.text(0), st.text(1), st.text(2), st.f64(3), st.f64(4), st.f64(5)});
+  while (st.step())
+    out.push_back({st.text(0), st.text(1), st.text(2), st.f64(3), st.f64(4), st.f64(5), st.opt_f64(6), st.opt_f64(7)});
   return out;
 }
 

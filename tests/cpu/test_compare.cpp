@@ -96,3 +96,19 @@ TEST(CompareCli, BadDevicesAreNamed) {
   EXPECT_NE(r.out.find("under the DRAM slope"), std::string::npos) << r.out;
   EXPECT_TRUE(std::filesystem::exists(dir.file("out") + "/compare-test-a100-vs-test-h100.html"));
 }
+
+// The time model: only the part of a layer's time its DRAM traffic (or its
+// FLOPs) take at the first device's roof scales; counted figures win over paper.
+TEST(Compare, TheTimeModelScalesOnlyTheRoofsPart) {
+  report::StoredLayer l;
+  l.seconds = 1e-3, l.flops = 1e9, l.bytes = 1.5e9;  // 1.5 GB at 3 TB/s: 0.5 ms of DRAM; 1 GFLOP at 1 PFLOP/s: 1 µs
+  // DRAM 3 -> 6 TB/s, same compute: 0.5 ms stays, 0.5 ms halves.
+  EXPECT_NEAR(report::layer_time_model(l, 1e15, 3e12, 1e15, 6e12), 0.75e-3, 1e-12);
+  // Counted DRAM bytes twice the paper's: the whole millisecond is DRAM time.
+  l.counted_dram_bytes = 3e9;
+  EXPECT_NEAR(report::layer_time_model(l, 1e15, 3e12, 1e15, 6e12), 0.5e-3, 1e-12);
+  // A compute-heavy layer scales with the peaks: 0.8 ms of FLOPs at 100 TFLOP/s, twice the peak: 0.4 + 0.2.
+  report::StoredLayer c;
+  c.seconds = 1e-3, c.flops = 80e9, c.bytes = 1e6;
+  EXPECT_NEAR(report::layer_time_model(c, 100e12, 3e12, 200e12, 3e12), 0.6e-3, 1e-12);
+}

@@ -29,6 +29,14 @@ struct Comparison {
   std::vector<std::string> notes;
 };
 
+// The time model of `compare` ("model says"): a layer's predicted time on
+// another device. The part of its measured time that its DRAM traffic or its
+// FLOPs take at the first device's roof (the longer of bytes/dram0 and
+// flops/compute0, at most the whole time; counted bytes and FLOPs where
+// bench --counters stored them, else the paper's) scales with the roofs'
+// ratio; the rest (latency, L2 traffic, launches) stays as it was.
+double layer_time_model(const StoredLayer& l, double compute0, double dram0, double compute1, double dram1);
+
 // `devices`: two or more, the first the reference (ratios are theirs over it).
 Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devices, const CompareOptions& o);
 

@@ -7,6 +7,7 @@
 // the legend's toggle (Chart::shown_ceilings).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct StoredCell {
 struct StoredLayer {
   std::string layer, op, pass;
   double flops = 0, bytes = 0, seconds = 0;  // paper costs; GPU time per step
+  std::optional<double> counted_flops, counted_dram_bytes;  // bench --counters (store v7), where counted
 };
 std::vector<StoredCell> stored_cells(store::Db& db, const StoredDevice& device);
 std::vector<StoredLayer> stored_layers(store::Db& db, const StoredDevice& device, const StoredCell& cell);
