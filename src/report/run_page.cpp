@@ -32,9 +32,9 @@ std::string cell_html(const nlohmann::json& v) {
 }  // namespace
 
 std::string render_run_page(const store::RunRow& run, const nlohmann::json& rep,
-                            const std::vector<std::pair<std::string, std::string>>& links) {
+                            const std::vector<std::pair<std::string, std::string>>& links, const std::string& heading) {
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
-  const std::string title = fmt::format("roofline {} — run {}", run.command, run.id);
+  const std::string title = heading.empty() ? fmt::format("roofline {} — run {}", run.command, run.id) : heading;
   o += xml_escape(title) + "</title>\n<style>" + kCss + "</style>\n</head>\n<body>\n";
   o += "<h1>" + xml_escape(title) + "</h1>\n<table class=\"meta\">\n";
   std::string argv = run.argv;  // stored as a JSON array of the words
@@ -49,7 +49,7 @@ std::string render_run_page(const store::RunRow& run, const nlohmann::json& rep,
     if (!v.empty()) o += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td></tr>\n";
   o += "</table>\n";
   if (!links.empty()) {
-    o += "<nav>Charts: ";
+    o += "<nav>Pages: ";
     for (const auto& [text, href] : links) o += "<a href=\"" + xml_escape(href) + "\">" + xml_escape(text) + "</a>";
     o += "</nav>\n";
   }

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "roofline/core/json_text.hpp"
+#include "roofline/core/report.hpp"
+#include "roofline/profiler/profile_store.hpp"
 #include "roofline/store/db.hpp"
 #include "roofline/store/results.hpp"
 #include "tests/support/cli.hpp"
@@ -51,4 +54,37 @@ TEST(ReportCli, AStoredRunBecomesAPage) {
   const auto none = run_cli({"--db", dir.file("r.db"), "report", std::to_string(id), "--out", dir.file("pages")});
   EXPECT_NE(none.exit_code, 0);
   EXPECT_NE(none.err.find("has no stored report"), std::string::npos) << none.err;
+}
+
+// A run with a profile: the profile gets a page of its own (its tables and
+// diagnoses), the run's page links to it, and it links back.
+TEST(ReportCli, ARunsProfilesArePagesLinkedBothWays) {
+  TempDir dir;
+  std::int64_t run = 0, profile = 0;
+  {
+    roofline::store::Db db(dir.file("r.db"));
+    run = roofline::store::begin_run(db, {"bench", {"roofline", "bench", "resnet18", "--profile"}});
+    roofline::prof::ProfileData p;
+    p.command = "roofline bench resnet18 <&> (3 eager steps)";
+    p.exit_status = "in-process";
+    p.complete = true;
+    p.diagnoses.push_back({"launch-bound", "high", "Kernels <shorter> than their launches", "82% of the time", "use "
+                           "CUDA graphs", 1e6});
+    profile = roofline::prof::store_profile(db, run, p, "resnet18 gpu bf16 batch 128 train");
+    roofline::Report rep("bench");
+    rep.add(roofline::Table("t", "A table")).col("x", "X").row({std::string("y")});
+    roofline::store::finish_run(db, run, 0);
+    roofline::store::save_run_report(db, run, roofline::json_text(roofline::to_json(rep)));
+  }
+  const auto r = run_cli({"--db", dir.file("r.db"), "report", std::to_string(run), "--out", dir.file("pages")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string run_page = roofline::test::read_file(dir.file("pages") + "/run-" + std::to_string(run) + ".html");
+  const std::string file = "profile-" + std::to_string(profile) + ".html";
+  EXPECT_NE(run_page.find("href=\"" + file + "\""), std::string::npos) << run_page;
+  const std::string page = roofline::test::read_file(dir.file("pages") + "/" + file);
+  EXPECT_NE(page.find("roofline profile " + std::to_string(profile) + ": resnet18 gpu bf16 batch 128 train"),
+            std::string::npos);
+  EXPECT_NE(page.find("href=\"run-" + std::to_string(run) + ".html\""), std::string::npos) << "no link back";
+  EXPECT_NE(page.find("Kernels &lt;shorter&gt; than their launches"), std::string::npos) << "the diagnosis, escaped";
+  EXPECT_EQ(page.find("<shorter>"), std::string::npos);
 }

@@ -14,8 +14,11 @@
 namespace roofline::report {
 
 // report_json: core/report.hpp's to_json of the run's report. links: (text,
-// relative href) of pages beside this one (the device charts).
+// relative href) of pages beside this one (the device charts, the run's
+// profiles, the run's own page). title: the page's heading (default "roofline
+// COMMAND — run ID"; a profile's page names the profile).
 std::string render_run_page(const store::RunRow& run, const nlohmann::json& report_json,
-                            const std::vector<std::pair<std::string, std::string>>& links);
+                            const std::vector<std::pair<std::string, std::string>>& links,
+                            const std::string& title = {});
 
 }  // namespace roofline::report

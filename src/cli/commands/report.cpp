@@ -1,6 +1,6 @@
 // roofline report RUN_ID: any stored run as one HTML page (its tables, notes
 // and warnings, as the run printed them), with the roofline charts of its
-// devices beside it.
+// devices and a page per profile of the run beside it, linked both ways.
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -10,6 +10,8 @@
 #include "roofline/core/strings.hpp"
 #include "roofline/report/chart.hpp"
 #include "roofline/report/run_page.hpp"
+#include "roofline/profiler/profile_store.hpp"
+#include "roofline/profiler/summary.hpp"
 #include "roofline/report/store_chart.hpp"
 #include "roofline/store/results.hpp"
 
@@ -64,7 +66,26 @@ class ReportCommand : public Command {
       links.push_back({d.name, file});
       t.row({"roofline chart of " + d.name + " (the store's newest figures)", (std::filesystem::path(out_) / file).string()});
     }
-    const std::string page = (std::filesystem::path(out_) / fmt::format("run-{}.html", run_id_)).string();
+    // Each profile of the run (bench --profile) as a page of its own: its kernel, API, copy, NVTX and
+    // diagnosis tables, as `roofline profile --show ID` prints them; linked both ways with the run's page.
+    const std::string run_file = fmt::format("run-{}.html", run_id_);
+    std::vector<std::pair<std::string, std::string>> profile_links;
+    for (const auto& row : prof::list_profiles(ctx.db(), run_id_, 1000)) {
+      const prof::ProfileData p = prof::load_profile(ctx.db(), row.id);
+      Report pr("profile");
+      prof::add_profile_tables(pr, p, {});
+      const std::string file = fmt::format("profile-{}.html", row.id);
+      const std::string what = fmt::format("profile {}{}", row.id, row.label.empty() ? "" : ": " + row.label);
+      auto back = links;
+      back.insert(back.begin(), {fmt::format("run {}", run_id_), run_file});
+      write_output_file((std::filesystem::path(out_) / file).string(),
+                        report::render_run_page(*run, to_json(pr), back,
+                                                fmt::format("roofline {} — of run {}", what, run_id_)));
+      profile_links.push_back({what, file});
+      t.row({what + " (kernels, API calls, diagnoses)", (std::filesystem::path(out_) / file).string()});
+    }
+    links.insert(links.end(), profile_links.begin(), profile_links.end());
+    const std::string page = (std::filesystem::path(out_) / run_file).string();
     write_output_file(page, report::render_run_page(*run, rep, links));
     t.row({"the run's tables, notes and warnings", page});
     return r;
