@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/model/roofline.hpp"
+#include "roofline/store/results.hpp"
 
 namespace roofline::report {
 
@@ -289,6 +291,109 @@ Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devic
                               "by that time; each device's ceilings in its colour",
                               chart_cell->label());
   }
+  return out;
+}
+
+
+namespace {
+
+struct RunCell {
+  StoredCell cell;
+  StoredDevice device;
+};
+
+// The profiled cells a run stored (layers with a precision), each with its device.
+std::vector<RunCell> run_cells(store::Db& db, std::int64_t run) {
+  auto st = db.prepare(
+      "SELECT DISTINCT l.model, l.precision, l.mode, l.batch, d.kind, d.name FROM layers l JOIN devices d ON d.id = "
+      "l.device_id WHERE l.run_id = ? AND l.precision IS NOT NULL ORDER BY l.model, l.precision, l.mode DESC, l.batch");
+  st.bind(1, run);
+  std::vector<RunCell> out;
+  while (st.step()) {
+    RunCell c;
+    c.cell = {st.text(0), st.text(1), st.text(2), st.i64(3), run};
+    c.device.kind = st.text(4);
+    c.device.name = st.text(5);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string cell_list(const std::vector<RunCell>& cells) {
+  if (cells.empty()) return "no profiled network cell (bench alexnet,resnet18 --device gpu --profile stores them)";
+  std::vector<std::string> n;
+  for (const auto& c : cells) n.push_back(c.cell.label() + " on " + c.device.name);
+  return join(n, ", ");
+}
+
+}  // namespace
+
+Comparison compare_runs(store::Db& db, std::int64_t run_a, std::int64_t run_b, const CompareOptions& o) {
+  for (std::int64_t r : {run_a, run_b})
+    if (!store::find_run(db, r))
+      throw Error(ErrorKind::Usage, fmt::format("{} has no run {}", db.path(), r), "roofline runs lists the stored runs");
+  if (run_a == run_b) throw Error(ErrorKind::Usage, "--runs names one run twice", "name two runs: --runs 12,15");
+  const std::vector<RunCell> a = run_cells(db, run_a), b = run_cells(db, run_b);
+  Comparison out;
+  Table cells("compare.runs", fmt::format("Run {} against run {}: GPU time per step of each shared cell's layers",
+                                          run_b, run_a));
+  cells.col("cell", "Cell").col("device", "Device").col("n", "layers");
+  cells.col("a", fmt::format("run {}", run_a), "ms", 3).col("b", fmt::format("run {}", run_b), "ms", 3);
+  cells.col("x", "speedup", "×", 2);
+  cells.col("dram_a", fmt::format("DRAM, run {}", run_a), "MB", 0).col("dram_b", fmt::format("DRAM, run {}", run_b), "MB", 0);
+  struct Diff {
+    std::string cell, layer;
+    double ta = 0, tb = 0;
+    std::optional<double> da, db;
+  };
+  std::vector<Diff> diffs;
+  for (const RunCell& ca : a) {
+    if (!wanted(ca.cell, o)) continue;
+    const auto it = std::find_if(b.begin(), b.end(), [&](const RunCell& cb) {
+      return cb.cell.model == ca.cell.model && cb.cell.precision == ca.cell.precision && cb.cell.mode == ca.cell.mode &&
+             cb.cell.batch == ca.cell.batch && cb.device.name == ca.device.name;
+    });
+    if (it == b.end()) continue;
+    std::map<std::string, StoredLayer> lb;
+    for (const auto& l : stored_layers(db, it->device, it->cell)) lb[l.layer + " " + l.pass] = l;
+    double ta = 0, tb = 0, da = 0, dbytes = 0;
+    bool counted = true;
+    int n = 0;
+    for (const auto& l : stored_layers(db, ca.device, ca.cell)) {
+      const auto m = lb.find(l.layer + " " + l.pass);
+      if (m == lb.end() || !(l.seconds > 0 || m->second.seconds > 0)) continue;  // not timed in either run
+      ++n;
+      ta += l.seconds, tb += m->second.seconds;
+      counted = counted && l.counted_dram_bytes && m->second.counted_dram_bytes;
+      if (counted) da += *l.counted_dram_bytes, dbytes += *m->second.counted_dram_bytes;
+      diffs.push_back({ca.cell.label(), l.layer + " " + l.pass, l.seconds, m->second.seconds, l.counted_dram_bytes,
+                       m->second.counted_dram_bytes});
+    }
+    cells.row({ca.cell.label(), ca.device.name, std::int64_t(n), ta * 1e3, tb * 1e3, ratio(ta, tb),
+               counted ? Cell(da * 1e-6) : Cell(), counted ? Cell(dbytes * 1e-6) : Cell()});
+  }
+  if (cells.rows().empty())
+    throw Error(ErrorKind::Usage,
+                fmt::format("runs {} and {} share no profiled cell{}: run {} has {}; run {} has {}", run_a, run_b,
+                            o.model.empty() && o.precision.empty() && o.mode.empty() && o.batch == 0 ? ""
+                                                                                                      : " with these filters",
+                            run_a, cell_list(a), run_b, cell_list(b)),
+                "compare two bench --profile runs of the same model, precision, mode and batch on one device");
+  cells.note("speedup: run " + std::to_string(run_a) + "'s time over run " + std::to_string(run_b) +
+             "'s (above 1: the second is faster); DRAM: counted bytes per step where both runs ran --counters");
+  out.tables.push_back(std::move(cells));
+  Table lt("compare.runs.layers", fmt::format("Layers whose time changed most, run {} against run {}", run_b, run_a));
+  lt.col("cell", "Cell").col("layer", "Layer and pass");
+  lt.col("a", fmt::format("run {}", run_a), "ms", 3).col("b", fmt::format("run {}", run_b), "ms", 3);
+  lt.col("x", "speedup", "×", 2).col("dram_a", "DRAM a", "MB", 1).col("dram_b", "DRAM b", "MB", 1);
+  std::stable_sort(diffs.begin(), diffs.end(),
+                   [](const Diff& x, const Diff& y) { return std::fabs(x.ta - x.tb) > std::fabs(y.ta - y.tb); });
+  for (size_t i = 0; i < diffs.size() && i < o.top_layers; ++i) {
+    const Diff& d = diffs[i];
+    lt.row({d.cell, d.layer, d.ta * 1e3, d.tb * 1e3, ratio(d.ta, d.tb), d.da ? Cell(*d.da * 1e-6) : Cell(),
+            d.db ? Cell(*d.db * 1e-6) : Cell()});
+  }
+  out.tables.push_back(std::move(lt));
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "roofline/core/error.hpp"
 #include "roofline/engine/net_bench.hpp"
 #include "roofline/report/compare.hpp"
 #include "roofline/store/results.hpp"
@@ -111,4 +112,36 @@ TEST(Compare, TheTimeModelScalesOnlyTheRoofsPart) {
   report::StoredLayer c;
   c.seconds = 1e-3, c.flops = 80e9, c.bytes = 1e6;
   EXPECT_NEAR(report::layer_time_model(c, 100e12, 3e12, 200e12, 3e12), 0.6e-3, 1e-12);
+}
+
+// Two runs of one workload on one device: the shared cell's layers side by
+// side; runs with nothing in common say what each has.
+TEST(CompareRuns, TwoRunsOfOneCellSideBySideAndNothingInCommonIsNamed) {
+  TempDir dir;
+  {
+    store::Db db(dir.file("r.db"));
+    add_device(db, "Test H100", 3e12, 900e12, 1.0);  // run 1
+    add_device(db, "Test H100", 3e12, 900e12, 0.5);  // run 2: every layer twice as fast
+    add_device(db, "Test H200", 4e12, 900e12, 1.0);  // run 3: another device
+  }
+  store::Db db(dir.file("r.db"), store::Db::Mode::ReadOnly);
+  const report::Comparison c = report::compare_runs(db, 1, 2, {});
+  ASSERT_EQ(c.tables.size(), 2u);
+  ASSERT_EQ(c.tables[0].rows().size(), 1u);
+  EXPECT_NEAR(std::get<double>(c.tables[0].rows()[0][5]), 2.0, 1e-9);
+  EXPECT_EQ(c.tables[1].rows().size(), 3u);  // the three timed layers, most changed first
+  try {
+    (void)report::compare_runs(db, 1, 3, {});
+    FAIL() << "runs on two devices compared as one workload";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_NE(std::string(e.what()).find("run 3 has resnet18 bf16 b128 train on Test H200"), std::string::npos)
+        << e.what();
+  }
+  const auto missing = run_cli({"--db", dir.file("r.db"), "compare", "--runs", "1,99"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no run 99"), std::string::npos) << missing.err;
+  const auto both = run_cli({"--db", dir.file("r.db"), "compare", "H100", "--runs", "1,2"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
 }

@@ -40,6 +40,14 @@ double layer_time_model(const StoredLayer& l, double compute0, double dram0, dou
 // `devices`: two or more, the first the reference (ratios are theirs over it).
 Comparison compare_devices(store::Db& db, const std::vector<StoredDevice>& devices, const CompareOptions& o);
 
+// Two runs of one workload (`roofline compare --runs A,B`): before and after a
+// change, or two settings. For every profiled network cell both runs stored
+// (same model, precision, mode and batch), the GPU time per step of its layers
+// in each, and the layers whose time changed most, with their counted DRAM
+// bytes where both runs counted them. Throws Error(Usage) naming a missing
+// run, and each run's cells when they share none.
+Comparison compare_runs(store::Db& db, std::int64_t run_a, std::int64_t run_b, const CompareOptions& o);
+
 // The stored devices whose name contains `what` (case-insensitive), or whose
 // kind is `what` ("cpu", "gpu"); throws Error(Usage) naming the stored ones
 // when none or several match.

@@ -23,8 +23,11 @@ class CompareCommand : public Command {
   }
   bool stores_results() const override { return false; }
   void configure(CLI::App& sub) override {
-    sub.add_option("devices", devices_, "two or more devices in the store, by any part of their name (e.g. H100 H200)")
-        ->required();
+    sub.add_option("devices", devices_, "two or more devices in the store, by any part of their name (e.g. H100 H200)");
+    sub.add_option("--runs", runs_,
+                   "instead of devices: two runs of one workload (ids from roofline runs, e.g. --runs 12,15: before "
+                   "and after a change), their shared profiled cells layer by layer")
+        ->delimiter(',');
     sub.add_option("--model", opt_.model, "only this network's cells (alexnet, resnet18)");
     sub.add_option("--precision", opt_.precision, "only this precision's cells (fp32, tf32, bf16, fp16)");
     sub.add_option("--mode", opt_.mode, "only train or infer cells");
@@ -34,8 +37,24 @@ class CompareCommand : public Command {
   }
 
   Report run(Invocation& ctx) override {
+    opt_.model = to_lower(trim(opt_.model));
+    opt_.precision = to_lower(trim(opt_.precision));
+    opt_.mode = to_lower(trim(opt_.mode));
+    if (!opt_.mode.empty() && opt_.mode != "train" && opt_.mode != "infer")
+      throw_usage(fmt::format("unknown mode '{}'", opt_.mode), "use --mode train or --mode infer");
+    if (!runs_.empty()) {
+      if (!devices_.empty())
+        throw_usage("name devices or --runs, not both", "roofline compare H100 H200, or roofline compare --runs 12,15");
+      if (runs_.size() != 2)
+        throw_usage(fmt::format("--runs takes two run ids, got {}", runs_.size()), "e.g. --runs 12,15");
+      const report::Comparison c = report::compare_runs(ctx.db(), runs_[0], runs_[1], opt_);
+      Report r("compare");
+      for (const auto& t : c.tables) r.add(t);
+      return r;
+    }
     if (devices_.size() < 2)
-      throw_usage("compare needs two or more devices", "name them by any part of their names: roofline compare H100 H200");
+      throw_usage("compare needs two or more devices, or --runs A,B",
+                  "name them by any part of their names: roofline compare H100 H200; or two runs: --runs 12,15");
     std::vector<report::StoredDevice> devs;
     for (const auto& d : devices_) {
       report::StoredDevice s = report::find_stored_device(ctx.db(), d);
@@ -44,11 +63,6 @@ class CompareCommand : public Command {
           throw_usage(fmt::format("'{}' names {} again", d, s.name), "name each device once");
       devs.push_back(std::move(s));
     }
-    opt_.model = to_lower(trim(opt_.model));
-    opt_.precision = to_lower(trim(opt_.precision));
-    opt_.mode = to_lower(trim(opt_.mode));
-    if (!opt_.mode.empty() && opt_.mode != "train" && opt_.mode != "infer")
-      throw_usage(fmt::format("unknown mode '{}'", opt_.mode), "use --mode train or --mode infer");
     const report::Comparison c = report::compare_devices(ctx.db(), devs, opt_);
     Report r("compare");
     for (const auto& t : c.tables) r.add(t);
@@ -70,6 +84,7 @@ class CompareCommand : public Command {
 
  private:
   std::vector<std::string> devices_;
+  std::vector<std::int64_t> runs_;
   report::CompareOptions opt_;
   std::string out_ = "roofline-report";
 };
