@@ -98,6 +98,21 @@ TEST(Summary, MultiplyAddsAreTheToolsFigures) {
   EXPECT_EQ(convention(r, "seed001").forward, 3628147688);
 }
 
+// PyTorch's own counter, run on the GPU machine (PyTorch 2.11,
+// torch.utils.flop_counter.FlopCounterMode at batch 1, 2026-11-27: the model
+// in eval under no_grad, then a training forward and backward of the sum).
+// fvcore, torchinfo, ptflops and deepspeed are not installed there.
+TEST(Summary, PyTorchsFlopCounterModeFiguresForwardAndTrain) {
+  const auto a = engine::summarize_model("alexnet", 1, engine::Precision::FP32);
+  EXPECT_EQ(convention(a, "torch").forward, 1428376960);
+  EXPECT_EQ(convention(a, "torch").train, 4144577280);
+  const auto r = engine::summarize_model("resnet18", 1, engine::Precision::FP32);
+  EXPECT_EQ(convention(r, "torch").forward, 3628146688);
+  EXPECT_EQ(convention(r, "torch").train, 10648412160);
+  const auto r64 = engine::summarize_model("resnet18", 64, engine::Precision::FP32);
+  EXPECT_EQ(convention(r64, "torch").train, 64 * convention(r, "torch").train);  // per sample × batch
+}
+
 TEST(Summary, EngineTotalsAreTheSumOfTheLayerRows) {
   const auto j = summary_json({"resnet18", "--batch", "2"});
   const auto* t = table(j, "summary.layers");

@@ -165,7 +165,7 @@ std::int64_t whole(double v) { return static_cast<std::int64_t>(std::llround(v))
 void add_conventions(ModelSummary& s) {
   // Per-sample sums of what each convention counts.
   std::int64_t macs = 0, bias = 0, relu = 0, pool_in = 0, avgpool_in = 0, bn_elems = 0, bn_channels = 0;
-  std::int64_t seed_fwd = 0, seed_bwd = 0;
+  std::int64_t seed_fwd = 0, seed_bwd = 0, first_macs = 0;
   bool first = true;
   for (const auto& l : s.layers) {
     macs += l.macs;
@@ -177,6 +177,7 @@ void add_conventions(ModelSummary& s) {
     if (l.kind == Kind::Conv || l.kind == Kind::Linear) {
       seed_fwd += l.seed001;
       seed_bwd += (first ? 1 : 2) * l.seed001;
+      if (first) first_macs = l.macs;
       first = false;
     }
   }
@@ -196,6 +197,10 @@ void add_conventions(ModelSummary& s) {
       {"2xmacs", "FLOPs = 2 × MACs", 2 * n * macs, -1, "as macs"},
       {"deepspeed", "train = 3 × fwd (bwd = 2 × fwd)", 2 * n * macs, 6 * n * macs,
        "as macs; the true backward"},
+      // PyTorch's own counter: 2 × MACs of convolutions and matmuls, and in
+      // backward the gradients autograd computes (none for the input image).
+      {"torch", "FlopCounterMode: 2×MACs, bwd run", 2 * n * macs, 2 * n * (3 * macs - first_macs),
+       "bias, norms, pools, activations"},
       {"seed001", "2·Cin·OH·OW·Cout·K², 2·in·out+out", n * seed_fwd, n * (seed_fwd + seed_bwd),
        "pools, norms, activations, conv bias"},
   };
@@ -328,6 +333,8 @@ void add_summary_tables(Report& report, const ModelSummary& s) {
            "fvcore: FlopCountAnalysis(model.eval()).total(); BatchNorm is 5/elem in train mode",
            "torchinfo: its Total mult-adds; ptflops: get_model_complexity_info with the pytorch backend",
            "deepspeed: its flops profiler's forward (2 × MACs) and fwd+bwd = 3 × forward",
+           "torch: torch.utils.flop_counter.FlopCounterMode's total; no input gradient for the first layer",
+           "torch: equal to PyTorch 2.11's count for alexnet and resnet18, forward and train (2026-11-27)",
            "seed001: seed 001's section 4; backward: the first layer's forward once, every other's twice",
            "the tools count at batch 1: their rows are that times the batch; only roofline has a true backward"})
     c.note(line);
