@@ -11,8 +11,17 @@ struct GpuTimer::Nvml {
   std::optional<hw::nvml::Gpu> gpu;
 };
 
-GpuTimer::GpuTimer(int device) : device_(device), nvml_(std::make_unique<Nvml>()) {
+namespace {
+// Makes `device` current and returns it: the timer's stream (the member after
+// device_) must be created on its device, whichever was current before (with
+// several GPUs, the previous device's session left its own current).
+int select_device(int device) {
   CUDA_CHECK(cudaSetDevice(device));
+  return device;
+}
+}  // namespace
+
+GpuTimer::GpuTimer(int device) : device_(select_device(device)), nvml_(std::make_unique<Nvml>()) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   flush_ = cuda::DeviceBuffer<char>(static_cast<size_t>(prop.l2CacheSize) * 2, "L2 flush buffer");

@@ -2,6 +2,8 @@
 // tables, and every figure it printed is in the store (category "ceiling").
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -45,4 +47,36 @@ TEST(CeilingsCliGpu, QuickRunPrintsAndStoresTheFigures) {
     ASSERT_TRUE(stored.count(name)) << name << " printed but not stored";
     EXPECT_TRUE(std::isfinite(stored[name]) && stored[name] > 0) << name;
   }
+}
+
+// Two or more GPUs: every ordered pair that reaches each other as peers gets
+// its copy bandwidth one way and both ways at once, printed and stored (issue
+// 25's interconnect ceilings, first part). Skipped, saying so, on one GPU.
+TEST(CeilingsCliGpu, PeerCopiesBetweenEveryPairOfGpus) {
+  ROOFLINE_REQUIRE_GPU();
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  if (count < 2) GTEST_SKIP() << "needs two GPUs (this machine has " << count << ")";
+  TempDir dir;
+  const std::string db = dir.file("r.db");
+  auto r = run_cli({"--db", db, "--json", "ceilings", "--quick", "--device", "all", "--only", "p2p"}, {}, {}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  roofline::store::Db store(db, roofline::store::Db::Mode::ReadOnly);
+  auto st = store.prepare(
+      "SELECT d.ordinal, m.name, m.value FROM measurements m JOIN devices d ON d.id = m.device_id WHERE m.name LIKE "
+      "'p2p.%'");
+  std::map<std::string, double> got;
+  while (st.step()) got["gpu" + std::to_string(st.i64(0)) + " " + st.text(1)] = st.f64(2);
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < count; ++j) {
+      if (i == j) continue;
+      int can = 0;
+      ASSERT_EQ(cudaDeviceCanAccessPeer(&can, i, j), cudaSuccess);
+      if (!can) continue;
+      const std::string w = "gpu" + std::to_string(i) + " p2p.gpu" + std::to_string(j) + ".write";
+      const std::string b = "gpu" + std::to_string(i) + " p2p.gpu" + std::to_string(j) + ".bidir";
+      ASSERT_TRUE(got.count(w) && got.count(b)) << w << " or its bidir missing: " << r.out;
+      EXPECT_GT(got[w], 10e9) << w;   // far above PCIe 1.0; NVLink is hundreds of GB/s
+      EXPECT_GT(got[b], got[w]) << b;  // two copy engines at once move more than one
+    }
 }
