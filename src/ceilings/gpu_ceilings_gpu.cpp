@@ -22,6 +22,7 @@ GpuCeilingsResult run_gpu_ceilings(int device, const CeilingOptions& opts, const
   gpu::measure_latency(s);
   gpu::measure_transfers(s);
   gpu::measure_peers(s);
+  gpu::measure_collectives(s);
   gpu::measure_fma(s);
   gpu::measure_addmul(s);
   gpu::measure_dmma(s);

@@ -59,12 +59,12 @@ TEST(CeilingsCliGpu, PeerCopiesBetweenEveryPairOfGpus) {
   if (count < 2) GTEST_SKIP() << "needs two GPUs (this machine has " << count << ")";
   TempDir dir;
   const std::string db = dir.file("r.db");
-  auto r = run_cli({"--db", db, "--json", "ceilings", "--quick", "--device", "all", "--only", "p2p"}, {}, {}, 600);
+  auto r = run_cli({"--db", db, "--json", "ceilings", "--quick", "--device", "all", "--only", "p2p,nccl"}, {}, {}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   roofline::store::Db store(db, roofline::store::Db::Mode::ReadOnly);
   auto st = store.prepare(
       "SELECT d.ordinal, m.name, m.value FROM measurements m JOIN devices d ON d.id = m.device_id WHERE m.name LIKE "
-      "'p2p.%'");
+      "'p2p.%' OR m.name LIKE 'nccl.%'");
   std::map<std::string, double> got;
   while (st.step()) got["gpu" + std::to_string(st.i64(0)) + " " + st.text(1)] = st.f64(2);
   for (int i = 0; i < count; ++i)
@@ -79,4 +79,10 @@ TEST(CeilingsCliGpu, PeerCopiesBetweenEveryPairOfGpus) {
       EXPECT_GT(got[w], 10e9) << w;   // far above PCIe 1.0; NVLink is hundreds of GB/s
       EXPECT_GT(got[b], got[w]) << b;  // two copy engines at once move more than one
     }
+  // NCCL's collectives, from GPU 0's session, with nccl-tests' bus bandwidth.
+  for (const char* c : {"allreduce", "allgather", "reducescatter", "broadcast"}) {
+    const std::string k = std::string("gpu0 nccl.") + c + ".busbw";
+    ASSERT_TRUE(got.count(k)) << k << " missing: " << r.out << r.err;
+    EXPECT_GT(got[k], 10e9) << k;
+  }
 }

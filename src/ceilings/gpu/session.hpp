@@ -83,6 +83,7 @@ void measure_memory(Session& s);        // dram.read/write/copy (SM load/store k
 void measure_latency(Session& s);       // launch.*, dram.latency, l2.latency
 void measure_transfers(Session& s);     // pcie.*
 void measure_peers(Session& s);         // p2p.gpu<J>.write, .bidir: copies to every other GPU reached as a peer
+void measure_collectives(Session& s);   // nccl.<collective>.busbw across every GPU (GPU 0's session only)
 void measure_fma(Session& s);           // fp64/fp32/fp16/bf16 .cuda (FMA)
 void measure_addmul(Session& s);        // fp64/fp32/fp16/bf16 .cuda.addmul (the sweep's add + multiply loop)
 void measure_dmma(Session& s);          // fp64.tensor (DMMA, every shape the GPU has)

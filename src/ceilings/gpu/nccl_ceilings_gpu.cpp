@@ -1,0 +1,240 @@
+// NCCL collectives across every GPU of the machine, from one process
+// (ncclCommInitAll, one communicator per GPU): all-reduce, all-gather,
+// reduce-scatter and broadcast of float data over message sizes from 8 B to
+// 1 GiB, with nccl-tests' definitions: algbw = S / t, busbw = algbw × 2(n−1)/n
+// for all-reduce, × (n−1)/n for all-gather and reduce-scatter (S: the whole
+// gathered or scattered buffer), × 1 for broadcast. Measured once per machine,
+// in GPU 0's session: the figure of each collective is its busbw at the
+// largest size (nccl.<collective>.busbw, level "nccl"), with the whole sweep
+// in its params. NCCL is loaded at run time (libnccl.so.2, in PyTorch's
+// environment on the GPU machine), so a machine without it loses these
+// figures only, with a note. NVLink SHARP (NVLS) stays off unless the user
+// sets NCCL_NVLS_ENABLE: the ring and tree algorithms are what is published.
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "roofline/core/strings.hpp"
+#include "roofline/cuda/check.hpp"
+#include "src/ceilings/gpu/session.hpp"
+
+namespace roofline::ceilings::gpu {
+
+namespace {
+
+struct Nccl {
+  void* lib = nullptr;
+  ncclResult_t (*comm_init_all)(ncclComm_t*, int, const int*) = nullptr;
+  ncclResult_t (*comm_destroy)(ncclComm_t) = nullptr;
+  ncclResult_t (*all_reduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*all_gather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*reduce_scatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                 cudaStream_t) = nullptr;
+  ncclResult_t (*broadcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
+  ncclResult_t (*group_start)() = nullptr;
+  ncclResult_t (*group_end)() = nullptr;
+  const char* (*error_string)(ncclResult_t) = nullptr;
+  ncclResult_t (*get_version)(int*) = nullptr;
+  std::string why;  // empty when loaded
+
+  Nccl() {
+    lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      why = fmt::format("libnccl.so.2 could not be loaded ({})", e ? e : "unknown");
+      return;
+    }
+    const auto sym = [&](auto& f, const char* name) {
+      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(lib, name));
+      if (!f && why.empty()) why = fmt::format("libnccl.so.2 has no {}", name);
+    };
+    sym(comm_init_all, "ncclCommInitAll");
+    sym(comm_destroy, "ncclCommDestroy");
+    sym(all_reduce, "ncclAllReduce");
+    sym(all_gather, "ncclAllGather");
+    sym(reduce_scatter, "ncclReduceScatter");
+    sym(broadcast, "ncclBroadcast");
+    sym(group_start, "ncclGroupStart");
+    sym(group_end, "ncclGroupEnd");
+    sym(error_string, "ncclGetErrorString");
+    sym(get_version, "ncclGetVersion");
+  }
+  ~Nccl() {
+    if (lib) dlclose(lib);
+  }
+  void check(ncclResult_t r, const char* what) const {
+    if (r != ncclSuccess)
+      throw Error(ErrorKind::Device, fmt::format("{} failed: {}", what, error_string ? error_string(r) : "?"),
+                  "NCCL_DEBUG=WARN says more");
+  }
+};
+
+enum class Coll { AllReduce, AllGather, ReduceScatter, Broadcast };
+struct CollInfo {
+  Coll c;
+  const char* id;
+  const char* label;
+};
+const CollInfo kColls[] = {{Coll::AllReduce, "allreduce", "NCCL all-reduce (sum, float)"},
+                           {Coll::AllGather, "allgather", "NCCL all-gather (float)"},
+                           {Coll::ReduceScatter, "reducescatter", "NCCL reduce-scatter (sum, float)"},
+                           {Coll::Broadcast, "broadcast", "NCCL broadcast from GPU 0 (float)"}};
+
+double bus_factor(Coll c, int n) {
+  switch (c) {
+    case Coll::AllReduce:
+      return 2.0 * (n - 1) / n;
+    case Coll::AllGather:
+    case Coll::ReduceScatter:
+      return double(n - 1) / n;
+    case Coll::Broadcast:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+void measure_collectives(Session& s) {
+  int n = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&n));
+  if (n < 2 || s.device() != 0) return;
+  bool any = false;
+  for (const auto& c : kColls) any |= s.wants(fmt::format("nccl.{}.busbw", c.id));
+  if (!any) return;
+  Nccl nccl;
+  if (!nccl.why.empty()) {
+    s.note("NCCL collectives not measured: " + nccl.why +
+           " (on the GPU machine NCCL is in PyTorch's environment: tools/checks/device_env.sh)");
+    return;
+  }
+  setenv("NCCL_NVLS_ENABLE", "0", 0);  // the user's setting wins
+  int version = 0;
+  nccl.check(nccl.get_version(&version), "ncclGetVersion");
+  const size_t max_bytes = s.quick() ? (256ull << 20) : (1ull << 30);
+  std::vector<size_t> sizes;
+  for (size_t b = 8; b <= max_bytes; b *= s.quick() ? 16 : 4) sizes.push_back(b);
+  if (sizes.back() != max_bytes) sizes.push_back(max_bytes);
+
+  s.attempt("nccl", fmt::format("NCCL collectives over {} GPUs", n), [&] {
+    std::vector<int> devs(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) devs[static_cast<size_t>(i)] = i;
+    std::vector<ncclComm_t> comms(static_cast<size_t>(n));
+    nccl.check(nccl.comm_init_all(comms.data(), n, devs.data()), "ncclCommInitAll");
+    struct PerGpu {
+      cuda::DeviceBuffer<float> send, recv;
+      cudaStream_t stream = nullptr;
+      cudaEvent_t start = nullptr, stop = nullptr;
+    };
+    std::vector<PerGpu> g(static_cast<size_t>(n));
+    const size_t max_floats = max_bytes / sizeof(float);
+    for (int i = 0; i < n; ++i) {
+      PerGpu& p = g[static_cast<size_t>(i)];
+      CUDA_CHECK(cudaSetDevice(i));
+      p.send = cuda::DeviceBuffer<float>(max_floats, "NCCL send buffer");
+      p.recv = cuda::DeviceBuffer<float>(max_floats, "NCCL receive buffer");
+      CUDA_CHECK(cudaMemset(p.send.get(), 0x3c, max_bytes));  // 0x3c3c3c3c: 0.0115 as a float, never zero
+      CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
+      CUDA_CHECK(cudaEventCreate(&p.start));
+      CUDA_CHECK(cudaEventCreate(&p.stop));
+    }
+    const auto cleanup = [&] {
+      for (int i = 0; i < n; ++i) {
+        PerGpu& p = g[static_cast<size_t>(i)];
+        (void)cudaSetDevice(i);
+        if (p.start) (void)cudaEventDestroy(p.start);
+        if (p.stop) (void)cudaEventDestroy(p.stop);
+        if (p.stream) (void)cudaStreamDestroy(p.stream);
+        (void)nccl.comm_destroy(comms[static_cast<size_t>(i)]);
+      }
+      (void)cudaSetDevice(s.device());
+    };
+    try {
+      for (const auto& c : kColls) {
+        const std::string name = fmt::format("nccl.{}.busbw", c.id);
+        if (!s.wants(name)) continue;
+        nlohmann::json sweep = nlohmann::json::array();
+        double last_bus = 0, last_alg = 0, last_t = 0;
+        for (size_t bytes : sizes) {
+          // S in nccl-tests' sense; counts per rank.
+          const size_t floats = std::max<size_t>(bytes / sizeof(float), static_cast<size_t>(n));
+          const size_t per_rank = floats / static_cast<size_t>(n);
+          const auto launch = [&] {
+            nccl.check(nccl.group_start(), "ncclGroupStart");
+            for (int i = 0; i < n; ++i) {
+              PerGpu& p = g[static_cast<size_t>(i)];
+              ncclComm_t comm = comms[static_cast<size_t>(i)];
+              switch (c.c) {
+                case Coll::AllReduce:
+                  nccl.check(nccl.all_reduce(p.send.get(), p.recv.get(), floats, ncclFloat, ncclSum, comm, p.stream),
+                             "ncclAllReduce");
+                  break;
+                case Coll::AllGather:
+                  nccl.check(nccl.all_gather(p.send.get(), p.recv.get(), per_rank, ncclFloat, comm, p.stream),
+                             "ncclAllGather");
+                  break;
+                case Coll::ReduceScatter:
+                  nccl.check(nccl.reduce_scatter(p.send.get(), p.recv.get(), per_rank, ncclFloat, ncclSum, comm,
+                                                 p.stream),
+                             "ncclReduceScatter");
+                  break;
+                case Coll::Broadcast:
+                  nccl.check(nccl.broadcast(p.send.get(), p.recv.get(), floats, ncclFloat, 0, comm, p.stream),
+                             "ncclBroadcast");
+                  break;
+              }
+            }
+            nccl.check(nccl.group_end(), "ncclGroupEnd");
+          };
+          const int iters = bytes >= (64u << 20) ? 10 : 50;
+          for (int w = 0; w < 3; ++w) launch();
+          for (int i = 0; i < n; ++i) {
+            CUDA_CHECK(cudaSetDevice(i));
+            CUDA_CHECK(cudaEventRecord(g[static_cast<size_t>(i)].start, g[static_cast<size_t>(i)].stream));
+          }
+          for (int it = 0; it < iters; ++it) launch();
+          double t = 0;
+          for (int i = 0; i < n; ++i) {
+            PerGpu& p = g[static_cast<size_t>(i)];
+            CUDA_CHECK(cudaSetDevice(i));
+            CUDA_CHECK(cudaEventRecord(p.stop, p.stream));
+            CUDA_CHECK(cudaEventSynchronize(p.stop));
+            float ms = 0;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, p.start, p.stop));
+            t = std::max(t, ms * 1e-3 / iters);  // the slowest GPU's time per collective
+          }
+          const double s_bytes = double(c.c == Coll::AllGather || c.c == Coll::ReduceScatter ? per_rank * n : floats) *
+                                 sizeof(float);
+          const double alg = s_bytes / t, bus = alg * bus_factor(c.c, n);
+          sweep.push_back({{"bytes", s_bytes}, {"time_s", t}, {"algbw", alg}, {"busbw", bus}});
+          last_bus = bus, last_alg = alg, last_t = t;
+        }
+        measure::Figure f;
+        f.name = name;
+        f.label = fmt::format("{}, {} GPUs, bus bandwidth at {}", c.label, n, format_bytes(double(sizes.back())));
+        f.unit = "B/s";
+        f.level = "nccl";
+        f.value = last_bus;
+        f.measurement.time.median = last_t;
+        f.method = fmt::format("NCCL {}.{}.{} from one process (ncclCommInitAll), {} GPUs; busbw = algbw × {:.2f} "
+                               "(nccl-tests' definitions); the slowest GPU's event time per collective",
+                               version / 10000, version / 100 % 100, version % 100, n, bus_factor(c.c, n));
+        f.params["gpus"] = n;
+        f.params["algbw"] = last_alg;
+        f.params["sweep"] = sweep;
+        f.params["nvls"] = std::getenv("NCCL_NVLS_ENABLE") ? std::getenv("NCCL_NVLS_ENABLE") : "";
+        s.add(std::move(f));
+      }
+    } catch (...) {
+      cleanup();
+      throw;
+    }
+    cleanup();
+  });
+}
+
+}  // namespace roofline::ceilings::gpu
