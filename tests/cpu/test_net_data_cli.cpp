@@ -53,9 +53,11 @@ TEST(NetDataCli, CpuCellsReadTheFoldersAndStoreTheDataParams) {
                              dir.path() + "/images", "--data-threads", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("The peer (PyTorch) runs synthetic data"), std::string::npos) << r.out;
-  // The two bad files of train/, told once with the first one's reason.
+  // The two bad files of train/, told once with the first one's reason (which one is first depends on
+  // which decoding thread gets to it first: seen both ways on the 2-core machine, 2026-11-27).
   EXPECT_NE(r.out.find("2 files could not be decoded and were skipped"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("corrupt.jpg"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.out.find("corrupt.jpg") != std::string::npos || r.out.find("picture.png") != std::string::npos)
+      << r.out;
 
   roofline::store::Db db(dir.file("r.db"));
   auto st = db.prepare("SELECT mode, steps, params FROM bench_results WHERE model = 'alexnet' ORDER BY mode DESC");
