@@ -125,32 +125,24 @@ void measure_collectives(Session& s) {
     for (int i = 0; i < n; ++i) devs[static_cast<size_t>(i)] = i;
     std::vector<ncclComm_t> comms(static_cast<size_t>(n));
     nccl.check(nccl.comm_init_all(comms.data(), n, devs.data()), "ncclCommInitAll");
+    // Per GPU, made with that GPU current (cuda::Stream and cuda::Event belong to the current device).
     struct PerGpu {
       cuda::DeviceBuffer<float> send, recv;
-      cudaStream_t stream = nullptr;
-      cudaEvent_t start = nullptr, stop = nullptr;
+      cuda::Stream stream;
+      cuda::Event start, stop;
     };
-    std::vector<PerGpu> g(static_cast<size_t>(n));
+    std::vector<PerGpu> g;
+    g.reserve(static_cast<size_t>(n));
     const size_t max_floats = max_bytes / sizeof(float);
     for (int i = 0; i < n; ++i) {
-      PerGpu& p = g[static_cast<size_t>(i)];
       CUDA_CHECK(cudaSetDevice(i));
-      p.send = cuda::DeviceBuffer<float>(max_floats, "NCCL send buffer");
-      p.recv = cuda::DeviceBuffer<float>(max_floats, "NCCL receive buffer");
-      CUDA_CHECK(cudaMemset(p.send.get(), 0x3c, max_bytes));  // 0x3c3c3c3c: 0.0115 as a float, never zero
-      CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
-      CUDA_CHECK(cudaEventCreate(&p.start));
-      CUDA_CHECK(cudaEventCreate(&p.stop));
+      g.push_back({cuda::DeviceBuffer<float>(max_floats, "NCCL send buffer"),
+                   cuda::DeviceBuffer<float>(max_floats, "NCCL receive buffer"), cuda::Stream(), cuda::Event(),
+                   cuda::Event()});
+      CUDA_CHECK(cudaMemset(g.back().send.get(), 0x3c, max_bytes));  // 0x3c3c3c3c: 0.0115 as a float, never zero
     }
     const auto cleanup = [&] {
-      for (int i = 0; i < n; ++i) {
-        PerGpu& p = g[static_cast<size_t>(i)];
-        (void)cudaSetDevice(i);
-        if (p.start) (void)cudaEventDestroy(p.start);
-        if (p.stop) (void)cudaEventDestroy(p.stop);
-        if (p.stream) (void)cudaStreamDestroy(p.stream);
-        (void)nccl.comm_destroy(comms[static_cast<size_t>(i)]);
-      }
+      for (int i = 0; i < n; ++i) (void)nccl.comm_destroy(comms[static_cast<size_t>(i)]);
       (void)cudaSetDevice(s.device());
     };
     try {
@@ -194,18 +186,16 @@ void measure_collectives(Session& s) {
           for (int w = 0; w < 3; ++w) launch();
           for (int i = 0; i < n; ++i) {
             CUDA_CHECK(cudaSetDevice(i));
-            CUDA_CHECK(cudaEventRecord(g[static_cast<size_t>(i)].start, g[static_cast<size_t>(i)].stream));
+            g[static_cast<size_t>(i)].start.record(g[static_cast<size_t>(i)].stream);
           }
           for (int it = 0; it < iters; ++it) launch();
           double t = 0;
           for (int i = 0; i < n; ++i) {
             PerGpu& p = g[static_cast<size_t>(i)];
             CUDA_CHECK(cudaSetDevice(i));
-            CUDA_CHECK(cudaEventRecord(p.stop, p.stream));
-            CUDA_CHECK(cudaEventSynchronize(p.stop));
-            float ms = 0;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, p.start, p.stop));
-            t = std::max(t, ms * 1e-3 / iters);  // the slowest GPU's time per collective
+            p.stop.record(p.stream);
+            p.stop.sync();
+            t = std::max(t, p.stop.since(p.start) * 1e-3 / iters);  // the slowest GPU's time per collective
           }
           const double s_bytes = double(c.c == Coll::AllGather || c.c == Coll::ReduceScatter ? per_rank * n : floats) *
                                  sizeof(float);

@@ -38,30 +38,6 @@ cuda::DeviceBuffer<char> buffer_on(int device, size_t bytes, int back, const cha
   return b;
 }
 
-class Stream {
- public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class Event {
- public:
-  Event() { CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-  ~Event() { (void)cudaEventDestroy(e_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
 }  // namespace
 
 void measure_peers(Session& s) {
@@ -113,8 +89,8 @@ void measure_peers(Session& s) {
                         format_bytes(double(bytes)), self, j));
       }
       if (s.wants(bidir)) {
-        Stream other;
-        Event start, done;
+        cuda::Stream other;
+        cuda::Event start(cudaEventDisableTiming), done(cudaEventDisableTiming);
         measure::Measurement m = s.timer().measure(
             [&](cudaStream_t st) {
               CUDA_CHECK(cudaEventRecord(start.get(), st));
