@@ -62,6 +62,11 @@ Statement& Statement::bind_blob(int i, const void* data, size_t n) {
   ROOFLINE_BIND(sqlite3_bind_blob64(stmt_, i, data, n, SQLITE_TRANSIENT));
   return *this;
 }
+Statement& Statement::bind_column(int i, const Statement& from, int col) {
+  ROOFLINE_BIND(sqlite3_bind_value(stmt_, i, sqlite3_column_value(from.stmt_, col)));
+  return *this;
+}
+
 #undef ROOFLINE_BIND
 
 bool Statement::step() {

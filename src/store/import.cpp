@@ -5,7 +5,6 @@
 #include "roofline/store/import.hpp"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -17,29 +16,6 @@ namespace roofline::store {
 
 namespace {
 
-// A raw statement on one connection, finalized on scope exit; errors name the SQL.
-class Raw {
- public:
-  Raw(Db& db, const std::string& sql) : db_(db) {
-    if (int rc = sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &st_, nullptr); rc != SQLITE_OK)
-      db.fail(rc, "prepare: " + sql);
-  }
-  ~Raw() { sqlite3_finalize(st_); }
-  Raw(const Raw&) = delete;
-  Raw& operator=(const Raw&) = delete;
-  bool step() {
-    const int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) db_.fail(rc, "step");
-    return false;
-  }
-  sqlite3_stmt* get() const { return st_; }
-
- private:
-  Db& db_;
-  sqlite3_stmt* st_ = nullptr;
-};
-
 struct Table {
   std::string name;
   std::vector<std::string> columns;
@@ -48,15 +24,13 @@ struct Table {
 
 std::vector<Table> tables_of(Db& db) {
   std::vector<Table> out;
-  Raw names(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  while (names.step()) out.push_back({reinterpret_cast<const char*>(sqlite3_column_text(names.get(), 0)), {}, {}});
+  auto names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  while (names.step()) out.push_back({names.text(0), {}, {}});
   for (Table& t : out) {
-    Raw cols(db, fmt::format("PRAGMA table_info(\"{}\")", t.name));
-    while (cols.step()) t.columns.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(cols.get(), 1)));
-    Raw fks(db, fmt::format("PRAGMA foreign_key_list(\"{}\")", t.name));
-    while (fks.step())
-      t.refs[reinterpret_cast<const char*>(sqlite3_column_text(fks.get(), 3))] =
-          reinterpret_cast<const char*>(sqlite3_column_text(fks.get(), 2));
+    auto cols = db.prepare(fmt::format("PRAGMA table_info(\"{}\")", t.name));
+    while (cols.step()) t.columns.push_back(cols.text(1));
+    auto fks = db.prepare(fmt::format("PRAGMA foreign_key_list(\"{}\")", t.name));
+    while (fks.step()) t.refs[fks.text(3)] = fks.text(2);
   }
   // Referenced tables first.
   std::vector<Table> ordered;
@@ -77,9 +51,9 @@ std::vector<Table> tables_of(Db& db) {
 }
 
 std::int64_t max_id(Db& db, const std::string& table) {
-  Raw st(db, fmt::format("SELECT COALESCE(MAX(id), 0) FROM \"{}\"", table));
+  auto st = db.prepare(fmt::format("SELECT COALESCE(MAX(id), 0) FROM \"{}\"", table));
   st.step();
-  return sqlite3_column_int64(st.get(), 0);
+  return st.i64(0);
 }
 
 }  // namespace
@@ -116,12 +90,12 @@ ImportResult import_store(Db& into, const std::string& from) {
   std::map<std::string, std::set<std::int64_t>> skipped;  // per table: source ids not imported
   {
     // A run already here: same start, host and command line.
-    Raw runs(*src, "SELECT id, started_at, COALESCE(host, ''), argv FROM runs");
-    Raw here(into, "SELECT 1 FROM runs WHERE started_at = ? AND COALESCE(host, '') = ? AND argv = ?");
+    auto runs = src->prepare("SELECT id, started_at, COALESCE(host, ''), argv FROM runs");
+    auto here = into.prepare("SELECT 1 FROM runs WHERE started_at = ? AND COALESCE(host, '') = ? AND argv = ?");
     while (runs.step()) {
-      for (int i = 1; i <= 3; ++i) sqlite3_bind_value(here.get(), i, sqlite3_column_value(runs.get(), i));
-      if (here.step()) skipped["runs"].insert(sqlite3_column_int64(runs.get(), 0));
-      sqlite3_reset(here.get());
+      for (int i = 1; i <= 3; ++i) here.bind_column(i, runs, i);
+      if (here.step()) skipped["runs"].insert(runs.i64(0));
+      here.reset();
     }
     out.runs_skipped = static_cast<std::int64_t>(skipped["runs"].size());
   }
@@ -134,43 +108,39 @@ ImportResult import_store(Db& into, const std::string& from) {
     const int id_col = static_cast<int>(std::find(t.columns.begin(), t.columns.end(), "id") - t.columns.begin());
     if (id_col == static_cast<int>(t.columns.size()))
       throw Error(ErrorKind::Internal, fmt::format("table {} has no id column", t.name), "report it");
-    Raw sel(*src, fmt::format("SELECT {} FROM \"{}\" ORDER BY id", cols, t.name));
-    Raw ins(into, fmt::format("INSERT INTO \"{}\" ({}) VALUES ({})", t.name, cols, marks));
+    auto sel = src->prepare(fmt::format("SELECT {} FROM \"{}\" ORDER BY id", cols, t.name));
+    auto ins = into.prepare(fmt::format("INSERT INTO \"{}\" ({}) VALUES ({})", t.name, cols, marks));
     std::int64_t added = 0;
     while (sel.step()) {
-      sqlite3_stmt* row = sel.get();
-      const std::int64_t id = sqlite3_column_int64(row, id_col);
+      const std::int64_t id = sel.i64(id_col);
       bool skip = skipped[t.name].count(id) > 0;
       for (size_t i = 0; i < t.columns.size() && !skip; ++i) {
         const int c = static_cast<int>(i);
         const auto ref = t.refs.find(t.columns[i]);
         if (c == id_col) {
-          sqlite3_bind_int64(ins.get(), c + 1, id + offset[t.name]);
-        } else if (ref != t.refs.end() && sqlite3_column_type(row, c) != SQLITE_NULL) {
-          const std::int64_t v = sqlite3_column_int64(row, c);
+          ins.bind(c + 1, id + offset[t.name]);
+        } else if (ref != t.refs.end() && !sel.is_null(c)) {
+          const std::int64_t v = sel.i64(c);
           skip = skipped[ref->second].count(v) > 0;  // what it belongs to stayed out
-          sqlite3_bind_int64(ins.get(), c + 1, v + offset[ref->second]);
+          ins.bind(c + 1, v + offset[ref->second]);
         } else {
-          sqlite3_bind_value(ins.get(), c + 1, sqlite3_column_value(row, c));
+          ins.bind_column(c + 1, sel, c);
         }
       }
       if (skip) {
         skipped[t.name].insert(id);
       } else {
-        ins.step();
+        ins.run();
         ++added;
       }
-      sqlite3_reset(ins.get());
-      sqlite3_clear_bindings(ins.get());
+      ins.reset();
     }
     out.rows[t.name] = added;
   }
   {
-    Raw devs(into, "SELECT DISTINCT name, kind FROM devices WHERE id > ? ORDER BY name");
-    sqlite3_bind_int64(devs.get(), 1, offset["devices"]);
-    while (devs.step())
-      out.devices.push_back(fmt::format("{} ({})", reinterpret_cast<const char*>(sqlite3_column_text(devs.get(), 0)),
-                                        reinterpret_cast<const char*>(sqlite3_column_text(devs.get(), 1))));
+    auto devs = into.prepare("SELECT DISTINCT name, kind FROM devices WHERE id > ? ORDER BY name");
+    devs.bind(1, offset["devices"]);
+    while (devs.step()) out.devices.push_back(fmt::format("{} ({})", devs.text(0), devs.text(1)));
   }
   tx.commit();
   return out;

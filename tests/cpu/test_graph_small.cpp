@@ -8,6 +8,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/graph_network.hpp"
 #include "roofline/engine/model.hpp"
+#include "tests/support/numeric.hpp"
 #include "tests/support/sequential_ref.hpp"
 
 using namespace roofline;
@@ -32,11 +33,11 @@ TEST(GraphSmall, EverySmallModelRunsOnGraphNetworkAsOnTheSequentialEngine) {
       net.forward(batch, true);
       net.loss_forward(batch);
       net.backward(batch);
-      EXPECT_LT(test::max_rel(net.logits(batch), ref.logits), 1e-5);
+      EXPECT_LT(test::max_rel_error(net.logits(batch), ref.logits), 1e-5);
       const auto grads = net.grads();
       ASSERT_EQ(grads.size(), ref.grads.size());
       for (size_t t = 0; t < grads.size(); ++t)
-        EXPECT_LT(test::max_rel(grads[t], ref.grads[t]), 1e-4) << g.params()[t].name;
+        EXPECT_LT(test::max_rel_error(grads[t], ref.grads[t]), 1e-4) << g.params()[t].name;
     }
 }
 

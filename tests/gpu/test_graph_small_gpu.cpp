@@ -11,6 +11,7 @@
 
 #include "roofline/engine/graph_network.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/numeric.hpp"
 #include "tests/support/sequential_ref.hpp"
 
 using namespace roofline;
@@ -42,7 +43,7 @@ TEST(GraphSmallGpu, EverySmallModelInEveryPrecisionFollowsTheSequentialEngine) {
       net.forward(batch, true);
       net.loss_forward(batch);
       net.backward(batch);
-      const auto err = c.p == Precision::BF16 ? &test::l2_rel : &test::max_rel;
+      const auto err = c.p == Precision::BF16 ? &test::rel_error : &test::max_rel_error;
       EXPECT_LT(err(net.logits(batch), ref.logits), c.logits);
       const auto grads = net.grads();
       ASSERT_EQ(grads.size(), ref.grads.size());

@@ -18,4 +18,16 @@ inline double rel_error(const std::vector<float>& got, const std::vector<double>
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
+// max |got − want| / max |want| over want's elements (the absolute largest
+// error when want is all zeros); infinite if any of got's is not finite.
+inline double max_rel_error(const std::vector<float>& got, const std::vector<double>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num = std::max(num, std::fabs(got[i] - want[i]));
+    den = std::max(den, std::fabs(want[i]));
+  }
+  return den > 0 ? num / den : num;
+}
+
 }  // namespace roofline::test

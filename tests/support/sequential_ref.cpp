@@ -23,7 +23,7 @@ SequentialStep sequential_step(const LayerGraph& g, const std::vector<std::vecto
   net.forward(batch);
   const std::int64_t k = m.classes();
   SequentialStep out;
-  out.logits.assign(net.logits(), net.logits() + batch * k);
+  out.logits.assign(net.logits(), net.logits() + batch * k);  // widened to double
   // d(mean cross-entropy)/d logits = (softmax − one-hot) / batch
   for (std::int64_t r = 0; r < batch; ++r) {
     const float* z = net.logits() + r * k;
@@ -35,7 +35,7 @@ SequentialStep sequential_step(const LayerGraph& g, const std::vector<std::vecto
       d[j] = static_cast<float>((std::exp(double(z[j]) - mx) / sum - (j == labels[r] ? 1.0 : 0.0)) / double(batch));
   }
   net.backward(batch);
-  out.grads = m.unpack(net.grads());
+  for (const auto& g : m.unpack(net.grads())) out.grads.emplace_back(g.begin(), g.end());
   return out;
 }
 
@@ -51,21 +51,6 @@ std::vector<std::int32_t> random_labels(std::int64_t batch, std::int64_t classes
   std::vector<std::int32_t> y(static_cast<size_t>(batch));
   for (auto& v : y) v = static_cast<std::int32_t>(std::min<double>(classes - 1, r.uniform(0.0f, 1.0f) * classes));
   return y;
-}
-
-double max_rel(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < b.size() && i < a.size(); ++i)
-    num = std::max(num, std::fabs(double(a[i]) - b[i])), den = std::max(den, std::fabs(double(b[i])));
-  if (a.size() != b.size()) return INFINITY;
-  return den > 0 ? num / den : num;
-}
-
-double l2_rel(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < b.size(); ++i) num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), den += double(b[i]) * b[i];
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 }  // namespace roofline::test

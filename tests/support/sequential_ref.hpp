@@ -10,9 +10,10 @@
 
 namespace roofline::test {
 
+// fp32 results held as doubles, the reference side of numeric.hpp's comparisons.
 struct SequentialStep {
-  std::vector<float> logits;                // (batch, classes)
-  std::vector<std::vector<float>> grads;    // per state tensor, torch's layout
+  std::vector<double> logits;               // (batch, classes)
+  std::vector<std::vector<double>> grads;   // per state tensor, torch's layout
 };
 
 // `state`: the graph's tensors (LayerGraph::init_params order); `x`: (batch, c, h, w) NCHW.
@@ -23,10 +24,5 @@ SequentialStep sequential_step(const engine::LayerGraph& g, const std::vector<st
 // A seeded input in [−1, 1) for a per-sample shape, and labels below `classes`.
 std::vector<float> random_input(const engine::Shape& sample, std::int64_t batch, std::uint64_t seed);
 std::vector<std::int32_t> random_labels(std::int64_t batch, std::int64_t classes, std::uint64_t seed);
-
-// max |a − b| / max |b| over the whole vector (0 when b is all zeros and a equals it).
-double max_rel(const std::vector<float>& a, const std::vector<float>& b);
-// ‖a − b‖₂ / ‖b‖₂ (infinite when the sizes differ).
-double l2_rel(const std::vector<float>& a, const std::vector<float>& b);
 
 }  // namespace roofline::test

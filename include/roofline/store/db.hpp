@@ -34,6 +34,9 @@ class Statement {
     return v ? bind(i, *v) : bind(i, std::nullopt);
   }
   Statement& bind_blob(int i, const void* data, size_t n);
+  // Parameter i takes column `col` of `from`'s current row as it is (any type,
+  // NULL included): copying rows between databases (store/import.cpp).
+  Statement& bind_column(int i, const Statement& from, int col);
 
   bool step();   // true while a row is available
   void run();    // steps a statement that returns no rows
