@@ -72,10 +72,16 @@ std::string render_run_page(const store::RunRow& run, const nlohmann::json& rep,
     }
     o += "</tr>\n";
     for (const auto& r : t.value("rows", nlohmann::json::array())) {
-      o += "<tr>";
+      // "_id": the row's anchor; "_links": {column key: href} (layer_kernels.hpp).
+      const auto id = r.find("_id");
+      o += id != r.end() && id->is_string() ? "<tr id=\"" + xml_escape(id->get<std::string>()) + "\">" : "<tr>";
+      const auto cell_links = r.find("_links");
       for (const auto& k : keys) {
         const nlohmann::json v = r.contains(k) ? r[k] : nlohmann::json();
-        o += std::string(v.is_number() ? "<td class=\"num\">" : "<td>") + cell_html(v) + "</td>";
+        std::string text = cell_html(v);
+        if (cell_links != r.end() && cell_links->is_object() && cell_links->contains(k) && (*cell_links)[k].is_string())
+          text = "<a href=\"" + xml_escape((*cell_links)[k].get<std::string>()) + "\">" + text + "</a>";
+        o += std::string(v.is_number() ? "<td class=\"num\">" : "<td>") + text + "</td>";
       }
       o += "</tr>\n";
     }

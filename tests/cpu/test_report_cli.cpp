@@ -70,9 +70,22 @@ TEST(ReportCli, ARunsProfilesArePagesLinkedBothWays) {
     p.complete = true;
     p.diagnoses.push_back({"launch-bound", "high", "Kernels <shorter> than their launches", "82% of the time", "use "
                            "CUDA graphs", 1e6});
+    for (const char* range : {"resnet18/conv1/forward", "resnet18/fc/weight-grad"}) {
+      roofline::prof::KernelSummary k;
+      k.name = k.demangled = std::string("gemm_kernel<") + range + ">";
+      k.nvtx_path = range;
+      k.duration.add(2e5);
+      p.kernels[k.name + '\x1f' + k.nvtx_path] = k;
+    }
     profile = roofline::prof::store_profile(db, run, p, "resnet18 gpu bf16 batch 128 train");
     roofline::Report rep("bench");
     rep.add(roofline::Table("t", "A table")).col("x", "X").row({std::string("y")});
+    rep.add(roofline::Table("bench.nets.layers", "resnet18 gpu bf16 batch 128 train: GPU time per layer"))
+        .col("layer", "Layer").col("pass", "Pass")
+        .row({std::string("conv1"), std::string("forward")})
+        .row({std::string("bn1"), std::string("forward")});  // no kernel under its range: no link
+    rep.add(roofline::Table("bench.nets.layers", "resnet18 gpu bf16 batch 128 infer: GPU time per layer"))
+        .col("layer", "Layer").col("pass", "Pass").row({std::string("fc"), std::string("weight-grad")});
     roofline::store::finish_run(db, run, 0);
     roofline::store::save_run_report(db, run, roofline::json_text(roofline::to_json(rep)));
   }
@@ -87,4 +100,20 @@ TEST(ReportCli, ARunsProfilesArePagesLinkedBothWays) {
   EXPECT_NE(page.find("href=\"run-" + std::to_string(run) + ".html\""), std::string::npos) << "no link back";
   EXPECT_NE(page.find("Kernels &lt;shorter&gt; than their launches"), std::string::npos) << "the diagnosis, escaped";
   EXPECT_EQ(page.find("<shorter>"), std::string::npos);
+  // Layer rows link to the kernels of their range, and only where a kernel ran under it and the table is
+  // of that profile's cell (the infer table's fc row belongs to no profile here).
+  const auto anchor = page.find("<tr id=\"range-");
+  ASSERT_NE(anchor, std::string::npos) << page;
+  const std::string id = page.substr(anchor + 8, page.find('"', anchor + 8) - anchor - 8);
+  EXPECT_NE(page.find("gemm_kernel&lt;resnet18/conv1/forward&gt;"), std::string::npos);
+  const std::string href = "<a href=\"" + file + "#";
+  size_t links = 0;
+  for (size_t at = run_page.find(href); at != std::string::npos; at = run_page.find(href, at + 1)) ++links;
+  EXPECT_EQ(links, 1u) << run_page;
+  const size_t conv1 = run_page.find(href);
+  const std::string target = run_page.substr(conv1 + href.size(), run_page.find('"', conv1 + href.size()) -
+                                                                       conv1 - href.size());
+  EXPECT_NE(page.find("<tr id=\"" + target + "\"><td>resnet18/conv1/forward"), std::string::npos)
+      << "the conv1 row points at conv1's kernels: " << target;
+  EXPECT_NE(run_page.find(">conv1</a>"), std::string::npos);
 }

@@ -2,6 +2,7 @@
 // and warnings, as the run printed them), with the roofline charts of its
 // devices and a page per profile of the run beside it, linked both ways.
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/report/chart.hpp"
+#include "roofline/report/layer_kernels.hpp"
 #include "roofline/report/run_page.hpp"
 #include "roofline/profiler/profile_store.hpp"
 #include "roofline/profiler/summary.hpp"
@@ -68,25 +70,33 @@ class ReportCommand : public Command {
     }
     // Each profile of the run (bench --profile) as a page of its own: its kernel, API, copy, NVTX and
     // diagnosis tables, as `roofline profile --show ID` prints them; linked both ways with the run's page.
+    // A bench profile's kernels are filed by layer and pass: the run's layer tables link each row to them.
     const std::string run_file = fmt::format("run-{}.html", run_id_);
     std::vector<std::pair<std::string, std::string>> profile_links;
+    nlohmann::json run_json = rep;
     for (const auto& row : prof::list_profiles(ctx.db(), run_id_, 1000)) {
       const prof::ProfileData p = prof::load_profile(ctx.db(), row.id);
       Report pr("profile");
       prof::add_profile_tables(pr, p, {});
       const std::string file = fmt::format("profile-{}.html", row.id);
+      nlohmann::json profile_json = to_json(pr);
+      std::map<std::string, std::string> anchors;
+      if (nlohmann::json by_layer = report::layer_kernel_table(p, &anchors); !by_layer["rows"].empty()) {
+        profile_json["tables"].insert(profile_json["tables"].begin(), std::move(by_layer));
+        report::link_layer_rows(run_json, row.label, file, anchors);
+      }
       const std::string what = fmt::format("profile {}{}", row.id, row.label.empty() ? "" : ": " + row.label);
       auto back = links;
       back.insert(back.begin(), {fmt::format("run {}", run_id_), run_file});
       write_output_file((std::filesystem::path(out_) / file).string(),
-                        report::render_run_page(*run, to_json(pr), back,
+                        report::render_run_page(*run, profile_json, back,
                                                 fmt::format("roofline {} — of run {}", what, run_id_)));
       profile_links.push_back({what, file});
       t.row({what + " (kernels, API calls, diagnoses)", (std::filesystem::path(out_) / file).string()});
     }
     links.insert(links.end(), profile_links.begin(), profile_links.end());
     const std::string page = (std::filesystem::path(out_) / run_file).string();
-    write_output_file(page, report::render_run_page(*run, rep, links));
+    write_output_file(page, report::render_run_page(*run, run_json, links));
     t.row({"the run's tables, notes and warnings", page});
     return r;
   }
