@@ -210,6 +210,7 @@ std::vector<std::string> op_names() {
                                     "adamw_scaled",  "cast",         "grads_check_finite", "scale_loss_grad",
                                     "loss_scale_update"};
   for (const auto& n : cnn_op_names()) names.push_back(n);  // op_cases_cnn.cpp
+  for (const auto& n : transformer_op_names()) names.push_back(n);  // op_cases_transformer.cpp
   return names;
 }
 

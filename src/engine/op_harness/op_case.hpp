@@ -119,6 +119,12 @@ OpCase linear_weight_sgd_case(const ops::LinearShape& s, const ops::SgdConfig& c
 bool is_optim_op(const std::string& op);
 OpCase optim_case(const std::string& op, Rng& rng);
 std::vector<OpCase> optim_perf_cases(const std::string& op, std::int64_t batch);
+// The transformer's ops (op_cases_transformer.cpp): embeddings, layernorm,
+// layernorm+add, gelu, attention (padded batches), attention_packed.
+const std::vector<std::string>& transformer_op_names();
+bool is_transformer_op(const std::string& op);
+OpCase transformer_case(const std::string& op, Rng& rng);
+std::vector<OpCase> transformer_perf_cases(const std::string& op, std::int64_t batch);
 // Casts, the finiteness check and loss scaling (op_cases_mixed.cpp).
 OpCase cast_case(std::int64_t n, Rng& rng);
 OpCase finite_case(std::int64_t n, Rng& rng);

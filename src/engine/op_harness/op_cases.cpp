@@ -602,6 +602,7 @@ OpCase make_case(const std::string& op, Rng& r) {
   if (op == "linear_weight_sgd")
     return linear_weight_sgd_case({pick(r, 1, 70), pick(r, 1, 300), pick(r, 1, 130), r.below(5) != 0}, random_sgd(r));
   if (is_cnn_op(op)) return cnn_case(op, r);
+  if (is_transformer_op(op)) return transformer_case(op, r);
   if (op == "gather_batch") {
     ops::BatchShape s;
     s.batch = r.below(4) == 0 ? pick(r, 40, 80) : pick(r, 1, 20);  // large enough for threads one time in four
@@ -683,6 +684,8 @@ std::vector<OpCase> perf_cases(const std::string& op, std::int64_t B) {
       v.push_back(linear_weight_sgd_case({B, in, out, true}, {0.01f, 0.9f, 0.f}));
   } else if (is_cnn_op(op)) {
     v = cnn_perf_cases(op, B);
+  } else if (is_transformer_op(op)) {
+    v = transformer_perf_cases(op, B);
   } else if (op == "gather_batch") {
     ops::BatchShape s{B, 28, 28, 28, 28, 0.286f, 1 / 0.353f, B};
     v.push_back(gather_case(s, 60000, 0, 0));

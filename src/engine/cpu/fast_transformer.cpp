@@ -1,0 +1,120 @@
+// The transformer ops on the fast CPU path (ops_transformer.hpp), fp32:
+// threads over rows (embeddings, LayerNorm, GELU) and over (sequence, head,
+// block of queries) for attention, whose loops run along contiguous memory
+// (keys transposed once per block) so that the compiler vectorises them.
+// Results do not depend on the thread count: every task writes its own rows.
+#include "src/engine/cpu/fast_transformer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "src/engine/cpu/parallel.hpp"
+
+namespace roofline::engine::fast {
+
+using std::int64_t;
+
+void embeddings_forward(const ops::EmbeddingShape& s, float* out, const std::int32_t* ids,
+                        const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
+                        const float* pos, const float* type) {
+  parallel_for(s.tokens, threads_for(double(s.tokens * s.hidden) * 16, kBytesPerThread, s.tokens), [&](int64_t t) {
+    const float* w = word + int64_t(ids[t]) * s.hidden;
+    const float* p = pos + int64_t(positions[t]) * s.hidden;
+    const float* y = type + int64_t(type_ids[t]) * s.hidden;
+    float* o = out + t * s.hidden;
+    for (int64_t j = 0; j < s.hidden; ++j) o[j] = w[j] + p[j] + y[j];
+  });
+}
+
+void layernorm_forward(const ops::LayerNormShape& s, float* out, float* mean, float* rstd, const float* in,
+                       const float* residual, const float* gamma, const float* beta) {
+  parallel_for(s.rows, threads_for(double(s.rows * s.cols) * 12, kBytesPerThread, s.rows), [&](int64_t r) {
+    const float* a = in + r * s.cols;
+    const float* b = residual ? residual + r * s.cols : nullptr;
+    float* o = out + r * s.cols;
+    // x = in + residual into out first (out may alias either input: each element is read before written).
+    double sum = 0;
+    for (int64_t j = 0; j < s.cols; ++j) {
+      const float x = b ? a[j] + b[j] : a[j];
+      o[j] = x;
+      sum += x;
+    }
+    const float m = static_cast<float>(sum / double(s.cols));
+    double var = 0;
+    for (int64_t j = 0; j < s.cols; ++j) var += double(o[j] - m) * double(o[j] - m);
+    const float rs = static_cast<float>(1.0 / std::sqrt(var / double(s.cols) + double(s.eps)));
+    for (int64_t j = 0; j < s.cols; ++j) o[j] = (o[j] - m) * rs * gamma[j] + beta[j];
+    if (mean) mean[r] = m;
+    if (rstd) rstd[r] = rs;
+  });
+}
+
+void gelu_forward(const ops::GeluShape& s, float* out, const float* in) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (s.n + kChunk - 1) / kChunk;
+  parallel_for(chunks, threads_for(double(s.n), kElementsPerThread, chunks), [&](int64_t c) {
+    const int64_t e = std::min(s.n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < e; ++i) out[i] = 0.5f * in[i] * (1.0f + std::erf(in[i] * 0.70710678118654752f));
+  });
+}
+
+namespace {
+constexpr int64_t kQueryBlock = 32;  // query rows a task: the transposed keys are reused by all of them
+}
+
+void attention_forward(const ops::AttentionShape& s, float* out, float* lse, const float* qkv,
+                       const std::int32_t* start, const std::int32_t* len) {
+  const int64_t d = s.head_dim, hd = s.heads * d, row = 3 * hd;
+  const float scale = 1.0f / std::sqrt(float(d));
+  // Tasks: (sequence, head, block of queries).
+  std::vector<int64_t> first_task(static_cast<size_t>(s.batch) + 1, 0);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t queries = s.padded > 0 ? s.padded : len[b];
+    first_task[b + 1] = first_task[b] + s.heads * ((queries + kQueryBlock - 1) / kQueryBlock);
+  }
+  const int64_t tasks = first_task[s.batch];
+  const double flops = s.cost().forward.flops;
+  parallel_for(tasks, threads_for(flops, kFlopsPerThread, tasks), [&](int64_t task) {
+    const int64_t b = std::upper_bound(first_task.begin(), first_task.end(), task) - first_task.begin() - 1;
+    const int64_t queries = s.padded > 0 ? s.padded : len[b];
+    const int64_t blocks = (queries + kQueryBlock - 1) / kQueryBlock, local = task - first_task[b];
+    const int64_t h = local / blocks, q0 = (local % blocks) * kQueryBlock, q1 = std::min(queries, q0 + kQueryBlock);
+    const int64_t t0 = start[b], n = len[b];
+    thread_local std::vector<float> kt, p;
+    kt.resize(static_cast<size_t>(d * n));
+    p.resize(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      const float* k = qkv + (t0 + j) * row + hd + h * d;
+      for (int64_t c = 0; c < d; ++c) kt[c * n + j] = k[c];
+    }
+    for (int64_t i = q0; i < q1; ++i) {
+      const float* q = qkv + (t0 + i) * row + h * d;
+      std::fill(p.begin(), p.end(), 0.0f);
+      for (int64_t c = 0; c < d; ++c) {
+        const float qc = q[c] * scale;
+        const float* kc = kt.data() + c * n;
+        for (int64_t j = 0; j < n; ++j) p[j] += qc * kc[j];
+      }
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < n; ++j) mx = std::max(mx, p[j]);
+      float sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        p[j] = std::exp(p[j] - mx);
+        sum += p[j];
+      }
+      const float inv = 1.0f / sum;
+      float* o = out + (t0 + i) * hd + h * d;
+      for (int64_t c = 0; c < d; ++c) o[c] = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const float pj = p[j] * inv;
+        const float* v = qkv + (t0 + j) * row + 2 * hd + h * d;
+        for (int64_t c = 0; c < d; ++c) o[c] += pj * v[c];
+      }
+      if (lse) lse[h * s.tokens + t0 + i] = mx + std::log(sum);
+    }
+  });
+}
+
+}  // namespace roofline::engine::fast

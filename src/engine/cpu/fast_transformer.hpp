@@ -1,0 +1,19 @@
+// The transformer ops on the fast CPU path (fast_transformer.cpp); shapes and
+// conventions as roofline/engine/ops_transformer.hpp, fp32 only.
+#pragma once
+#include <cstdint>
+
+#include "roofline/engine/ops_transformer.hpp"
+
+namespace roofline::engine::fast {
+
+void embeddings_forward(const ops::EmbeddingShape& s, float* out, const std::int32_t* ids,
+                        const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
+                        const float* pos, const float* type);
+void layernorm_forward(const ops::LayerNormShape& s, float* out, float* mean, float* rstd, const float* in,
+                       const float* residual, const float* gamma, const float* beta);
+void gelu_forward(const ops::GeluShape& s, float* out, const float* in);
+void attention_forward(const ops::AttentionShape& s, float* out, float* lse, const float* qkv,
+                       const std::int32_t* start, const std::int32_t* len);
+
+}  // namespace roofline::engine::fast

@@ -1,0 +1,95 @@
+// The transformer ops' reference loops (ops_transformer.hpp), written to be
+// obviously correct, templated on the element type as ref_ops.hpp: float is
+// the CpuRef backend, double the harness's reference. Every buffer here is of
+// type T (the tables and LayerNorm's gamma and beta too).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "roofline/engine/ops_transformer.hpp"
+
+namespace roofline::engine::ref {
+
+// out (tokens, hidden) = word[ids] + pos[positions] + type[type_ids]
+template <class T>
+void embeddings_forward(const ops::EmbeddingShape& s, T* out, const std::int32_t* ids, const std::int32_t* positions,
+                        const std::int32_t* type_ids, const T* word, const T* pos, const T* type) {
+  for (std::int64_t t = 0; t < s.tokens; ++t)
+    for (std::int64_t j = 0; j < s.hidden; ++j)
+      out[t * s.hidden + j] = word[std::int64_t(ids[t]) * s.hidden + j] +
+                              pos[std::int64_t(positions[t]) * s.hidden + j] +
+                              type[std::int64_t(type_ids[t]) * s.hidden + j];
+}
+
+// out (rows, cols) = LN(in + residual) · gamma + beta; mean, rstd (rows) or null
+template <class T>
+void layernorm_forward(const ops::LayerNormShape& s, T* out, T* mean, T* rstd, const T* in, const T* residual,
+                       const T* gamma, const T* beta) {
+  std::vector<T> x(static_cast<size_t>(s.cols));
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    T m = 0;
+    for (std::int64_t j = 0; j < s.cols; ++j) {
+      x[j] = in[r * s.cols + j] + (residual ? residual[r * s.cols + j] : T(0));
+      m += x[j];
+    }
+    m /= T(s.cols);
+    T var = 0;
+    for (std::int64_t j = 0; j < s.cols; ++j) var += (x[j] - m) * (x[j] - m);
+    var /= T(s.cols);  // biased, as torch.nn.LayerNorm
+    const T rs = T(1) / std::sqrt(var + T(s.eps));
+    for (std::int64_t j = 0; j < s.cols; ++j) out[r * s.cols + j] = (x[j] - m) * rs * gamma[j] + beta[j];
+    if (mean) mean[r] = m;
+    if (rstd) rstd[r] = rs;
+  }
+}
+
+template <class T>
+T gelu(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x / std::sqrt(T(2))));
+}
+
+template <class T>
+void gelu_forward(const ops::GeluShape& s, T* out, const T* in) {
+  for (std::int64_t i = 0; i < s.n; ++i) out[i] = gelu(in[i]);
+}
+
+// out (tokens, heads·d), lse (heads, tokens) or null, from qkv (tokens, 3·heads·d)
+template <class T>
+void attention_forward(const ops::AttentionShape& s, T* out, T* lse, const T* qkv, const std::int32_t* start,
+                       const std::int32_t* len) {
+  const std::int64_t d = s.head_dim, hd = s.heads * d, row = 3 * hd;
+  const T scale = T(1) / std::sqrt(T(d));
+  std::vector<T> p;
+  for (std::int64_t b = 0; b < s.batch; ++b) {
+    const std::int64_t t0 = start[b], n = len[b], queries = s.padded > 0 ? s.padded : n;
+    p.assign(static_cast<size_t>(n), T(0));
+    for (std::int64_t h = 0; h < s.heads; ++h)
+      for (std::int64_t i = 0; i < queries; ++i) {
+        const T* q = qkv + (t0 + i) * row + h * d;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (std::int64_t j = 0; j < n; ++j) {
+          const T* k = qkv + (t0 + j) * row + hd + h * d;
+          T dot = 0;
+          for (std::int64_t c = 0; c < d; ++c) dot += q[c] * k[c];
+          p[j] = dot * scale;
+          mx = std::max(mx, p[j]);
+        }
+        T sum = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          p[j] = std::exp(p[j] - mx);
+          sum += p[j];
+        }
+        T* o = out + (t0 + i) * hd + h * d;
+        for (std::int64_t c = 0; c < d; ++c) o[c] = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const T* v = qkv + (t0 + j) * row + 2 * hd + h * d;
+          for (std::int64_t c = 0; c < d; ++c) o[c] += p[j] / sum * v[c];
+        }
+        if (lse) lse[h * s.tokens + t0 + i] = mx + std::log(sum);
+      }
+  }
+}
+
+}  // namespace roofline::engine::ref

@@ -1,0 +1,240 @@
+// The harness's transformer op cases (ops_transformer.hpp): embeddings,
+// LayerNorm with and without the residual add, GELU, and attention over
+// padded and packed batches, at random shapes in every dtype (the CPU
+// backends refuse bf16 and fp16: skipped), and BERT-base's shapes for perf mode.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "roofline/core/error.hpp"
+#include "roofline/engine/ops_transformer.hpp"
+#include "src/engine/cpu/ref_transformer.hpp"
+#include "src/engine/op_harness/case_util.hpp"
+#include "src/engine/op_harness/op_case.hpp"
+
+namespace roofline::engine::harness {
+
+using std::int64_t;
+using namespace case_util;
+
+namespace {
+
+int64_t pick(Rng& r, int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
+}
+DType random_dtype(Rng& r) {
+  const auto k = r.below(4);
+  return k == 0 ? DType::BF16 : k == 1 ? DType::F16 : DType::F32;
+}
+
+OpCase embeddings_case(const ops::EmbeddingShape& s) {
+  enum { IDS, POSI, TYPES, WORD, POS, TYPE, OUT };
+  OpCase c;
+  c.op = "embeddings";
+  c.shape = fmt::format("tokens={} hidden={} vocab={} {}", s.tokens, s.hidden, s.vocab, to_string(s.dtype));
+  c.bufs = {{"ids", DType::I32, s.tokens},
+            {"positions", DType::I32, s.tokens},
+            {"type_ids", DType::I32, s.tokens},
+            {"word", DType::F32, s.vocab * s.hidden},
+            {"pos", DType::F32, s.positions * s.hidden},
+            {"type", DType::F32, s.types * s.hidden},
+            {"out", s.dtype, s.tokens * s.hidden, Role::Output}};
+  c.fill = [s](Rng& r, HostBufs& h) {
+    for (auto [b, n] : {std::pair<int, int64_t>{IDS, s.vocab}, {POSI, s.positions}, {TYPES, s.types}}) {
+      h[size_t(b)].i.resize(static_cast<size_t>(s.tokens));
+      for (auto& v : h[size_t(b)].i) v = static_cast<std::int32_t>(r.below(static_cast<std::uint64_t>(n)));
+    }
+    normal(r, h[WORD], s.vocab * s.hidden);
+    normal(r, h[POS], s.positions * s.hidden);
+    normal(r, h[TYPE], s.types * s.hidden);
+    for (int b : {WORD, POS, TYPE}) round_all(h[size_t(b)]);
+  };
+  c.passes.push_back({"forward", s.cost().forward, {IDS, POSI, TYPES, WORD, POS, TYPE}, {OUT},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::embeddings_forward(ctx, s, P(p, OUT), I(p, IDS), I(p, POSI), I(p, TYPES), F(p, WORD),
+                                                F(p, POS), F(p, TYPE));
+                      },
+                      [s](HostBufs& h) {
+                        ref::embeddings_forward<double>(s, h[OUT].f.data(), h[IDS].i.data(), h[POSI].i.data(),
+                                                        h[TYPES].i.data(), h[WORD].f.data(), h[POS].f.data(),
+                                                        h[TYPE].f.data());
+                      }});
+  return c;
+}
+
+OpCase layernorm_case(const ops::LayerNormShape& s) {
+  enum { IN, RES, GAMMA, BETA, OUT, MEAN, RSTD };
+  const int64_t n = s.rows * s.cols;
+  OpCase c;
+  c.op = s.residual ? "layernorm+add" : "layernorm";
+  c.shape = fmt::format("rows={} cols={} eps={:g} {}", s.rows, s.cols, s.eps, to_string(s.dtype));
+  c.bufs = {{"in", s.dtype, n},         {"residual", s.dtype, s.residual ? n : 1},
+            {"gamma", DType::F32, s.cols}, {"beta", DType::F32, s.cols},
+            {"out", s.dtype, n, Role::Output}, {"mean", DType::F32, s.rows, Role::Output},
+            {"rstd", DType::F32, s.rows, Role::Output}};
+  c.fill = [s, n](Rng& r, HostBufs& h) {
+    // Rows with their own offset and spread, far from 0 and 1: a variance that cancels shows.
+    h[IN].f.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < s.rows; ++i) {
+      const double mu = r.uniform(-3.f, 3.f), sd = r.uniform(0.3f, 3.f);
+      for (int64_t j = 0; j < s.cols; ++j) h[IN].f[size_t(i * s.cols + j)] = mu + sd * r.normal();
+    }
+    round_to(s.dtype, h[IN]);
+    normal(r, h[RES], s.residual ? n : 1);
+    round_to(s.dtype, h[RES]);
+    h[GAMMA].f.resize(static_cast<size_t>(s.cols));
+    for (auto& v : h[GAMMA].f) v = r.uniform(0.5f, 1.5f) * (r.below(4) == 0 ? -1 : 1);
+    normal(r, h[BETA], s.cols);
+    round_all(h[GAMMA]);
+    round_all(h[BETA]);
+  };
+  std::vector<int> in = {IN, GAMMA, BETA};
+  if (s.residual) in.push_back(RES);
+  c.passes.push_back({"forward", s.cost().forward, in, {OUT, MEAN, RSTD},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::layernorm_forward(ctx, s, P(p, OUT), F(p, MEAN), F(p, RSTD), P(p, IN),
+                                               s.residual ? P(p, RES) : nullptr, F(p, GAMMA), F(p, BETA));
+                      },
+                      [s](HostBufs& h) {
+                        ref::layernorm_forward<double>(s, h[OUT].f.data(), h[MEAN].f.data(), h[RSTD].f.data(),
+                                                       h[IN].f.data(), s.residual ? h[RES].f.data() : nullptr,
+                                                       h[GAMMA].f.data(), h[BETA].f.data());
+                      }});
+  return c;
+}
+
+OpCase gelu_case(const ops::GeluShape& s) {
+  enum { IN, OUT };
+  OpCase c;
+  c.op = "gelu";
+  c.shape = fmt::format("n={} {}", s.n, to_string(s.dtype));
+  c.bufs = {{"in", s.dtype, s.n}, {"out", s.dtype, s.n, Role::Output}};
+  c.fill = [s](Rng& r, HostBufs& h) {
+    normal(r, h[IN], s.n);
+    for (auto& v : h[IN].f) v *= 3;  // the tails too, where erf saturates
+    round_to(s.dtype, h[IN]);
+  };
+  c.passes.push_back({"forward", s.cost().forward, {IN}, {OUT},
+                      [s](Context& ctx, const DevPtrs& p) { ops::gelu_forward(ctx, s, P(p, OUT), P(p, IN)); },
+                      [s](HostBufs& h) { ref::gelu_forward<double>(s, h[OUT].f.data(), h[IN].f.data()); }});
+  return c;
+}
+
+// Sequences of the given lengths, padded to `padded` rows each (packed when 0).
+OpCase attention_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim, int64_t padded, DType t) {
+  enum { QKV, START, LEN, OUT, LSE };
+  ops::AttentionShape s;
+  s.batch = static_cast<int64_t>(lens.size());
+  s.heads = heads;
+  s.head_dim = head_dim;
+  s.padded = padded;
+  s.dtype = t;
+  s.max_len = *std::max_element(lens.begin(), lens.end());
+  std::vector<std::int32_t> start, len;
+  int64_t tokens = 0;
+  for (int64_t l : lens) {
+    start.push_back(static_cast<std::int32_t>(tokens));
+    len.push_back(static_cast<std::int32_t>(l));
+    tokens += padded > 0 ? padded : l;
+    s.pairs += double(padded > 0 ? padded : l) * double(l);
+  }
+  s.tokens = tokens;
+  OpCase c;
+  c.op = padded > 0 ? "attention" : "attention_packed";
+  c.shape = fmt::format("batch={} heads={} d={} tokens={} max_len={} {}", s.batch, heads, head_dim, tokens, s.max_len,
+                        to_string(t));
+  const int64_t hd = heads * head_dim;
+  c.bufs = {{"qkv", t, tokens * 3 * hd},
+            {"start", DType::I32, s.batch},
+            {"len", DType::I32, s.batch},
+            {"out", t, tokens * hd, Role::Output},
+            {"lse", DType::F32, heads * tokens, Role::Output}};
+  c.fill = [=](Rng& r, HostBufs& h) {
+    normal(r, h[QKV], tokens * 3 * hd);
+    for (auto& v : h[QKV].f) v *= 1.5;  // peaked softmaxes as well as flat ones
+    round_to(t, h[QKV]);
+    h[START].i = start;
+    h[LEN].i = len;
+  };
+  c.passes.push_back({"forward", s.cost().forward, {QKV, START, LEN}, {OUT, LSE},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::attention_forward(ctx, s, P(p, OUT), F(p, LSE), P(p, QKV), I(p, START), I(p, LEN));
+                      },
+                      [s](HostBufs& h) {
+                        ref::attention_forward<double>(s, h[OUT].f.data(), h[LSE].f.data(), h[QKV].f.data(),
+                                                       h[START].i.data(), h[LEN].i.data());
+                      }});
+  return c;
+}
+
+OpCase random_attention(Rng& r, bool packed) {
+  const int64_t batch = pick(r, 1, 4), heads = pick(r, 1, 3);
+  const int64_t dims[] = {16, 32, 64};
+  const int64_t d = dims[r.below(3)];
+  // Lengths across the GPU kernel's tiles (64 queries, 64 keys, 16 a sub-tile), 1 included.
+  std::vector<int64_t> lens;
+  for (int64_t b = 0; b < batch; ++b) lens.push_back(r.below(5) == 0 ? 1 : pick(r, 1, 150));
+  const int64_t longest = *std::max_element(lens.begin(), lens.end());
+  return attention_case(lens, heads, d, packed ? 0 : longest + static_cast<int64_t>(r.below(3)), random_dtype(r));
+}
+
+}  // namespace
+
+const std::vector<std::string>& transformer_op_names() {
+  static const std::vector<std::string> names = {"embeddings", "layernorm", "layernorm+add", "gelu", "attention",
+                                                 "attention_packed"};
+  return names;
+}
+
+bool is_transformer_op(const std::string& op) {
+  const auto& n = transformer_op_names();
+  return std::find(n.begin(), n.end(), op) != n.end();
+}
+
+OpCase transformer_case(const std::string& op, Rng& r) {
+  if (op == "embeddings") {
+    ops::EmbeddingShape s;
+    s.tokens = pick(r, 1, 300);
+    s.hidden = pick(r, 1, 200);
+    s.vocab = pick(r, 1, 500);
+    s.positions = pick(r, 1, 64);
+    s.types = pick(r, 1, 3);
+    s.dtype = random_dtype(r);
+    return embeddings_case(s);
+  }
+  if (op == "layernorm" || op == "layernorm+add") {
+    ops::LayerNormShape s;
+    s.rows = pick(r, 1, 300);
+    s.cols = r.below(3) == 0 ? 768 : pick(r, 1, 400);
+    s.eps = r.below(2) == 0 ? 1e-12f : 1e-5f;
+    s.residual = op == "layernorm+add";
+    s.dtype = random_dtype(r);
+    return layernorm_case(s);
+  }
+  if (op == "gelu") return gelu_case({pick(r, 1, 5000), random_dtype(r)});
+  if (op == "attention" || op == "attention_packed") return random_attention(r, op == "attention_packed");
+  throw_usage(fmt::format("unknown op '{}'", op), "see roofline ops --list");
+}
+
+// BERT-base at batch B, sequence 128 (fp32 and bf16).
+std::vector<OpCase> transformer_perf_cases(const std::string& op, std::int64_t B) {
+  std::vector<OpCase> v;
+  const int64_t seq = 128, tokens = B * seq;
+  for (DType t : {DType::F32, DType::BF16}) {
+    if (op == "embeddings") {
+      v.push_back(embeddings_case({tokens, 768, 28996, 512, 2, t}));
+    } else if (op == "layernorm" || op == "layernorm+add") {
+      v.push_back(layernorm_case({tokens, 768, 1e-12f, op == "layernorm+add", t}));
+    } else if (op == "gelu") {
+      v.push_back(gelu_case({tokens * 3072, t}));
+    } else if (op == "attention" || op == "attention_packed") {
+      // Packed: the lengths of a batch of SQuAD-like questions, 64 to 128 tokens.
+      std::vector<int64_t> lens;
+      for (int64_t b = 0; b < B; ++b) lens.push_back(op == "attention" ? seq : 64 + (b * 37) % 65);
+      v.push_back(attention_case(lens, 12, 64, op == "attention" ? seq : 0, t));
+    }
+  }
+  return v;
+}
+
+}  // namespace roofline::engine::harness
