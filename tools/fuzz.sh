@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(idx_fuzzer profile_fuzzer kernel_name_fuzzer cli_fuzzer store_fuzzer safetensors_fuzzer jpeg_folder_fuzzer)
+[[ ${#targets[@]} -gt 0 ]] || targets=(idx_fuzzer profile_fuzzer kernel_name_fuzzer cli_fuzzer store_fuzzer safetensors_fuzzer jpeg_folder_fuzzer
+                                    bert_config_fuzzer tokenizer_fuzzer)
 source tools/san_build.sh
 san_configure
 cmake --build build-san --target "${targets[@]}"
