@@ -3,6 +3,8 @@
 #include "roofline/engine/bench.hpp"
 #include "roofline/engine/graph_weights.hpp"
 #include "roofline/engine/layer_graph.hpp"
+#include "roofline/engine/bert.hpp"
+#include "roofline/engine/bert_bench.hpp"
 #include "roofline/engine/net_bench.hpp"
 
 #include <fmt/format.h>
@@ -103,7 +105,14 @@ class BenchCommand : public Command {
     device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
     sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
         ->capture_default_str();
-    sub.add_option("--batch", batch_, "batch sizes, comma-separated")->capture_default_str();
+    batch_opt_ = sub.add_option("--batch", batch_, "batch sizes, comma-separated (bert-base: 1,8,16,32)")
+                     ->capture_default_str();
+    seq_opt_ = sub.add_option("--seq", seq_, "bert-base: sequence lengths, comma-separated")->capture_default_str();
+    sub.add_option("--checkpoint", checkpoint_,
+                   "bert-base: a Hugging Face BertForQuestionAnswering folder (config.json, model.safetensors); "
+                   "default: seeded weights of bert-base-cased's shape");
+    sub.add_option("--question", question_, "bert-base with --checkpoint: answer this question from --context");
+    sub.add_option("--context", context_, "bert-base with --checkpoint: the text holding the answer");
     sub.add_option("--epochs", o_.epochs, "training epochs")->capture_default_str();
     sub.add_option("--max-steps", o_.max_steps, "at most this many steps per epoch (0: the whole training set)")
         ->check(whole_number(0))
@@ -172,7 +181,12 @@ class BenchCommand : public Command {
       if (nets > 0 && nets < all)
         throw_usage("the small models and the networks (alexnet, resnet18) are benchmarked by separate calls",
                     "name either the small models or the networks");
+      const bool bert = all == 1 && to_lower(trim(join(models_, ","))) == "bert-base";
+      if (!bert && (seq_opt_->count() > 0 || !checkpoint_.empty() || !question_.empty() || !context_.empty()))
+        throw_usage("--seq, --checkpoint, --question and --context are for bert-base",
+                    "drop them, or benchmark bert-base alone");
       if (nets > 0) return run_nets(ctx);
+      if (bert) return run_bert(ctx);
     }
     if (data_threads_opt_->count() > 0)
       throw_usage("--data-threads is for the networks' ImageFolder data (alexnet, resnet18 with --data)",
@@ -316,6 +330,102 @@ class BenchCommand : public Command {
                               data_),
                   "benchmark alexnet or resnet18 with this --data, or give the small models a folder with "
                   "train-images-idx3-ubyte and its siblings");
+  }
+
+  // bert-base: question-answering inference cells (engine/bert_bench.hpp),
+  // stored and tabled as the networks' cells.
+  Report run_bert(Invocation& ctx) {
+    engine::BertBenchConfig cfg;
+    Report report("bench");
+    choose_devices_and_modes(cfg, report);
+    if (cfg.train)
+      report.info("bert-base: inference cells only (the fine-tuning step is not built yet); --mode train ignored");
+    cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
+    cfg.batches = parse_int_list(batch_opt_->count() > 0 ? batch_ : "1,8,16,32", "--batch");
+    cfg.seqs = parse_int_list(seq_, "--seq");
+
+    cfg.steps = net_.steps;
+    cfg.warmup = net_.warmup;
+    cfg.checkpoint = checkpoint_;
+    cfg.graphs = !no_graphs_;
+    cfg.peer = to_lower(trim(peer_));
+    cfg.peer_script = peer_script_;
+    cfg.peer_compile = !no_compile_;
+    if (!cfg.peer.empty() && cfg.peer != "pytorch")
+      throw_usage(fmt::format("unknown peer '{}'", peer_), "the only peer is pytorch (--peer pytorch)");
+    if (profile_ || counters_ || !data_.empty() || !layout_.empty() || !net_.weights.empty())
+      throw_usage("--profile, --counters, --data, --layout and --weights are not built for bert-base yet",
+                  "give a Hugging Face checkpoint folder with --checkpoint DIR; profile with roofline profile -- "
+                  "roofline bench bert-base ...");
+    if (!question_.empty() || !context_.empty()) return answer(ctx, cfg);
+    const std::int64_t positions = checkpoint_.empty()
+                                       ? engine::bert::bert_base_cased().max_positions
+                                       : engine::bert::read_bert_config(checkpoint_ + "/config.json").max_positions;
+    for (auto q : cfg.seqs)
+      if (q < 1 || q > positions)
+        throw_usage(fmt::format("--seq {}: sequences run from 1 token to the model's {} positions", q, positions),
+                    fmt::format("use --seq {} or less", positions));
+    engine::NetBenchConfig ceiling_cfg;
+    ceiling_cfg.gpu_index = cfg.gpu_index;
+    std::vector<engine::NetRecord> ours, peer;
+    auto store = [&](const engine::NetRecord& r) {
+      std::optional<std::int64_t> dev = r.source != "roofline" ? std::nullopt
+                                        : r.device == "gpu"    ? std::optional(ctx.gpu_device_id(cfg.gpu_index))
+                                                               : std::optional(ctx.cpu_device_id());
+      engine::store_net_record(ctx.db(), ctx.run_id(), dev, r);
+      ctx.status(fmt::format("{} {} {} {} batch {}: {} per batch", r.source, r.model, r.device, r.precision, r.batch,
+                             format_seconds(r.median_s)));
+    };
+    auto sink = [&](const engine::NetRecord& measured) {
+      engine::NetRecord r = measured;
+      add_ceiling(ctx, ceiling_cfg, r);
+      store(r);
+      ours.push_back(std::move(r));
+    };
+    (void)engine::run_bert_bench(cfg, sink, [&](const std::string& line) { ctx.status(line); });
+    if (!cfg.peer.empty()) {
+      ctx.status("running the PyTorch peer (Hugging Face BertForQuestionAnswering)");
+      peer = engine::run_bert_peer(cfg);
+      for (const auto& r : peer) store(r);
+    }
+    report.add(engine::net_table(ours, "roofline"));
+    report.add(engine::net_detail_table(ours));
+    if (!peer.empty()) {
+      report.add(engine::net_table(peer, "pytorch"));
+      report.add(engine::net_peer_table(ours, peer));
+    }
+    return report;
+  }
+
+  // bert-base --checkpoint DIR --question Q --context C: the answer span, on the first device asked for.
+  Report answer(Invocation& ctx, const engine::BertBenchConfig& cfg) {
+    if (checkpoint_.empty())
+      throw_usage("--question and --context need --checkpoint DIR (its vocab.txt and trained weights)",
+                  "give a Hugging Face BertForQuestionAnswering folder fine-tuned for question answering");
+    if (question_.empty() || context_.empty())
+      throw_usage("--question and --context go together", "give both");
+    const std::filesystem::path dir(checkpoint_);
+    const auto bc = engine::bert::read_bert_config((dir / "config.json").string());
+    const auto tok = engine::bert::checkpoint_tokenizer(checkpoint_);
+    const engine::Precision p = cfg.precisions.front();
+    engine::Context dev(cfg.gpu ? engine::Backend::Cuda : engine::Backend::Cpu, cfg.gpu_index);
+    engine::bert::BertQA model(bc, dev, dev.is_cuda() ? engine::activation_dtype(p) : engine::DType::F32,
+                               engine::allows_tf32(p));
+    model.load(engine::SafetensorsFile::open((dir / "model.safetensors").string()));
+    const std::int64_t max_len =
+        seq_opt_->count() > 0 ? parse_int_list(seq_, "--seq").front() : std::min<std::int64_t>(384, bc.max_positions);
+    const auto a = engine::bert::answer_question(model, tok, question_, context_, max_len);
+    Report report("bench");
+    Table& t = report.add(Table("bench.bert.answer", "Answer", Table::Layout::Properties));
+    t.prop("answer", "Answer", a.text);
+    t.prop("score", "Score (start + end logit)", a.score);
+    t.prop("span", "Word pieces", fmt::format("{}-{} of {}", a.start, a.end, a.pieces));
+    t.prop("device", "Device", fmt::format("{} {}", dev.is_cuda() ? "gpu" : "cpu",
+                                           dev.is_cuda() ? engine::to_string(p) : "fp32"));
+    if (a.truncated) report.warn(fmt::format("the context was cut to fit {} word pieces: the answer may lie past it "
+                                             "(--seq up to {})", max_len, bc.max_positions));
+    (void)ctx;
+    return report;
   }
 
   // alexnet, resnet18: the graph networks' cells (engine/net_bench.hpp).
@@ -541,6 +651,9 @@ class BenchCommand : public Command {
        counters_ = false;
   std::string precision_ = "fp32";
   std::string layout_;
+  std::string seq_ = "128,384", checkpoint_, question_, context_;
+  CLI::Option* seq_opt_ = nullptr;
+  CLI::Option* batch_opt_ = nullptr;
   engine::NetBenchConfig net_;
   int cfg_epochs_ = 0, repeat_ = 1;
   std::string gpu_path_ = "auto";

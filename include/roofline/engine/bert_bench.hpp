@@ -1,0 +1,37 @@
+// `roofline bench bert-base`: BERT question-answering inference on the CPU and
+// GPU in each precision, batch and sequence length (seed 000's Table 13),
+// beside Hugging Face's BertForQuestionAnswering in PyTorch eager and
+// torch.compile on the same machine in the same call (peers/pytorch_bert.py).
+// Cells are NetRecords (net_bench.hpp) of model "bert-base sSEQ", so they are
+// stored, tabled and compared as the networks' are.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "roofline/engine/net_bench.hpp"
+
+namespace roofline::engine {
+
+struct BertBenchConfig {
+  bool cpu = false, gpu = true;
+  int gpu_index = 0;
+  bool train = false, infer = true;  // --mode (the fine-tuning step is not built yet: infer only)
+  std::vector<Precision> precisions = {Precision::BF16};
+  std::vector<std::int64_t> batches = {1, 8, 16, 32};
+  std::vector<std::int64_t> seqs = {128, 384};
+  int steps = 20, warmup = 5;
+  bool graphs = true;      // GPU: each batch's forward replayed as one CUDA graph
+  std::string checkpoint;  // a Hugging Face folder (config.json, model.safetensors); empty: seeded weights
+  std::string peer, peer_script;
+  bool peer_compile = true;
+};
+
+// roofline's inference cells, models × devices × precisions × seqs × batches,
+// each to `sink` as soon as it is measured (sequences of `seq` tokens each,
+// random ids, the last third typed 1 as a context).
+std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink& sink, const NetStatus& status);
+// The peer's cells on each benchmarked device.
+std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg);
+
+}  // namespace roofline::engine

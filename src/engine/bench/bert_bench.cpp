@@ -1,0 +1,152 @@
+// `roofline bench bert-base`: see roofline/engine/bert_bench.hpp.
+#include "roofline/engine/bert_bench.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "roofline/core/clock.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/stats.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/engine/bench.hpp"
+#include "roofline/engine/bert.hpp"
+#include "roofline/engine/rng.hpp"
+
+namespace roofline::engine {
+
+namespace {
+
+// `batch` sequences of `seq` random word pieces (ids 1 .. vocab−1), the last
+// two thirds typed 1 (the context after a question), as the peer makes them.
+bert::BertBatch synthetic_batch(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq) {
+  Rng r(7);
+  std::vector<std::vector<std::int32_t>> ids(static_cast<size_t>(batch)), types(static_cast<size_t>(batch));
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t t = 0; t < seq; ++t) {
+      ids[size_t(b)].push_back(static_cast<std::int32_t>(1 + r.below(static_cast<std::uint64_t>(c.vocab_size - 1))));
+      types[size_t(b)].push_back(t >= seq / 3 ? 1 : 0);
+    }
+  return bert::BertBatch::make(ids, types, false);
+}
+
+double forward_flops(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq, DType dtype) {
+  double f = 0;
+  for (const auto& n : bert::describe_bert(c, batch, seq, dtype)) f += n.cost.forward.flops;
+  return f;
+}
+
+}  // namespace
+
+std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink& sink, const NetStatus& status) {
+  bert::BertConfig bc = bert::bert_base_cased();
+  std::optional<SafetensorsFile> weights;
+  if (!cfg.checkpoint.empty()) {
+    const std::filesystem::path dir(cfg.checkpoint);
+    bc = bert::read_bert_config((dir / "config.json").string());
+    weights = SafetensorsFile::open((dir / "model.safetensors").string());
+  }
+  std::vector<NetRecord> out;
+  std::vector<std::pair<std::string, Backend>> devices;
+  if (cfg.cpu) devices.push_back({"cpu", Backend::Cpu});
+  if (cfg.gpu) devices.push_back({"gpu", Backend::Cuda});
+  for (const auto& [dev, backend] : devices) {
+    Context ctx(backend, cfg.gpu_index);
+    for (Precision p : cfg.precisions) {
+      if (backend != Backend::Cuda && p != Precision::FP32) continue;  // the CPU computes in fp32
+      const DType dtype = activation_dtype(p);
+      bert::BertQA model(bc, ctx, dtype, allows_tf32(p));
+      if (weights) model.load(*weights);
+      for (std::int64_t seq : cfg.seqs) {
+        if (seq > bc.max_positions)
+          throw_usage(fmt::format("--seq {} is longer than the model's {} positions", seq, bc.max_positions),
+                      fmt::format("use --seq {} or less", bc.max_positions));
+        for (std::int64_t batch : cfg.batches) {
+          status(fmt::format("bert-base {} {} batch {} seq {}", dev, to_string(p), batch, seq));
+          model.stage(synthetic_batch(bc, batch, seq));
+          // CPU cells past batch 1 take long: a quarter of the steps, at least 3 (as the networks' cells).
+          const bool cpu_big = backend != Backend::Cuda && batch > 1;
+          const int steps = cpu_big ? std::max(3, cfg.steps / 4) : cfg.steps;
+          const int warmup = cpu_big ? std::max(1, cfg.warmup / 4) : cfg.warmup;
+          const bool graph = cfg.graphs && backend == Backend::Cuda;
+          model.forward();  // every library plan made before a capture
+          for (int i = 0; i < warmup; ++i) graph ? model.forward_graph() : model.forward();
+          ctx.synchronize();
+          std::vector<double> times;
+          for (int i = 0; i < steps; ++i) {
+            const double t0 = now_seconds();
+            graph ? model.forward_graph() : model.forward();
+            ctx.synchronize();
+            times.push_back(now_seconds() - t0);
+          }
+          const Summary s = summarize(times);
+          NetRecord r;
+          r.model = fmt::format("bert-base s{}", seq);
+          r.device = dev;
+          r.precision = to_string(p);
+          r.mode = "infer";
+          r.batch = batch;
+          r.steps = steps;
+          r.median_s = s.median;
+          r.iqr_s = s.q3 - s.q1;
+          r.min_s = s.min;
+          r.max_s = s.max;
+          r.flops = forward_flops(bc, batch, seq, dtype);
+          if (backend == Backend::Cuda) r.peak_bytes = double(model.device_bytes());
+          r.params = {{"seq", seq}, {"tokens_per_s", s.median > 0 ? double(batch * seq) / s.median : 0.0},
+                      {"weights", cfg.checkpoint.empty() ? "seeded" : cfg.checkpoint},
+                      {"graph", graph},
+                      {"attention", dtype == DType::BF16 || dtype == DType::F16
+                                        ? "roofline fused kernel (tensor cores, mma.sync)"
+                                        : "roofline fused kernel (fp32 arithmetic, CUDA cores)"}};
+          sink(r);
+          out.push_back(r);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {
+  if (cfg.peer != "pytorch")
+    throw_usage(fmt::format("unknown peer '{}'", printable(cfg.peer)), "the only peer is pytorch (--peer pytorch)");
+  const std::string script = find_peer_script(cfg.peer_script, "peers/pytorch_bert.py");
+  std::vector<std::string> precisions, batches, seqs;
+  for (Precision p : cfg.precisions) precisions.push_back(to_string(p));
+  for (auto b : cfg.batches) batches.push_back(std::to_string(b));
+  for (auto s : cfg.seqs) seqs.push_back(std::to_string(s));
+  std::vector<NetRecord> out;
+  for (const char* dev : {"cpu", "gpu"}) {
+    if ((std::string(dev) == "cpu" && !cfg.cpu) || (std::string(dev) == "gpu" && !cfg.gpu)) continue;
+    const std::string cmd = fmt::format(
+        "python3 '{}' bench --device {} --precisions {} --batches {} --seqs {} --steps {} --warmup {}{}", script,
+        std::string(dev) == "gpu" ? "cuda" : "cpu", join(precisions, ","), join(batches, ","), join(seqs, ","),
+        cfg.steps, cfg.warmup, cfg.peer_compile ? " --compile" : "");
+    const nlohmann::json j = run_peer_command(cmd);
+    if (!j.contains("records") || !j["records"].is_array())
+      throw Error(ErrorKind::Input, "the BERT peer's output has no \"records\" list",
+                  "run peers/pytorch_bert.py bench by hand to see why");
+    const bert::BertConfig bc = bert::bert_base_cased();
+    for (const auto& x : j["records"]) {
+      NetRecord r;
+      r.source = x.at("source").get<std::string>();
+      r.model = x.at("model").get<std::string>();
+      r.device = x.at("device").get<std::string>();
+      r.precision = x.at("precision").get<std::string>();
+      r.mode = "infer";
+      r.batch = x.at("batch").get<std::int64_t>();
+      r.steps = x.value("steps", 0);
+      r.median_s = x.at("median_s").get<double>();
+      r.iqr_s = x.value("iqr_s", 0.0);
+      if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
+      const std::int64_t seq = std::stoll(r.model.substr(r.model.find(" s") + 2));
+      r.flops = forward_flops(bc, r.batch, seq, activation_dtype(parse_precision(r.precision)));
+      r.params = {{"seq", seq}, {"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace roofline::engine
