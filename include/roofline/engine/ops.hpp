@@ -37,10 +37,15 @@ struct LinearShape {
   Activation act = Activation::None;
   DType dtype = DType::F32;
   bool tf32 = false;
+  // Inference on the GPU: the forward's bias is kept in dtype beside the
+  // weights' low-precision copy (cuBLASLt's epilogue takes it as is; an fp32
+  // bias with 16-bit output is converted by a kernel before each GEMM where no
+  // algorithm takes it: 49 of them a BERT-base forward). F32 elsewhere.
+  DType bias_dtype = DType::F32;
   PassCosts cost() const;  // bytes: activations and weights at dtype's width, bias and gradients fp32
 };
-// out (n, out), in (n, in), w (out, in): dtype; b (out) fp32 or null
-void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* in, const void* w, const float* b);
+// out (n, out), in (n, in), w (out, in): dtype; b (out) in s.bias_dtype or null
+void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* in, const void* w, const void* b);
 // The same forward over the weights stored transposed, wt (in, out) = wᵀ, for
 // inference (Network::prepare_inference keeps such a copy while the parameters
 // do not change): out (n, out) = act(in · wt + b), F32 only. On the fast CPU backend

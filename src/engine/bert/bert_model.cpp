@@ -95,7 +95,7 @@ bool ignorable(const std::string& name) { return name == "bert.embeddings.positi
 
 // ---- Device state ----------------------------------------------------------------
 struct DevLinear {
-  Tensor w, b;  // w (out, in) in the activations' dtype; b (out) fp32
+  Tensor w, b;  // w (out, in) in the activations' dtype; b (out) in shape.bias_dtype
   ops::LinearShape shape;
 };
 struct DevLayer {
@@ -220,7 +220,11 @@ void BertQA::upload_params() {
     }
     DevLinear l;
     l.w = upload(ctx_, w.data(), static_cast<int64_t>(w.size()), dtype_, "BERT weights");
-    l.b = upload(ctx_, b.data(), static_cast<int64_t>(b.size()), DType::F32, "BERT biases");
+    // On the GPU in bf16/fp16 the biases too are kept in the activations' dtype: the GEMM's epilogue takes them
+    // as they are (an fp32 bias cost a conversion kernel before each of the 49 GEMMs of a forward).
+    const DType bias_dtype = ctx_.is_cuda() ? dtype_ : DType::F32;
+    l.b = upload(ctx_, b.data(), static_cast<int64_t>(b.size()), bias_dtype, "BERT biases");
+    l.shape.bias_dtype = bias_dtype;
     l.shape.in = in;
     l.shape.out = static_cast<int64_t>(b.size());
     l.shape.bias = true;
@@ -309,7 +313,7 @@ void BertQA::forward() {
   auto linear = [&](const DevLinear& l, void* out, const void* in) {
     ops::LinearShape s = l.shape;
     s.n = T;
-    ops::linear_forward(ctx_, s, out, in, l.w.raw(), l.b.f32());
+    ops::linear_forward(ctx_, s, out, in, l.w.raw(), l.b.raw());
   };
   ops::EmbeddingShape es{T, h, cfg_.vocab_size, cfg_.max_positions, cfg_.type_vocab, dtype_};
   ops::embeddings_forward(ctx_, es, d.tmp.raw(), d.ids.i32(), d.positions.i32(), d.type_ids.i32(), d.word.f32(),

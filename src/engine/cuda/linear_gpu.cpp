@@ -207,13 +207,24 @@ void linear_forward_gemm(const CudaState* cst, const ops::LinearShape& s, void* 
 }  // namespace
 
 void linear_forward(const CudaState* cst, const ops::LinearShape& s, void* out, const void* in, const void* w,
-                    const float* b) {
-  if (linear_small_applies(s, in, w)) {
-    linear_small_forward(cst, s, static_cast<float*>(out), static_cast<const float*>(in),
-                         static_cast<const float*>(w), b);
+                    const void* b) {
+  if (s.bias_dtype != DType::F32 && b) {
+    // The bias in the output's type: straight into the epilogue.
+    CudaState* st = mut(cst);
+    MatmulKey key = typed({true, false, s.out, s.n, s.in, s.in, s.in, s.out, CUBLASLT_EPILOGUE_DEFAULT}, s, s.dtype);
+    key.epilogue = s.act == ops::Activation::ReLU ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    MatmulPlan* p = required(st, key, s);
+    note(st, p, s, Pass::Forward,
+         fmt::format("cuBLASLt {} epilogue with the {} bias", epilogue_name(key.epilogue), to_string(s.bias_dtype)));
+    matmul(st, p, w, in, out, b);
     return;
   }
-  linear_forward_gemm(cst, s, out, in, w, b, false);
+  if (linear_small_applies(s, in, w)) {
+    linear_small_forward(cst, s, static_cast<float*>(out), static_cast<const float*>(in),
+                         static_cast<const float*>(w), static_cast<const float*>(b));
+    return;
+  }
+  linear_forward_gemm(cst, s, out, in, w, static_cast<const float*>(b), false);
 }
 
 void linear_forward_wt(const CudaState* cst, const ops::LinearShape& s, float* out, const float* in, const float* wt,

@@ -11,7 +11,7 @@
 namespace roofline::engine::cuda_ops {
 
 void linear_forward(const CudaState* st, const ops::LinearShape& s, void* out, const void* in, const void* w,
-                    const float* b);
+                    const void* b);  // b in s.bias_dtype
 void linear_forward_wt(const CudaState* st, const ops::LinearShape& s, float* out, const float* in, const float* wt,
                        const float* b);
 void linear_backward_input(const CudaState* st, const ops::LinearShape& s, void* din, const void* dpre,

@@ -156,97 +156,144 @@ __global__ void gelu_kernel(std::int64_t n, T* out, const T* in) {
   }
 }
 
-// Attention: block (query block, head, sequence), a thread per query row with
-// its query and output in registers; tiles of kKeys keys and values staged in
-// shared memory as fp32 and read by every thread at the same address
-// (broadcast); the softmax online, rescaling the output once per kSub keys.
-constexpr int kQueries = 64, kKeys = 64, kSub = 16;
+// Attention in fp32 arithmetic (fp32 activations, and bf16/fp16 ones the
+// tensor-core kernel does not take): block (64 queries, head, sequence), 128
+// threads, each a 4 × 8 register tile of S = Q·Kᵀ for a tile of 64 keys and
+// a 4 × D/8 tile of O, both GEMM-like products read from shared memory, Q and
+// K transposed there so that each thread's operands are float4 loads. The
+// softmax runs online on the register tile (a row's maximum and sum over the 8
+// threads that share it, by shuffles); P goes through shared memory, never
+// global. A thread per query row (each key's K and V read as broadcasts)
+// reached 11 TFLOP/s on an H100 at BERT-base s128 b32.
+constexpr int kQ = 64, kK = 64, kThreadsAttn = 128;
+
+template <int D>
+struct AttnSmem {
+  float qt[D][kQ + 4];   // Q transposed, pre-scaled into log2 units
+  float kt[D][kK + 4];   // K transposed
+  float v[kK][D + 4];
+  float pt[kK][kQ + 4];  // P transposed
+};
 
 template <class T, int D>
-__global__ void __launch_bounds__(kQueries) attention_kernel(std::int64_t tokens, int heads, std::int64_t padded,
-                                                             float scale, T* __restrict__ out, float* __restrict__ lse,
-                                                             const T* __restrict__ qkv,
-                                                             const std::int32_t* __restrict__ start,
-                                                             const std::int32_t* __restrict__ len) {
-  __shared__ float4 ks[kKeys][D / 4], vs[kKeys][D / 4];
-  const int b = blockIdx.z, h = blockIdx.y;
+__global__ void __launch_bounds__(kThreadsAttn) attention_kernel(std::int64_t tokens, int heads, std::int64_t padded,
+                                                                 float scale_log2, T* __restrict__ out,
+                                                                 float* __restrict__ lse, const T* __restrict__ qkv,
+                                                                 const std::int32_t* __restrict__ start,
+                                                                 const std::int32_t* __restrict__ len) {
+  extern __shared__ __align__(16) unsigned char attn_smem[];
+  AttnSmem<D>& sm = *reinterpret_cast<AttnSmem<D>*>(attn_smem);
+  constexpr int kDo = D / 8;  // output dims a thread
+  const int b = blockIdx.z, h = blockIdx.y, tid = threadIdx.x;
   const std::int64_t t0 = start[b], n = len[b], queries = padded > 0 ? padded : n;
-  const std::int64_t i = std::int64_t(blockIdx.x) * kQueries + threadIdx.x;
-  if (std::int64_t(blockIdx.x) * kQueries >= queries) return;  // the whole block is past this sequence
+  const std::int64_t q0 = std::int64_t(blockIdx.x) * kQ;
+  if (q0 >= queries) return;
   const std::int64_t hd = std::int64_t(heads) * D, row = 3 * hd;
-  const bool active = i < queries;
-  float q[D], o[D];
-  for (int c = 0; c < D; ++c) {
-    q[c] = active ? ld(qkv, (t0 + i) * row + std::int64_t(h) * D + c) * scale : 0.f;
-    o[c] = 0.f;
+  const T* head = qkv + std::int64_t(h) * D;
+  // Row group ty (rows 4ty..4ty+3), column group tx (keys 8tx..8tx+7 of S, dims kDo·tx.. of O):
+  // the 8 threads of a row group are lanes ty·8 .. ty·8+7 of one warp.
+  const int tx = tid % 8, ty = tid / 8;
+  for (int e = tid; e < kQ * D; e += kThreadsAttn) {
+    const int r = e / D, c = e % D;
+    sm.qt[c][r] = q0 + r < queries ? ld(head, (t0 + q0 + r) * row + c) * scale_log2 : 0.f;
   }
-  float m = -INFINITY, l = 0.f;
-  for (std::int64_t j0 = 0; j0 < n; j0 += kKeys) {
-    const int kt = int(n - j0 < kKeys ? n - j0 : std::int64_t(kKeys));
-    __syncthreads();  // the previous tile is no longer read
-    for (int e = threadIdx.x; e < kt * (D / 4); e += kQueries) {
-      const int j = e / (D / 4), c4 = e % (D / 4);
-      const std::int64_t base = (t0 + j0 + j) * row + std::int64_t(h) * D + c4 * 4;
-      ks[j][c4] = make_float4(ld(qkv, base + hd), ld(qkv, base + hd + 1), ld(qkv, base + hd + 2),
-                              ld(qkv, base + hd + 3));
-      vs[j][c4] = make_float4(ld(qkv, base + 2 * hd), ld(qkv, base + 2 * hd + 1), ld(qkv, base + 2 * hd + 2),
-                              ld(qkv, base + 2 * hd + 3));
+  float o[4][kDo], m[4], l[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    m[i] = -INFINITY, l[i] = 0.f;
+#pragma unroll
+    for (int j = 0; j < kDo; ++j) o[i][j] = 0.f;
+  }
+  for (std::int64_t j0 = 0; j0 < n; j0 += kK) {
+    __syncthreads();  // the previous tile's K, V and P are no longer read
+    for (int e = tid; e < kK * D; e += kThreadsAttn) {
+      const int r = e / D, c = e % D;
+      const bool ok = j0 + r < n;
+      sm.kt[c][r] = ok ? ld(head, (t0 + j0 + r) * row + hd + c) : 0.f;
+      sm.v[r][c] = ok ? ld(head, (t0 + j0 + r) * row + 2 * hd + c) : 0.f;
     }
     __syncthreads();
-    for (int s0 = 0; s0 < kt; s0 += kSub) {
-      const int sn = min(kSub, kt - s0);
-      float sc[kSub];
-      float tile_max = -INFINITY;
+    float sc[4][8] = {};
+#pragma unroll 8
+    for (int c = 0; c < D; ++c) {
+      const float4 a = *reinterpret_cast<const float4*>(&sm.qt[c][4 * ty]);
+      const float4 k0 = *reinterpret_cast<const float4*>(&sm.kt[c][8 * tx]);
+      const float4 k1 = *reinterpret_cast<const float4*>(&sm.kt[c][8 * tx + 4]);
+      const float av[4] = {a.x, a.y, a.z, a.w}, kv[8] = {k0.x, k0.y, k0.z, k0.w, k1.x, k1.y, k1.z, k1.w};
 #pragma unroll
-      for (int s = 0; s < kSub; ++s) {
-        float dot = 0.f;
-        if (s < sn) {
+      for (int i = 0; i < 4; ++i)
 #pragma unroll
-          for (int c4 = 0; c4 < D / 4; ++c4) {
-            const float4 k = ks[s0 + s][c4];
-            dot = fmaf(q[4 * c4], k.x, fmaf(q[4 * c4 + 1], k.y, fmaf(q[4 * c4 + 2], k.z, fmaf(q[4 * c4 + 3], k.w, dot))));
-          }
-          tile_max = fmaxf(tile_max, dot);
-        }
-        sc[s] = dot;
+        for (int j = 0; j < 8; ++j) sc[i][j] = fmaf(av[i], kv[j], sc[i][j]);
+    }
+    // Online softmax over this tile's keys (those past the sequence masked).
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        if (j0 + 8 * tx + j >= n) sc[i][j] = -INFINITY;
+        mx = fmaxf(mx, sc[i][j]);
       }
-      const float m_new = fmaxf(m, tile_max);
-      const float corr = __expf(m - m_new);  // 0 on the first tile (m = −inf)
-      l *= corr;
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+      const float m_new = fmaxf(m[i], mx);  // finite: the tile holds at least one real key
+      const float corr = exp2f(m[i] - m_new);
+      m[i] = m_new;
+      float sum = 0.f;
 #pragma unroll
-      for (int c = 0; c < D; ++c) o[c] *= corr;
-#pragma unroll
-      for (int s = 0; s < kSub; ++s) {
-        if (s < sn) {
-          const float p = __expf(sc[s] - m_new);
-          l += p;
-#pragma unroll
-          for (int c4 = 0; c4 < D / 4; ++c4) {
-            const float4 v = vs[s0 + s][c4];
-            o[4 * c4] = fmaf(p, v.x, o[4 * c4]);
-            o[4 * c4 + 1] = fmaf(p, v.y, o[4 * c4 + 1]);
-            o[4 * c4 + 2] = fmaf(p, v.z, o[4 * c4 + 2]);
-            o[4 * c4 + 3] = fmaf(p, v.w, o[4 * c4 + 3]);
-          }
-        }
+      for (int j = 0; j < 8; ++j) {
+        const float p = exp2f(sc[i][j] - m_new);
+        sum += p;
+        sm.pt[8 * tx + j][4 * ty + i] = p;
       }
-      m = m_new;
+      l[i] = l[i] * corr + sum;  // this thread's part of the row sum; the 8 parts are added at the end
+#pragma unroll
+      for (int j = 0; j < kDo; ++j) o[i][j] *= corr;
+    }
+    __syncthreads();
+    // O += P · V over the tile's keys.
+#pragma unroll 4
+    for (int k = 0; k < kK; ++k) {
+      const float4 a = *reinterpret_cast<const float4*>(&sm.pt[k][4 * ty]);
+      const float av[4] = {a.x, a.y, a.z, a.w};
+      float vv[kDo];
+#pragma unroll
+      for (int j = 0; j < kDo; ++j) vv[j] = sm.v[k][kDo * tx + j];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < kDo; ++j) o[i][j] = fmaf(av[i], vv[j], o[i][j]);
     }
   }
-  if (!active) return;
-  const float inv = 1.f / l;
-  for (int c = 0; c < D; ++c) st(out, (t0 + i) * hd + std::int64_t(h) * D + c, o[c] * inv);
-  if (lse) lse[std::int64_t(h) * tokens + t0 + i] = m + logf(l);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 4);
+    const std::int64_t q = q0 + 4 * ty + i;
+    if (q >= queries) continue;
+    const float inv = 1.f / l[i];
+#pragma unroll
+    for (int j = 0; j < kDo; ++j) st(out, (t0 + q) * hd + std::int64_t(h) * D + kDo * tx + j, o[i][j] * inv);
+    if (lse && tx == 0) lse[std::int64_t(h) * tokens + t0 + q] = (m[i] + log2f(l[i])) * 0.69314718055994531f;
+  }
 }
 
 template <class T, int D>
 void launch_attention(const CudaState* st, const ops::AttentionShape& s, void* out, float* lse, const void* qkv,
                       const std::int32_t* start, const std::int32_t* len) {
   const std::int64_t queries = s.padded > 0 ? s.padded : s.max_len;
-  const dim3 grid(static_cast<unsigned>((queries + kQueries - 1) / kQueries), static_cast<unsigned>(s.heads),
+  const dim3 grid(static_cast<unsigned>((queries + kQ - 1) / kQ), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
-  attention_kernel<T, D><<<grid, kQueries, 0, stream_of(st)>>>(
-      s.tokens, static_cast<int>(s.heads), s.padded, 1.0f / sqrtf(float(D)), static_cast<T*>(out), lse,
+  constexpr int bytes = sizeof(AttnSmem<D>);
+  static bool opted = false;  // past 48 KB a kernel's dynamic shared memory needs an opt-in, once
+  if (bytes > 48 * 1024 && !opted) {
+    CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    opted = true;
+  }
+  attention_kernel<T, D><<<grid, kThreadsAttn, bytes, stream_of(st)>>>(
+      s.tokens, static_cast<int>(s.heads), s.padded, 1.4426950408889634f / sqrtf(float(D)), static_cast<T*>(out), lse,
       static_cast<const T*>(qkv), start, len);
 }
 

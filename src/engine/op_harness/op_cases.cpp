@@ -141,8 +141,12 @@ OpCase layer_case(const Shape& s, const LayerOps<Shape>& f, const LayerSizes& n,
 }  // namespace
 
 OpCase linear_case(const ops::LinearShape& s) {
+  // (the fp32 bias of the training layers: linear_forward's bias may also be in the activations' dtype)
   static const LayerOps<ops::LinearShape> kOps = {
-      ops::linear_forward,         ops::linear_backward_input,         ops::linear_backward_weight,
+      [](Context& ctx, const ops::LinearShape& ls, void* out, const void* in, const void* w, const float* b) {
+        ops::linear_forward(ctx, ls, out, in, w, b);
+      },
+      ops::linear_backward_input,         ops::linear_backward_weight,
       ref::linear_forward<double>, ref::linear_backward_input<double>, ref::linear_backward_weight<double>};
   OpCase c = layer_case(s, kOps, {s.n * s.in, s.out * s.in, s.n * s.out, s.out},
                         s.act == Activation::ReLU ? "linear+relu" : "linear",

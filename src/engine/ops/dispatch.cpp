@@ -58,17 +58,19 @@ bool small_model_pool(const Pool2dShape& s) {
 void check_rows(const RowsShape& s) { ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0, "rows shape"); }
 }  // namespace
 
-void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* in, const void* w, const float* b) {
+void linear_forward(Context& ctx, const LinearShape& s, void* out, const void* in, const void* w, const void* b) {
   check_linear(s);
   ROOFLINE_ASSERT(!s.bias || b, "linear with bias needs a bias");
+  ROOFLINE_ASSERT(s.bias_dtype == DType::F32 || (ctx.is_cuda() && s.bias_dtype == s.dtype),
+                  "a linear bias in another dtype than fp32 is the GPU's, in the activations' dtype");
   if (!s.bias) b = nullptr;
   switch (ctx.backend()) {
     case Backend::CpuRef:
       require_cpu_fp32(ctx, s.dtype, "linear");
-      return ref::linear_forward<float>(s, f32(out), f32(in), f32(w), b);
+      return ref::linear_forward<float>(s, f32(out), f32(in), f32(w), f32(b));
     case Backend::Cpu:
       require_cpu_fp32(ctx, s.dtype, "linear");
-      return fast::linear_forward(s, f32(out), f32(in), f32(w), b);
+      return fast::linear_forward(s, f32(out), f32(in), f32(w), f32(b));
     case Backend::Cuda:
       ROOFLINE_CUDA_PATH(ctx, linear_forward, s, out, in, w, b);
   }
