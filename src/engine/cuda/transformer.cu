@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -287,10 +288,12 @@ void launch_attention(const CudaState* st, const ops::AttentionShape& s, void* o
   const dim3 grid(static_cast<unsigned>((queries + kQ - 1) / kQ), static_cast<unsigned>(s.heads),
                   static_cast<unsigned>(s.batch));
   constexpr int bytes = sizeof(AttnSmem<D>);
-  static bool opted = false;  // past 48 KB a kernel's dynamic shared memory needs an opt-in, once
-  if (bytes > 48 * 1024 && !opted) {
+  // Past 48 KB a kernel's dynamic shared memory needs an opt-in, once per device.
+  static std::atomic<bool> opted[64];
+  const int dev = st->device;
+  if (bytes > 48 * 1024 && (dev < 0 || dev >= 64 || !opted[dev].load())) {
     CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    opted = true;
+    if (dev >= 0 && dev < 64) opted[dev].store(true);
   }
   attention_kernel<T, D><<<grid, kThreadsAttn, bytes, stream_of(st)>>>(
       s.tokens, static_cast<int>(s.heads), s.padded, 1.4426950408889634f / sqrtf(float(D)), static_cast<T*>(out), lse,
