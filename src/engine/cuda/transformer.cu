@@ -19,12 +19,15 @@ namespace roofline::engine::cuda_ops {
 
 namespace {
 
-__device__ __forceinline__ float ld(const float* p, std::int64_t i) { return p[i]; }
-__device__ __forceinline__ float ld(const __nv_bfloat16* p, std::int64_t i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ float ld(const __half* p, std::int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ void st(float* p, std::int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void st(__nv_bfloat16* p, std::int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void st(__half* p, std::int64_t i, float v) { p[i] = __float2half_rn(v); }
+// Element i in fp32, and back (cnn_common.cuh's conversions).
+template <class T>
+__device__ __forceinline__ float ld(const T* p, std::int64_t i) {
+  return cnn::to_f(p[i]);
+}
+template <class T>
+__device__ __forceinline__ void st(T* p, std::int64_t i, float v) {
+  p[i] = cnn::from_f<T>(v);
+}
 
 template <class T>
 __global__ void embeddings_kernel(std::int64_t tokens, std::int64_t hidden, T* __restrict__ out,

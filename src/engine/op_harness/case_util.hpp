@@ -18,6 +18,15 @@ inline double* D(const DevPtrs& p, int i) { return static_cast<double*>(p[static
 inline std::int32_t* I(const DevPtrs& p, int i) { return static_cast<std::int32_t*>(p[static_cast<size_t>(i)]); }
 inline std::uint8_t* U(const DevPtrs& p, int i) { return static_cast<std::uint8_t*>(p[static_cast<size_t>(i)]); }
 
+// A uniform integer in [lo, hi].
+inline std::int64_t pick(Rng& r, std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
+}
+// fp32 half the time (the only dtype the CPU backends run), bf16 and fp16 a quarter each.
+inline DType random_dtype(Rng& r) {
+  const auto k = r.below(4);
+  return k == 0 ? DType::BF16 : k == 1 ? DType::F16 : DType::F32;
+}
 inline double rf(double v) { return static_cast<double>(static_cast<float>(v)); }  // round to fp32
 
 inline void normal(Rng& r, HostBuf& b, std::int64_t n) {

@@ -551,10 +551,6 @@ OpCase gather_case(const ops::BatchShape& s, int64_t images, int64_t first, std:
   return c;
 }
 
-int64_t pick(Rng& r, int64_t lo, int64_t hi) {
-  return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
-}
-
 ops::Conv2dShape random_conv(Rng& r, Activation act) {
   for (;;) {
     ops::Conv2dShape s;

@@ -21,14 +21,6 @@ using namespace case_util;
 
 namespace {
 
-int64_t pick(Rng& r, int64_t lo, int64_t hi) {
-  return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
-}
-// fp32 half the time (the only dtype the CPU backends run), bf16 and fp16 a quarter each.
-DType random_dtype(Rng& r) {
-  const auto k = r.below(4);
-  return k == 0 ? DType::BF16 : k == 1 ? DType::F16 : DType::F32;
-}
 MemoryFormat random_format(Rng& r) { return r.below(2) == 0 ? MemoryFormat::NCHW : MemoryFormat::NHWC; }
 std::string tag(MemoryFormat f, DType t) { return fmt::format("{} {}", to_string(f), to_string(t)); }
 

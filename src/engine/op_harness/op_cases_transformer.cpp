@@ -19,13 +19,6 @@ using namespace case_util;
 
 namespace {
 
-int64_t pick(Rng& r, int64_t lo, int64_t hi) {
-  return lo + static_cast<int64_t>(r.below(static_cast<std::uint64_t>(hi - lo + 1)));
-}
-DType random_dtype(Rng& r) {
-  const auto k = r.below(4);
-  return k == 0 ? DType::BF16 : k == 1 ? DType::F16 : DType::F32;
-}
 
 OpCase embeddings_case(const ops::EmbeddingShape& s) {
   enum { IDS, POSI, TYPES, WORD, POS, TYPE, OUT };
