@@ -205,10 +205,12 @@ TEST(SummaryCli, BadInputIsRefusedClearly) {
     args.insert(args.begin(), {"--db", dir.file("r.db"), "summary"});
     return run_cli(args);
   };
-  auto bert = run({"bert-base"});
-  EXPECT_EQ(bert.exit_code, 2);
-  EXPECT_NE(bert.err.find("issue 24"), std::string::npos) << bert.err;
-  EXPECT_NE(bert.err.find("resnet18"), std::string::npos) << bert.err;
+  auto long_seq = run({"bert-base", "--seq", "513"});
+  EXPECT_EQ(long_seq.exit_code, 2);
+  EXPECT_NE(long_seq.err.find("512 positions"), std::string::npos) << long_seq.err;
+  auto seq_cnn = run({"alexnet", "--seq", "128"});
+  EXPECT_EQ(seq_cnn.exit_code, 2);
+  EXPECT_NE(seq_cnn.err.find("--seq is for bert-base"), std::string::npos) << seq_cnn.err;
   auto unknown = run({"vgg16"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("unknown model 'vgg16'"), std::string::npos) << unknown.err;
@@ -226,4 +228,26 @@ TEST(SummaryCli, BadInputIsRefusedClearly) {
     EXPECT_NE(batch.err.find("--batch"), std::string::npos) << batch.err;
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.db")));
+}
+
+// bert-base: Hugging Face's parameter count, and the linears' multiply-adds by hand: per token
+// 12 · (768·2304 + 768·768 + 768·3072 + 3072·768) + 768·2 = 84,936,192; attention's two matmuls
+// 2 · seq² · 768 per sequence.
+TEST(Summary, BertBaseCountsItsLinearsAndAttention) {
+  const auto s = roofline::engine::summarize_model("bert-base", 2, roofline::engine::Precision::FP32, 384);
+  EXPECT_EQ(s.params, 107721218);
+  EXPECT_EQ(s.layers.size(), 2u + 12u * 7u + 1u);
+  auto row = [&](const std::string& id) {
+    for (const auto& c : s.conventions)
+      if (c.id == id) return c;
+    ADD_FAILURE() << "no convention " << id;
+    return roofline::engine::Convention{};
+  };
+  EXPECT_EQ(row("macs").forward, 2 * 384 * std::int64_t{84936192});
+  EXPECT_EQ(row("macs+attn").forward, 2 * (384 * std::int64_t{84936192} + std::int64_t{12} * 2 * 384 * 384 * 768));
+  EXPECT_EQ(row("deepspeed").train, 3 * row("deepspeed").forward);
+  // The engine counts more than 2 × MACs (bias, softmax, norms, GELU), by a few percent.
+  const double ratio = double(row("roofline").forward) / double(row("2xmacs").forward);
+  EXPECT_GT(ratio, 1.0);
+  EXPECT_LT(ratio, 1.05);
 }

@@ -34,6 +34,7 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/engine/bert.hpp"
 #include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/model.hpp"
 
@@ -122,6 +123,39 @@ void from_graph(ModelSummary& s, const LayerGraph& g) {
   }
 }
 
+// bert-base as BertQA runs it (describe_bert): per sample, a sample being one sequence of s.seq tokens.
+void from_bert(ModelSummary& s, const bert::BertConfig& c) {
+  s.description = fmt::format("bert-base: Hugging Face's BertForQuestionAnswering (bert-base-cased), {} tokens a "
+                              "sequence; a sample is a sequence",
+                              s.seq);
+  const DType dtype = activation_dtype(s.precision);
+  for (const NodeInfo& n : bert::describe_bert(c, s.batch, s.seq, dtype)) {
+    SummaryLayer l;
+    l.name = n.name;
+    l.op = n.op;
+    l.in = n.in;
+    l.out = n.out;
+    l.params = n.params;
+    l.cost = n.cost;
+    s.params += n.params;
+    if (n.op == "linear" || n.op == "linear+gelu") {
+      l.kind = Kind::Linear;
+      l.bias = true;
+      l.macs = n.in[0] * n.in[1] * n.out[1];  // tokens × in × out
+      l.bias_adds = numel(n.out);
+      l.seed001 = n.in[0] * (2 * n.in[1] * n.out[1] + n.out[1]);
+    } else if (n.op == "attention") {
+      l.kind = Kind::Attention;
+      l.matmul_macs = 2 * s.seq * s.seq * c.hidden;  // Q·Kᵀ and P·V over every head
+    } else if (n.op == "embeddings") {
+      l.kind = Kind::Embedding;
+    } else {
+      l.kind = Kind::LayerNorm;
+    }
+    s.layers.push_back(std::move(l));
+  }
+}
+
 void from_model(ModelSummary& s, const Model& m) {
   s.description = m.description;
   s.params = m.learnable_count();
@@ -165,10 +199,11 @@ std::int64_t whole(double v) { return static_cast<std::int64_t>(std::llround(v))
 void add_conventions(ModelSummary& s) {
   // Per-sample sums of what each convention counts.
   std::int64_t macs = 0, bias = 0, relu = 0, pool_in = 0, avgpool_in = 0, bn_elems = 0, bn_channels = 0;
-  std::int64_t seed_fwd = 0, seed_bwd = 0, first_macs = 0;
+  std::int64_t seed_fwd = 0, seed_bwd = 0, first_macs = 0, matmul = 0;
   bool first = true;
   for (const auto& l : s.layers) {
     macs += l.macs;
+    matmul += l.matmul_macs;
     bias += l.bias_adds;
     if (l.relu) relu += numel(l.out);
     if (l.kind == Kind::MaxPool || l.kind == Kind::AvgPool) pool_in += numel(l.in);
@@ -182,6 +217,21 @@ void add_conventions(ModelSummary& s) {
     }
   }
   const std::int64_t n = s.batch;
+  if (s.seq > 0) {
+    // A transformer: the other tools' rules for attention's matmuls, LayerNorm and GELU are not derived
+    // here (nor checked against their runs), so only the conventions that follow from the layers' MACs.
+    s.conventions = {
+        {"roofline", "engine kernels: every op and pass", whole(s.total.forward.flops),
+         whole(s.total.train().flops), "the loss and the optimizer step"},
+        {"macs", "linear multiply-adds", n * macs, -1, "attention's matmuls, bias, norms, GELU, bwd"},
+        {"macs+attn", "linear + attention matmul MACs", n * (macs + matmul), -1, "bias, softmax, norms, GELU, bwd"},
+        {"2xmacs", "FLOPs = 2 × (linear + attention MACs)", 2 * n * (macs + matmul), -1, "as macs+attn"},
+        {"deepspeed", "train = 3 × fwd (bwd = 2 × fwd)", 2 * n * (macs + matmul), 6 * n * (macs + matmul),
+         "as macs+attn; the true backward"},
+        {"seed001", "2·in·out+out per linear", n * seed_fwd, -1, "attention, norms, GELU"},
+    };
+    return;
+  }
   // Labels and what is left out kept short (a 120-column table); the table's
   // notes say the rest.
   s.conventions = {
@@ -208,14 +258,32 @@ void add_conventions(ModelSummary& s) {
 
 }  // namespace
 
-std::vector<std::string> summary_model_names() { return graph_model_names(); }
+std::vector<std::string> summary_model_names() {
+  auto v = graph_model_names();
+  v.push_back("bert-base");
+  return v;
+}
 
-ModelSummary summarize_model(const std::string& name, std::int64_t batch, Precision precision) {
+ModelSummary summarize_model(const std::string& name, std::int64_t batch, Precision precision,
+                             std::int64_t seq) {
   const std::string n = to_lower(trim(name));
   if (batch < 1) throw_usage(fmt::format("--batch {} is not a batch size", batch), "give a batch of 1 or more");
-  if (n == "bert-base" || n == "bert")
-    throw_usage(fmt::format("the engine has no model '{}' yet", printable(name)),
-                "BERT comes with issue 24; the models are " + join(summary_model_names(), ", "));
+  if (n == "bert-base") {
+    const bert::BertConfig c = bert::bert_base_cased();
+    if (seq < 1 || seq > c.max_positions)
+      throw_usage(fmt::format("--seq {}: sequences run from 1 token to bert-base's {} positions", seq,
+                              c.max_positions),
+                  "give --seq between 1 and 512");
+    ModelSummary s;
+    s.model = "bert-base";
+    s.batch = batch;
+    s.seq = seq;
+    s.precision = precision;
+    from_bert(s, c);
+    for (const auto& l : s.layers) s.total += l.cost;
+    add_conventions(s);
+    return s;
+  }
   LayerGraph g = make_graph_model(n);  // unknown names fail here, naming the models
   ModelSummary s;
   s.model = g.name();
@@ -328,6 +396,18 @@ void add_summary_tables(Report& report, const ModelSummary& s) {
       .col("leaves_out", "Leaves out", "", -1, 40);
   for (const auto& v : s.conventions)
     c.row({v.id, v.label, v.forward, v.train >= 0 ? Cell(v.train) : Cell(), v.leaves_out});
+  if (s.seq > 0) {
+    for (const char* line : {
+             "a sample is one sequence: the tools' rows are per-sequence counts times the batch",
+             "macs+attn: the linears' and attention's two matmuls (Q·Kᵀ, P·V) per head; softmax, LayerNorm, GELU, "
+             "the embeddings' adds and the biases are what every MAC convention leaves out",
+             "fvcore, torchinfo, ptflops and PyTorch's FlopCounterMode treat attention's matmuls, LayerNorm and "
+             "GELU each their own way; their rows are not derived for bert-base yet",
+             "deepspeed: its flops profiler's forward (2 × MACs) and fwd+bwd = 3 × forward",
+             "seed001: its linear rule (2·in·out + out per token); the seeds count no transformer by hand"})
+      c.note(line);
+    return;
+  }
   for (const char* line : {
            "macs: what fvcore and ptflops' aten backend count for convolutions and linears (a MAC is 1)",
            "fvcore: FlopCountAnalysis(model.eval()).total(); BatchNorm is 5/elem in train mode",
