@@ -61,19 +61,26 @@ __global__ void layernorm_vec_kernel(std::int64_t rows, std::int64_t cols, float
   const std::int64_t r = blockIdx.x * std::int64_t(blockDim.y) + threadIdx.y;
   if (r >= rows) return;
   const int chunks = int(cols / kPer);
+  // Every load of the row first (up to 2·kChunks 16-byte loads in flight a lane), then the arithmetic.
+  uint4 a[kChunks], b[kChunks];
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int chunk = c * 32 + threadIdx.x;
+    a[c] = b[c] = make_uint4(0, 0, 0, 0);
+    if (chunk < chunks) {
+      a[c] = reinterpret_cast<const uint4*>(in + r * cols)[chunk];
+      if (residual) b[c] = reinterpret_cast<const uint4*>(residual + r * cols)[chunk];
+    }
+  }
   float x[kChunks][kPer];
   float sum = 0.f;
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
-    const int chunk = c * 32 + threadIdx.x;
-    if (chunk >= chunks) continue;
-    uint4 a = reinterpret_cast<const uint4*>(in + r * cols)[chunk];
-    uint4 b = residual ? reinterpret_cast<const uint4*>(residual + r * cols)[chunk] : make_uint4(0, 0, 0, 0);
-    const T* ea = reinterpret_cast<const T*>(&a);
-    const T* eb = reinterpret_cast<const T*>(&b);
+    const T* ea = reinterpret_cast<const T*>(&a[c]);
+    const T* eb = reinterpret_cast<const T*>(&b[c]);
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      x[c][k] = ld(ea, k) + (residual ? ld(eb, k) : 0.f);
+      x[c][k] = ld(ea, k) + (residual ? ld(eb, k) : 0.f);  // zeros past the row: they add nothing
       sum += x[c][k];
     }
   }
@@ -89,13 +96,19 @@ __global__ void layernorm_vec_kernel(std::int64_t rows, std::int64_t cols, float
   for (int c = 0; c < kChunks; ++c) {
     const int chunk = c * 32 + threadIdx.x;
     if (chunk >= chunks) continue;
+    // gamma and beta 16 bytes a load too (the dispatcher checks their alignment).
+    float gv[kPer], bv[kPer];
+#pragma unroll
+    for (int k = 0; k < kPer; k += 4) {
+      const float4 g = reinterpret_cast<const float4*>(gamma)[(chunk * kPer + k) / 4];
+      const float4 be = reinterpret_cast<const float4*>(beta)[(chunk * kPer + k) / 4];
+      gv[k] = g.x, gv[k + 1] = g.y, gv[k + 2] = g.z, gv[k + 3] = g.w;
+      bv[k] = be.x, bv[k + 1] = be.y, bv[k + 2] = be.z, bv[k + 3] = be.w;
+    }
     uint4 o;
     T* eo = reinterpret_cast<T*>(&o);
 #pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const std::int64_t j = std::int64_t(chunk) * kPer + k;
-      st(eo, k, (x[c][k] - m) * rs * gamma[j] + beta[j]);
-    }
+    for (int k = 0; k < kPer; ++k) st(eo, k, (x[c][k] - m) * rs * gv[k] + bv[k]);
     reinterpret_cast<uint4*>(out + r * cols)[chunk] = o;
   }
   if (threadIdx.x == 0) {
@@ -324,7 +337,7 @@ void layernorm_forward(const CudaState* st, const ops::LayerNormShape& s, void* 
     constexpr std::int64_t kPer = 16 / sizeof(T), kChunks = 32 / kPer;  // rows up to 1024 elements
     const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
     if (s.cols % kPer == 0 && s.cols <= kChunks * 32 * kPer && aligned(out) && aligned(in) &&
-        (!residual || aligned(residual))) {
+        (!residual || aligned(residual)) && aligned(gamma) && aligned(beta)) {
       layernorm_vec_kernel<T, int(kChunks)><<<static_cast<unsigned>((s.rows + kRowsPerBlock - 1) / kRowsPerBlock),
                                          dim3(32, kRowsPerBlock), 0, stream_of(st)>>>(
           s.rows, s.cols, s.eps, static_cast<T*>(out), mean, rstd, static_cast<const T*>(in),
