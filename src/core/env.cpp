@@ -29,7 +29,7 @@ constexpr Declaration kTable[] = {
   {Var::TestBinary, "ROOFLINE_TEST_BINARY", Test, "PATH",
    "the roofline binary the CLI tests run (default: the build's, else `roofline` beside the test executable)"},
   {Var::GoldenDir, "ROOFLINE_GOLDEN_DIR", Test, "DIR",
-   "where the GPU suite's golden tests read PyTorch's full-size golden files (written by peers/golden_nets.py; unset: those tests are skipped)"},
+   "where the GPU suite's golden tests read PyTorch's full-size golden files (written by peers/golden_nets.py, and bert-base/ by peers/pytorch_bert.py golden --size base; unset: those tests are skipped)"},
   {Var::InjectLib, "ROOFLINE_INJECT_LIB", Developer, "PATH",
    "the injection library `profile` loads into the program (default: libroofline_inject.so beside the binary)"},
   // The profiler's rows (src/profiler).

@@ -1,13 +1,14 @@
 // bert-base's engine on the GPU: the tiny BERT in every precision against the
 // CPU on the same weights (padded and packed batches), and, where the device
-// call wrote it (ROOFLINE_BERT_GOLDEN: a folder from peers/pytorch_bert.py
-// golden --size base), bert-base-cased's shape against Hugging Face: fp32
+// call wrote it ($ROOFLINE_GOLDEN_DIR/bert-base: peers/pytorch_bert.py golden
+// --size base), bert-base-cased's shape against Hugging Face: fp32
 // (TF32 off) to 1e-3 of the largest logit, bf16 within twice PyTorch's own
 // bf16 distance from float64 (both by the error norm over the value norm).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <filesystem>
 
+#include "roofline/core/env.hpp"
 #include "tests/support/bert_fixture.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/numeric.hpp"
@@ -52,11 +53,11 @@ TEST(BertGpu, TinyBertInEveryPrecisionFollowsTheCpu) {
 
 TEST(BertGpu, BertBaseMatchesHuggingFace) {
   ROOFLINE_REQUIRE_GPU();
-  const char* dir = std::getenv("ROOFLINE_BERT_GOLDEN");
-  if (!dir || !*dir)
-    GTEST_SKIP() << "ROOFLINE_BERT_GOLDEN is not set: python3 peers/pytorch_bert.py golden --size base --device cuda "
-                    "--out DIR writes the fixture (tools/checks/bert.sh)";
-  const std::string d = dir;
+  const auto golden = env::get(env::Var::GoldenDir);
+  const std::string d = golden ? *golden + "/bert-base" : std::string();
+  if (d.empty() || !std::filesystem::exists(d + "/golden.safetensors"))
+    GTEST_SKIP() << "no $ROOFLINE_GOLDEN_DIR/bert-base/golden.safetensors: python3 peers/pytorch_bert.py golden --size "
+                    "base --device cuda --out $ROOFLINE_GOLDEN_DIR/bert-base writes it";
   const auto cfg = bert::read_bert_config(d + "/config.json");
   const auto weights = SafetensorsFile::open(d + "/model.safetensors");
   const auto g64 = test::read_bert_golden(d + "/golden.safetensors", "fp64");
