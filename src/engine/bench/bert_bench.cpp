@@ -129,20 +129,15 @@ std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {
                   "run peers/pytorch_bert.py bench by hand to see why");
     const bert::BertConfig bc = bert::bert_base_cased();
     for (const auto& x : j["records"]) {
-      NetRecord r;
-      r.source = x.at("source").get<std::string>();
-      r.model = x.at("model").get<std::string>();
-      r.device = x.at("device").get<std::string>();
-      r.precision = x.at("precision").get<std::string>();
-      r.mode = "infer";
-      r.batch = x.at("batch").get<std::int64_t>();
-      r.steps = x.value("steps", 0);
-      r.median_s = x.at("median_s").get<double>();
-      r.iqr_s = x.value("iqr_s", 0.0);
-      if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
-      const std::int64_t seq = std::stoll(r.model.substr(r.model.find(" s") + 2));
+      NetRecord r = parse_peer_record(x);
+      const std::string prefix = "bert-base s", digits = r.model.substr(std::min(prefix.size(), r.model.size()));
+      if (r.model.rfind(prefix, 0) != 0 || digits.empty() || digits.size() > 6 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        throw Error(ErrorKind::Input, fmt::format("the BERT peer sent a record of model '{}'", printable(r.model)),
+                    "run peers/pytorch_bert.py bench by hand to see why");
+      const std::int64_t seq = std::stoll(digits);
       r.flops = forward_flops(bc, r.batch, seq, activation_dtype(parse_precision(r.precision)));
-      r.params = {{"seq", seq}, {"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+      r.params["seq"] = seq;
       out.push_back(std::move(r));
     }
   }

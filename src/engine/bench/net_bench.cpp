@@ -335,30 +335,35 @@ void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int
   tx.commit();
 }
 
+NetRecord parse_peer_record(const nlohmann::json& x) {
+  NetRecord r;
+  r.source = x.at("source").get<std::string>();
+  r.model = x.at("model").get<std::string>();
+  r.device = x.at("device").get<std::string>();
+  r.precision = x.at("precision").get<std::string>();
+  r.mode = x.at("mode").get<std::string>();
+  r.batch = x.at("batch").get<std::int64_t>();
+  r.steps = x.value("steps", 0);
+  r.median_s = x.at("median_s").get<double>();
+  r.iqr_s = x.value("iqr_s", 0.0);
+  r.min_s = x.value("min_s", 0.0);
+  r.max_s = x.value("max_s", 0.0);
+  if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
+  if (x.contains("loss") && x["loss"].is_number()) r.loss = x["loss"].get<double>();
+  r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+  return r;
+}
+
 std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
   if (!j.contains("records") || !j["records"].is_array())
     throw Error(ErrorKind::Input, "the peer's output has no \"records\" list", "run the peer script by hand to see why");
   std::vector<NetRecord> out;
   for (const auto& x : j["records"]) {
-    NetRecord r;
-    r.source = x.at("source").get<std::string>();
-    r.model = x.at("model").get<std::string>();
-    r.device = x.at("device").get<std::string>();
-    r.precision = x.at("precision").get<std::string>();
-    r.mode = x.at("mode").get<std::string>();
-    r.batch = x.at("batch").get<std::int64_t>();
-    r.steps = x.value("steps", 0);
-    r.median_s = x.at("median_s").get<double>();
-    r.iqr_s = x.value("iqr_s", 0.0);
-    r.min_s = x.value("min_s", 0.0);
-    r.max_s = x.value("max_s", 0.0);
-    if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
-    if (x.contains("loss") && x["loss"].is_number()) r.loss = x["loss"].get<double>();
+    NetRecord r = parse_peer_record(x);
     const LayerGraph g = make_graph_model(r.model);
     const DType dtype = activation_dtype(parse_precision(r.precision));
     r.flops = r.mode == "train" ? g.cost(r.batch, dtype).train().flops
                                 : inference_cost(g, r.batch, dtype, false).flops;  // eager PyTorch folds nothing
-    r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
     if (x.contains("layout") && x["layout"].is_string()) r.params["format"] = x["layout"];
     if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
     out.push_back(std::move(r));
