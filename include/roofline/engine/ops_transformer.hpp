@@ -46,6 +46,13 @@ struct LayerNormShape {
 };
 void layernorm_forward(Context& ctx, const LayerNormShape& s, void* out, float* mean, float* rstd, const void* in,
                        const void* residual, const float* gamma, const float* beta);
+// The backward from the forward's mean and rstd: din (rows, cols) in dtype, the
+// gradient of x = in + residual (so of each of them); dgamma, dbeta (cols) fp32,
+// overwritten. x̂ = (x − mean)·rstd, g = dout·gamma:
+//   din = rstd · (g − mean_j(g) − x̂ · mean_j(g·x̂)),  dgamma = Σ_rows dout·x̂,  dbeta = Σ_rows dout.
+void layernorm_backward(Context& ctx, const LayerNormShape& s, void* din, float* dgamma, float* dbeta,
+                        const void* dout, const void* in, const void* residual, const float* gamma,
+                        const float* mean, const float* rstd);
 
 // ---- GELU, the erf form (BERT's "gelu"): x · Φ(x) = x/2 · (1 + erf(x/√2)) ----
 struct GeluShape {
@@ -55,6 +62,8 @@ struct GeluShape {
 };
 // out (n) = gelu(in); out may alias in
 void gelu_forward(Context& ctx, const GeluShape& s, void* out, const void* in);
+// din (n) = dout ⊙ gelu'(in), gelu'(x) = Φ(x) + x·φ(x); din may alias dout
+void gelu_backward(Context& ctx, const GeluShape& s, void* din, const void* dout, const void* in);
 
 // ---- Scaled dot-product attention over packed Q, K, V ----------------------
 // qkv (tokens, 3 · heads · head_dim): each token's query, key and value rows

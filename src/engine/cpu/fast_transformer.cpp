@@ -60,6 +60,56 @@ void gelu_forward(const ops::GeluShape& s, float* out, const float* in) {
   });
 }
 
+void layernorm_backward(const ops::LayerNormShape& s, float* din, float* dgamma, float* dbeta, const float* dout,
+                        const float* in, const float* residual, const float* gamma, const float* mean,
+                        const float* rstd) {
+  auto xhat = [&](int64_t r, int64_t j) {
+    const int64_t i = r * s.cols + j;
+    return (in[i] + (residual ? residual[i] : 0.0f) - mean[r]) * rstd[r];
+  };
+  // din: threads over rows. dgamma, dbeta: threads over blocks of columns, each summing its columns over every
+  // row in order (the same bits whatever the thread count).
+  parallel_for(s.rows, threads_for(double(s.rows * s.cols) * 16, kBytesPerThread, s.rows), [&](int64_t r) {
+    double sum_g = 0, sum_gx = 0;
+    for (int64_t j = 0; j < s.cols; ++j) {
+      const float g = dout[r * s.cols + j] * gamma[j];
+      sum_g += g;
+      sum_gx += double(g) * xhat(r, j);
+    }
+    const float mg = static_cast<float>(sum_g / double(s.cols)), mgx = static_cast<float>(sum_gx / double(s.cols));
+    for (int64_t j = 0; j < s.cols; ++j)
+      din[r * s.cols + j] = rstd[r] * (dout[r * s.cols + j] * gamma[j] - mg - xhat(r, j) * mgx);
+  });
+  constexpr int64_t kCols = 64;
+  const int64_t blocks = (s.cols + kCols - 1) / kCols;
+  parallel_for(blocks, threads_for(double(s.rows * s.cols) * 12, kBytesPerThread, blocks), [&](int64_t b) {
+    const int64_t j0 = b * kCols, j1 = std::min(s.cols, j0 + kCols);
+    std::vector<double> g(static_cast<size_t>(j1 - j0), 0.0), be(static_cast<size_t>(j1 - j0), 0.0);
+    for (int64_t r = 0; r < s.rows; ++r)
+      for (int64_t j = j0; j < j1; ++j) {
+        g[size_t(j - j0)] += double(dout[r * s.cols + j]) * xhat(r, j);
+        be[size_t(j - j0)] += dout[r * s.cols + j];
+      }
+    for (int64_t j = j0; j < j1; ++j) {
+      dgamma[j] = static_cast<float>(g[size_t(j - j0)]);
+      dbeta[j] = static_cast<float>(be[size_t(j - j0)]);
+    }
+  });
+}
+
+void gelu_backward(const ops::GeluShape& s, float* din, const float* dout, const float* in) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (s.n + kChunk - 1) / kChunk;
+  parallel_for(chunks, threads_for(double(s.n), kElementsPerThread, chunks), [&](int64_t c) {
+    const int64_t e = std::min(s.n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < e; ++i) {
+      const float x = in[i];
+      const float d = 0.5f * (1.0f + std::erf(x * 0.70710678118654752f)) + x * 0.39894228040143268f * std::exp(-0.5f * x * x);
+      din[i] = dout[i] * d;
+    }
+  });
+}
+
 namespace {
 constexpr int64_t kQueryBlock = 32;  // query rows a task: the transposed keys are reused by all of them
 }

@@ -13,6 +13,10 @@ void embeddings_forward(const ops::EmbeddingShape& s, float* out, const std::int
 void layernorm_forward(const ops::LayerNormShape& s, float* out, float* mean, float* rstd, const float* in,
                        const float* residual, const float* gamma, const float* beta);
 void gelu_forward(const ops::GeluShape& s, float* out, const float* in);
+void layernorm_backward(const ops::LayerNormShape& s, float* din, float* dgamma, float* dbeta, const float* dout,
+                        const float* in, const float* residual, const float* gamma, const float* mean,
+                        const float* rstd);
+void gelu_backward(const ops::GeluShape& s, float* din, const float* dout, const float* in);
 void attention_forward(const ops::AttentionShape& s, float* out, float* lse, const float* qkv,
                        const std::int32_t* start, const std::int32_t* len);
 

@@ -45,6 +45,30 @@ void layernorm_forward(const ops::LayerNormShape& s, T* out, T* mean, T* rstd, c
   }
 }
 
+// din, dgamma, dbeta from dout and the forward's inputs and statistics (ops_transformer.hpp).
+template <class T>
+void layernorm_backward(const ops::LayerNormShape& s, T* din, T* dgamma, T* dbeta, const T* dout, const T* in,
+                        const T* residual, const T* gamma, const T* mean, const T* rstd) {
+  for (std::int64_t j = 0; j < s.cols; ++j) dgamma[j] = dbeta[j] = T(0);
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    T sum_g = 0, sum_gx = 0;
+    for (std::int64_t j = 0; j < s.cols; ++j) {
+      const std::int64_t i = r * s.cols + j;
+      const T xh = (in[i] + (residual ? residual[i] : T(0)) - mean[r]) * rstd[r];
+      const T g = dout[i] * gamma[j];
+      sum_g += g;
+      sum_gx += g * xh;
+      dgamma[j] += dout[i] * xh;
+      dbeta[j] += dout[i];
+    }
+    for (std::int64_t j = 0; j < s.cols; ++j) {
+      const std::int64_t i = r * s.cols + j;
+      const T xh = (in[i] + (residual ? residual[i] : T(0)) - mean[r]) * rstd[r];
+      din[i] = rstd[r] * (dout[i] * gamma[j] - sum_g / T(s.cols) - xh * sum_gx / T(s.cols));
+    }
+  }
+}
+
 template <class T>
 T gelu(T x) {
   return T(0.5) * x * (T(1) + std::erf(x / std::sqrt(T(2))));
@@ -53,6 +77,17 @@ T gelu(T x) {
 template <class T>
 void gelu_forward(const ops::GeluShape& s, T* out, const T* in) {
   for (std::int64_t i = 0; i < s.n; ++i) out[i] = gelu(in[i]);
+}
+
+template <class T>
+T gelu_grad(T x) {  // Φ(x) + x·φ(x)
+  const T pi = T(3.14159265358979323846);
+  return T(0.5) * (T(1) + std::erf(x / std::sqrt(T(2)))) + x * std::exp(-x * x / T(2)) / std::sqrt(T(2) * pi);
+}
+
+template <class T>
+void gelu_backward(const ops::GeluShape& s, T* din, const T* dout, const T* in) {
+  for (std::int64_t i = 0; i < s.n; ++i) din[i] = dout[i] * gelu_grad(in[i]);
 }
 
 // out (tokens, heads·d), lse (heads, tokens) or null, from qkv (tokens, 3·heads·d)

@@ -15,6 +15,10 @@ void embeddings_forward(const CudaState* st, const ops::EmbeddingShape& s, void*
 void layernorm_forward(const CudaState* st, const ops::LayerNormShape& s, void* out, float* mean, float* rstd,
                        const void* in, const void* residual, const float* gamma, const float* beta);
 void gelu_forward(const CudaState* st, const ops::GeluShape& s, void* out, const void* in);
+void layernorm_backward(const CudaState* st, const ops::LayerNormShape& s, void* din, float* dgamma, float* dbeta,
+                        const void* dout, const void* in, const void* residual, const float* gamma,
+                        const float* mean, const float* rstd);
+void gelu_backward(const CudaState* st, const ops::GeluShape& s, void* din, const void* dout, const void* in);
 void attention_forward(const CudaState* st, const ops::AttentionShape& s, void* out, float* lse, const void* qkv,
                        const std::int32_t* start, const std::int32_t* len);
 // The tensor-core path of attention_forward (attention_mma.cu): BF16 and F16

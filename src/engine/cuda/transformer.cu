@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -170,6 +171,80 @@ __global__ void gelu_kernel(std::int64_t n, T* out, const T* in) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     st(out, i, gelu(ld(in, i)));
+  }
+}
+
+// LayerNorm's backward. din: a warp per row (the row's two sums over the
+// columns, then each element). dgamma, dbeta: per-column sums over the rows,
+// as per-chunk partials (block: 32 columns × 8 row lanes over a chunk of
+// rows) then one sum per column over the chunks, in a fixed order.
+template <class T>
+__global__ void layernorm_dx_kernel(std::int64_t rows, std::int64_t cols, T* din, const T* dout, const T* in,
+                                    const T* residual, const float* __restrict__ gamma,
+                                    const float* __restrict__ mean, const float* __restrict__ rstd) {
+  const std::int64_t r = blockIdx.x * std::int64_t(blockDim.y) + threadIdx.y;
+  if (r >= rows) return;
+  const float m = mean[r], rs = rstd[r];
+  const std::int64_t o = r * cols;
+  float sg = 0.f, sgx = 0.f;
+  for (std::int64_t j = threadIdx.x; j < cols; j += 32) {
+    const float xh = (ld(in, o + j) + (residual ? ld(residual, o + j) : 0.f) - m) * rs;
+    const float g = ld(dout, o + j) * gamma[j];
+    sg += g;
+    sgx += g * xh;
+  }
+  const float mg = warp_sum(sg) / float(cols), mgx = warp_sum(sgx) / float(cols);
+  for (std::int64_t j = threadIdx.x; j < cols; j += 32) {
+    const float xh = (ld(in, o + j) + (residual ? ld(residual, o + j) : 0.f) - m) * rs;
+    st(din, o + j, rs * (ld(dout, o + j) * gamma[j] - mg - xh * mgx));  // every read of o + j before the write
+  }
+}
+
+template <class T>
+__global__ void layernorm_dgamma_partials(std::int64_t rows, std::int64_t cols, std::int64_t per_chunk,
+                                          const T* dout, const T* in, const T* residual,
+                                          const float* __restrict__ mean, const float* __restrict__ rstd,
+                                          float* __restrict__ partial) {
+  __shared__ float pg[8][33], pb[8][33];
+  const std::int64_t j = blockIdx.x * 32 + threadIdx.x, chunk = blockIdx.y;
+  const std::int64_t r0 = chunk * per_chunk, r1 = min(rows, r0 + per_chunk);
+  float g = 0.f, b = 0.f;
+  if (j < cols)
+    for (std::int64_t r = r0 + threadIdx.y; r < r1; r += 8) {
+      const std::int64_t i = r * cols + j;
+      const float dy = ld(dout, i);
+      g += dy * (ld(in, i) + (residual ? ld(residual, i) : 0.f) - mean[r]) * rstd[r];
+      b += dy;
+    }
+  pg[threadIdx.y][threadIdx.x] = g;
+  pb[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && j < cols) {
+    float sg = 0.f, sb = 0.f;
+    for (int k = 0; k < 8; ++k) sg += pg[k][threadIdx.x], sb += pb[k][threadIdx.x];
+    partial[(2 * chunk) * cols + j] = sg;
+    partial[(2 * chunk + 1) * cols + j] = sb;
+  }
+}
+
+__global__ void layernorm_dgamma_sum(std::int64_t chunks, std::int64_t cols, const float* __restrict__ partial,
+                                     float* __restrict__ dgamma, float* __restrict__ dbeta) {
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < cols;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    float g = 0.f, b = 0.f;
+    for (std::int64_t c = 0; c < chunks; ++c) g += partial[(2 * c) * cols + j], b += partial[(2 * c + 1) * cols + j];
+    dgamma[j] = g;
+    dbeta[j] = b;
+  }
+}
+
+template <class T>
+__global__ void gelu_backward_kernel(std::int64_t n, T* din, const T* dout, const T* in) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const float x = ld(in, i);
+    const float d = 0.5f * (1.f + erff(x * 0.70710678118654752f)) + x * 0.39894228040143268f * __expf(-0.5f * x * x);
+    st(din, i, ld(dout, i) * d);
   }
 }
 
@@ -347,6 +422,46 @@ void layernorm_forward(const CudaState* st, const ops::LayerNormShape& s, void* 
     layernorm_kernel<T><<<static_cast<unsigned>((s.rows + kRowsPerBlock - 1) / kRowsPerBlock), dim3(32, kRowsPerBlock),
                           0, stream_of(st)>>>(s.rows, s.cols, s.eps, static_cast<T*>(out), mean, rstd,
                                               static_cast<const T*>(in), static_cast<const T*>(residual), gamma, beta);
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
+void layernorm_backward(const CudaState* st, const ops::LayerNormShape& s, void* din, float* dgamma, float* dbeta,
+                        const void* dout, const void* in, const void* residual, const float* gamma,
+                        const float* mean, const float* rstd) {
+  constexpr int kRowsPerBlock = 8;
+  // Chunks of rows for the column sums: enough blocks to fill the GPU, each chunk at least 64 rows.
+  const std::int64_t col_blocks = (s.cols + 31) / 32;
+  const std::int64_t want = std::max<std::int64_t>(1, std::int64_t(st->sm_count) * 8 / col_blocks);
+  const std::int64_t chunks = std::max<std::int64_t>(1, std::min(want, (s.rows + 63) / 64));
+  const std::int64_t per_chunk = (s.rows + chunks - 1) / chunks;
+  ensure_workspace(const_cast<CudaState*>(st), static_cast<size_t>(2 * chunks * s.cols) * sizeof(float),
+                   "LayerNorm's gamma/beta gradient partial sums");
+  float* partial = reinterpret_cast<float*>(st->workspace.get());
+  with_dtype(s.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    layernorm_dgamma_partials<T><<<dim3(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks)),
+                                   dim3(32, 8), 0, stream_of(st)>>>(
+        s.rows, s.cols, per_chunk, static_cast<const T*>(dout), static_cast<const T*>(in),
+        static_cast<const T*>(residual), mean, rstd, partial);
+    CUDA_CHECK_LAUNCH();
+    // din after the partial sums: din may alias dout.
+    layernorm_dx_kernel<T><<<static_cast<unsigned>((s.rows + kRowsPerBlock - 1) / kRowsPerBlock),
+                             dim3(32, kRowsPerBlock), 0, stream_of(st)>>>(
+        s.rows, s.cols, static_cast<T*>(din), static_cast<const T*>(dout), static_cast<const T*>(in),
+        static_cast<const T*>(residual), gamma, mean, rstd);
+  });
+  CUDA_CHECK_LAUNCH();
+  layernorm_dgamma_sum<<<blocks_for(s.cols, st), kThreads, 0, stream_of(st)>>>(chunks, s.cols, partial, dgamma,
+                                                                                dbeta);
+  CUDA_CHECK_LAUNCH();
+}
+
+void gelu_backward(const CudaState* st, const ops::GeluShape& s, void* din, const void* dout, const void* in) {
+  with_dtype(s.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    gelu_backward_kernel<T><<<blocks_for(s.n, st), kThreads, 0, stream_of(st)>>>(
+        s.n, static_cast<T*>(din), static_cast<const T*>(dout), static_cast<const T*>(in));
   });
   CUDA_CHECK_LAUNCH();
 }

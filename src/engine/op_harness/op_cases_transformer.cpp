@@ -56,7 +56,7 @@ OpCase embeddings_case(const ops::EmbeddingShape& s) {
 }
 
 OpCase layernorm_case(const ops::LayerNormShape& s) {
-  enum { IN, RES, GAMMA, BETA, OUT, MEAN, RSTD };
+  enum { IN, RES, GAMMA, BETA, OUT, MEAN, RSTD, DOUT, SM, SR, DIN, DG, DB };
   const int64_t n = s.rows * s.cols;
   OpCase c;
   c.op = s.residual ? "layernorm+add" : "layernorm";
@@ -64,8 +64,21 @@ OpCase layernorm_case(const ops::LayerNormShape& s) {
   c.bufs = {{"in", s.dtype, n},         {"residual", s.dtype, s.residual ? n : 1},
             {"gamma", DType::F32, s.cols}, {"beta", DType::F32, s.cols},
             {"out", s.dtype, n, Role::Output}, {"mean", DType::F32, s.rows, Role::Output},
-            {"rstd", DType::F32, s.rows, Role::Output}};
-  c.fill = [s, n](Rng& r, HostBufs& h) {
+            {"rstd", DType::F32, s.rows, Role::Output},
+            {"dout", s.dtype, n},
+            {"mean_ref", DType::F32, s.rows},  // the forward's statistics the backward reads
+            {"rstd_ref", DType::F32, s.rows},
+            {"din", s.dtype, n, Role::Output}, {"dgamma", DType::F32, s.cols, Role::Output},
+            {"dbeta", DType::F32, s.cols, Role::Output}};
+  // The forward in float64: output and statistics.
+  auto fwd = [s, n](const HostBufs& h, std::vector<double>& y, std::vector<double>& m, std::vector<double>& r) {
+    y.resize(static_cast<size_t>(n));
+    m.resize(static_cast<size_t>(s.rows));
+    r.resize(static_cast<size_t>(s.rows));
+    ref::layernorm_forward<double>(s, y.data(), m.data(), r.data(), h[IN].f.data(),
+                                   s.residual ? h[RES].f.data() : nullptr, h[GAMMA].f.data(), h[BETA].f.data());
+  };
+  c.fill = [s, n, fwd](Rng& r, HostBufs& h) {
     // Rows with their own offset and spread, far from 0 and 1: a variance that cancels shows.
     h[IN].f.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < s.rows; ++i) {
@@ -80,6 +93,10 @@ OpCase layernorm_case(const ops::LayerNormShape& s) {
     normal(r, h[BETA], s.cols);
     round_all(h[GAMMA]);
     round_all(h[BETA]);
+    normal(r, h[DOUT], n);
+    round_to(s.dtype, h[DOUT]);
+    std::vector<double> y;
+    fwd(h, y, h[SM].f, h[SR].f);  // rounded to fp32 by the harness
   };
   std::vector<int> in = {IN, GAMMA, BETA};
   if (s.residual) in.push_back(RES);
@@ -93,23 +110,75 @@ OpCase layernorm_case(const ops::LayerNormShape& s) {
                                                        h[IN].f.data(), s.residual ? h[RES].f.data() : nullptr,
                                                        h[GAMMA].f.data(), h[BETA].f.data());
                       }});
+  std::vector<int> bin = {DOUT, IN, GAMMA, SM, SR};
+  if (s.residual) bin.push_back(RES);
+  const PassCosts pc = s.cost();
+  c.passes.push_back({"backward", pc.input_grad + pc.weight_grad, bin, {DIN, DG, DB},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::layernorm_backward(ctx, s, P(p, DIN), F(p, DG), F(p, DB), P(p, DOUT), P(p, IN),
+                                                s.residual ? P(p, RES) : nullptr, F(p, GAMMA), F(p, SM), F(p, SR));
+                      },
+                      [s](HostBufs& h) {
+                        ref::layernorm_backward<double>(s, h[DIN].f.data(), h[DG].f.data(), h[DB].f.data(),
+                                                        h[DOUT].f.data(), h[IN].f.data(),
+                                                        s.residual ? h[RES].f.data() : nullptr, h[GAMMA].f.data(),
+                                                        h[SM].f.data(), h[SR].f.data());
+                      }});
+  // Finite differences of L = Σ out · dout against the reference backward.
+  auto loss = [=](const HostBufs& h) {
+    std::vector<double> y, m, r;
+    fwd(h, y, m, r);
+    return dot(y, h[DOUT].f);
+  };
+  auto grad = [=](const HostBufs& h, int which) {
+    std::vector<double> y, m, r;
+    fwd(h, y, m, r);
+    std::vector<double> din(static_cast<size_t>(n)), dg(static_cast<size_t>(s.cols)), db(static_cast<size_t>(s.cols));
+    ref::layernorm_backward<double>(s, din.data(), dg.data(), db.data(), h[DOUT].f.data(), h[IN].f.data(),
+                                    s.residual ? h[RES].f.data() : nullptr, h[GAMMA].f.data(), m.data(), r.data());
+    return which == GAMMA ? dg : which == BETA ? db : din;  // the residual's gradient is the input's
+  };
+  c.grads.push_back({"in", IN, loss, [=](const HostBufs& h) { return grad(h, IN); }, 1e-5});
+  c.grads.push_back({"gamma", GAMMA, loss, [=](const HostBufs& h) { return grad(h, GAMMA); }, 1e-5});
+  c.grads.push_back({"beta", BETA, loss, [=](const HostBufs& h) { return grad(h, BETA); }, 1e-5});
+  if (s.residual) c.grads.push_back({"residual", RES, loss, [=](const HostBufs& h) { return grad(h, RES); }, 1e-5});
   return c;
 }
 
 OpCase gelu_case(const ops::GeluShape& s) {
-  enum { IN, OUT };
+  enum { IN, OUT, DOUT, DIN };
   OpCase c;
   c.op = "gelu";
   c.shape = fmt::format("n={} {}", s.n, to_string(s.dtype));
-  c.bufs = {{"in", s.dtype, s.n}, {"out", s.dtype, s.n, Role::Output}};
+  c.bufs = {{"in", s.dtype, s.n}, {"out", s.dtype, s.n, Role::Output}, {"dout", s.dtype, s.n},
+            {"din", s.dtype, s.n, Role::Output}};
   c.fill = [s](Rng& r, HostBufs& h) {
     normal(r, h[IN], s.n);
     for (auto& v : h[IN].f) v *= 3;  // the tails too, where erf saturates
     round_to(s.dtype, h[IN]);
+    normal(r, h[DOUT], s.n);
+    round_to(s.dtype, h[DOUT]);
   };
   c.passes.push_back({"forward", s.cost().forward, {IN}, {OUT},
                       [s](Context& ctx, const DevPtrs& p) { ops::gelu_forward(ctx, s, P(p, OUT), P(p, IN)); },
                       [s](HostBufs& h) { ref::gelu_forward<double>(s, h[OUT].f.data(), h[IN].f.data()); }});
+  c.passes.push_back({"input-grad", s.cost().input_grad, {DOUT, IN}, {DIN},
+                      [s](Context& ctx, const DevPtrs& p) { ops::gelu_backward(ctx, s, P(p, DIN), P(p, DOUT), P(p, IN)); },
+                      [s](HostBufs& h) {
+                        ref::gelu_backward<double>(s, h[DIN].f.data(), h[DOUT].f.data(), h[IN].f.data());
+                      }});
+  c.grads.push_back({"in", IN,
+                     [s](const HostBufs& h) {
+                       std::vector<double> y(static_cast<size_t>(s.n));
+                       ref::gelu_forward<double>(s, y.data(), h[IN].f.data());
+                       return dot(y, h[DOUT].f);
+                     },
+                     [s](const HostBufs& h) {
+                       std::vector<double> g(static_cast<size_t>(s.n));
+                       ref::gelu_backward<double>(s, g.data(), h[DOUT].f.data(), h[IN].f.data());
+                       return g;
+                     },
+                     1e-5});
   return c;
 }
 

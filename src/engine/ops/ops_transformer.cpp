@@ -105,6 +105,41 @@ void layernorm_forward(Context& ctx, const LayerNormShape& s, void* out, float* 
   }
 }
 
+void layernorm_backward(Context& ctx, const LayerNormShape& s, void* din, float* dgamma, float* dbeta,
+                        const void* dout, const void* in, const void* residual, const float* gamma,
+                        const float* mean, const float* rstd) {
+  ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0 && float_dtype(s.dtype),
+                  fmt::format("layernorm shape rows={} cols={}", s.rows, s.cols));
+  ROOFLINE_ASSERT(s.residual == (residual != nullptr), "layernorm: the residual pointer and the shape disagree");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      require_cpu_fp32(ctx, s.dtype, "layernorm");
+      return ref::layernorm_backward<float>(s, f32(din), dgamma, dbeta, f32(dout), f32(in), f32(residual), gamma,
+                                            mean, rstd);
+    case Backend::Cpu:
+      require_cpu_fp32(ctx, s.dtype, "layernorm");
+      return fast::layernorm_backward(s, f32(din), dgamma, dbeta, f32(dout), f32(in), f32(residual), gamma, mean,
+                                      rstd);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_TRANSFORMER(ctx, layernorm_backward, s, din, dgamma, dbeta, dout, in, residual, gamma, mean,
+                                rstd);
+  }
+}
+
+void gelu_backward(Context& ctx, const GeluShape& s, void* din, const void* dout, const void* in) {
+  ROOFLINE_ASSERT(s.n > 0 && float_dtype(s.dtype), "gelu shape");
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      require_cpu_fp32(ctx, s.dtype, "gelu");
+      return ref::gelu_backward<float>(s, f32(din), f32(dout), f32(in));
+    case Backend::Cpu:
+      require_cpu_fp32(ctx, s.dtype, "gelu");
+      return fast::gelu_backward(s, f32(din), f32(dout), f32(in));
+    case Backend::Cuda:
+      ROOFLINE_CUDA_TRANSFORMER(ctx, gelu_backward, s, din, dout, in);
+  }
+}
+
 void gelu_forward(Context& ctx, const GeluShape& s, void* out, const void* in) {
   ROOFLINE_ASSERT(s.n > 0 && float_dtype(s.dtype), "gelu shape");
   switch (ctx.backend()) {
