@@ -30,6 +30,13 @@ struct EmbeddingShape {
 void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const std::int32_t* ids,
                         const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
                         const float* pos, const float* type);
+// The tables' gradients, fp32, every row overwritten (rows no token used are
+// zero, as PyTorch's dense embedding gradient): dword[ids[t]] += dout[t], and
+// likewise dpos and dtype. The CPU paths add in token order; the GPU adds
+// with atomics, so its sums may differ from run to run in the last bits.
+void embeddings_backward(Context& ctx, const EmbeddingShape& s, float* dword, float* dpos, float* dtype,
+                         const void* dout, const std::int32_t* ids, const std::int32_t* positions,
+                         const std::int32_t* type_ids);
 
 // ---- LayerNorm over the last dimension, with the residual add before it ----
 // out (rows, cols) = (x − mean) · rstd · gamma + beta with x = in + residual

@@ -28,6 +28,27 @@ void embeddings_forward(const ops::EmbeddingShape& s, float* out, const std::int
   });
 }
 
+void embeddings_backward(const ops::EmbeddingShape& s, float* dword, float* dpos, float* dtype, const float* dout,
+                         const std::int32_t* ids, const std::int32_t* positions, const std::int32_t* type_ids) {
+  std::fill_n(dword, s.vocab * s.hidden, 0.0f);
+  std::fill_n(dpos, s.positions * s.hidden, 0.0f);
+  std::fill_n(dtype, s.types * s.hidden, 0.0f);
+  // Threads over blocks of columns, each adding its columns for every token in order: no two threads write
+  // one element, and the sums are the reference's, in its order.
+  constexpr int64_t kCols = 64;
+  const int64_t blocks = (s.hidden + kCols - 1) / kCols;
+  parallel_for(blocks, threads_for(double(s.tokens * s.hidden) * 16, kBytesPerThread, blocks), [&](int64_t b) {
+    const int64_t j0 = b * kCols, j1 = std::min(s.hidden, j0 + kCols);
+    for (int64_t t = 0; t < s.tokens; ++t) {
+      const float* g = dout + t * s.hidden;
+      float* w = dword + int64_t(ids[t]) * s.hidden;
+      float* p = dpos + int64_t(positions[t]) * s.hidden;
+      float* y = dtype + int64_t(type_ids[t]) * s.hidden;
+      for (int64_t j = j0; j < j1; ++j) w[j] += g[j], p[j] += g[j], y[j] += g[j];
+    }
+  });
+}
+
 void layernorm_forward(const ops::LayerNormShape& s, float* out, float* mean, float* rstd, const float* in,
                        const float* residual, const float* gamma, const float* beta) {
   parallel_for(s.rows, threads_for(double(s.rows * s.cols) * 12, kBytesPerThread, s.rows), [&](int64_t r) {

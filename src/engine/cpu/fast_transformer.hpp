@@ -10,6 +10,8 @@ namespace roofline::engine::fast {
 void embeddings_forward(const ops::EmbeddingShape& s, float* out, const std::int32_t* ids,
                         const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
                         const float* pos, const float* type);
+void embeddings_backward(const ops::EmbeddingShape& s, float* dword, float* dpos, float* dtype, const float* dout,
+                         const std::int32_t* ids, const std::int32_t* positions, const std::int32_t* type_ids);
 void layernorm_forward(const ops::LayerNormShape& s, float* out, float* mean, float* rstd, const float* in,
                        const float* residual, const float* gamma, const float* beta);
 void gelu_forward(const ops::GeluShape& s, float* out, const float* in);

@@ -23,6 +23,21 @@ void embeddings_forward(const ops::EmbeddingShape& s, T* out, const std::int32_t
                               type[std::int64_t(type_ids[t]) * s.hidden + j];
 }
 
+template <class T>
+void embeddings_backward(const ops::EmbeddingShape& s, T* dword, T* dpos, T* dtype, const T* dout,
+                         const std::int32_t* ids, const std::int32_t* positions, const std::int32_t* type_ids) {
+  for (std::int64_t i = 0; i < s.vocab * s.hidden; ++i) dword[i] = 0;
+  for (std::int64_t i = 0; i < s.positions * s.hidden; ++i) dpos[i] = 0;
+  for (std::int64_t i = 0; i < s.types * s.hidden; ++i) dtype[i] = 0;
+  for (std::int64_t t = 0; t < s.tokens; ++t)
+    for (std::int64_t j = 0; j < s.hidden; ++j) {
+      const T g = dout[t * s.hidden + j];
+      dword[std::int64_t(ids[t]) * s.hidden + j] += g;
+      dpos[std::int64_t(positions[t]) * s.hidden + j] += g;
+      dtype[std::int64_t(type_ids[t]) * s.hidden + j] += g;
+    }
+}
+
 // out (rows, cols) = LN(in + residual) · gamma + beta; mean, rstd (rows) or null
 template <class T>
 void layernorm_forward(const ops::LayerNormShape& s, T* out, T* mean, T* rstd, const T* in, const T* residual,

@@ -12,6 +12,9 @@ namespace roofline::engine::cuda_ops {
 void embeddings_forward(const CudaState* st, const ops::EmbeddingShape& s, void* out, const std::int32_t* ids,
                         const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
                         const float* pos, const float* type);
+void embeddings_backward(const CudaState* st, const ops::EmbeddingShape& s, float* dword, float* dpos, float* dtype,
+                         const void* dout, const std::int32_t* ids, const std::int32_t* positions,
+                         const std::int32_t* type_ids);
 void layernorm_forward(const CudaState* st, const ops::LayerNormShape& s, void* out, float* mean, float* rstd,
                        const void* in, const void* residual, const float* gamma, const float* beta);
 void gelu_forward(const CudaState* st, const ops::GeluShape& s, void* out, const void* in);

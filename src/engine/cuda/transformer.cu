@@ -44,6 +44,25 @@ __global__ void embeddings_kernel(std::int64_t tokens, std::int64_t hidden, T* _
   }
 }
 
+// The tables' gradients: zeroed, then each token's gradient row added with
+// atomics (a thread per element of the token matrix).
+template <class T>
+__global__ void embeddings_backward_kernel(std::int64_t tokens, std::int64_t hidden, const T* __restrict__ dout,
+                                           const std::int32_t* __restrict__ ids,
+                                           const std::int32_t* __restrict__ positions,
+                                           const std::int32_t* __restrict__ type_ids, float* dword, float* dpos,
+                                           float* dtype) {
+  const std::int64_t total = tokens * hidden;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t t = i / hidden, j = i - t * hidden;
+    const float g = ld(dout, i);
+    atomicAdd(dword + std::int64_t(ids[t]) * hidden + j, g);
+    atomicAdd(dpos + std::int64_t(positions[t]) * hidden + j, g);
+    atomicAdd(dtype + std::int64_t(type_ids[t]) * hidden + j, g);
+  }
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
@@ -400,6 +419,20 @@ void embeddings_forward(const CudaState* st, const ops::EmbeddingShape& s, void*
     using T = std::remove_pointer_t<decltype(tag)>;
     embeddings_kernel<T><<<blocks_for(s.tokens * s.hidden, st), kThreads, 0, stream_of(st)>>>(
         s.tokens, s.hidden, static_cast<T*>(out), ids, positions, type_ids, word, pos, type);
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
+void embeddings_backward(const CudaState* st, const ops::EmbeddingShape& s, float* dword, float* dpos, float* dtype,
+                         const void* dout, const std::int32_t* ids, const std::int32_t* positions,
+                         const std::int32_t* type_ids) {
+  CUDA_CHECK(cudaMemsetAsync(dword, 0, static_cast<size_t>(s.vocab * s.hidden) * sizeof(float), stream_of(st)));
+  CUDA_CHECK(cudaMemsetAsync(dpos, 0, static_cast<size_t>(s.positions * s.hidden) * sizeof(float), stream_of(st)));
+  CUDA_CHECK(cudaMemsetAsync(dtype, 0, static_cast<size_t>(s.types * s.hidden) * sizeof(float), stream_of(st)));
+  with_dtype(s.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    embeddings_backward_kernel<T><<<blocks_for(s.tokens * s.hidden, st), kThreads, 0, stream_of(st)>>>(
+        s.tokens, s.hidden, static_cast<const T*>(dout), ids, positions, type_ids, dword, dpos, dtype);
   });
   CUDA_CHECK_LAUNCH();
 }

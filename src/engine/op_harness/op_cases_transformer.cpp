@@ -21,7 +21,7 @@ namespace {
 
 
 OpCase embeddings_case(const ops::EmbeddingShape& s) {
-  enum { IDS, POSI, TYPES, WORD, POS, TYPE, OUT };
+  enum { IDS, POSI, TYPES, WORD, POS, TYPE, OUT, DOUT, DWORD, DPOS, DTYPE };
   OpCase c;
   c.op = "embeddings";
   c.shape = fmt::format("tokens={} hidden={} vocab={} {}", s.tokens, s.hidden, s.vocab, to_string(s.dtype));
@@ -31,7 +31,11 @@ OpCase embeddings_case(const ops::EmbeddingShape& s) {
             {"word", DType::F32, s.vocab * s.hidden},
             {"pos", DType::F32, s.positions * s.hidden},
             {"type", DType::F32, s.types * s.hidden},
-            {"out", s.dtype, s.tokens * s.hidden, Role::Output}};
+            {"out", s.dtype, s.tokens * s.hidden, Role::Output},
+            {"dout", s.dtype, s.tokens * s.hidden},
+            {"dword", DType::F32, s.vocab * s.hidden, Role::Output},
+            {"dpos", DType::F32, s.positions * s.hidden, Role::Output},
+            {"dtype", DType::F32, s.types * s.hidden, Role::Output}};
   c.fill = [s](Rng& r, HostBufs& h) {
     for (auto [b, n] : {std::pair<int, int64_t>{IDS, s.vocab}, {POSI, s.positions}, {TYPES, s.types}}) {
       h[size_t(b)].i.resize(static_cast<size_t>(s.tokens));
@@ -41,6 +45,8 @@ OpCase embeddings_case(const ops::EmbeddingShape& s) {
     normal(r, h[POS], s.positions * s.hidden);
     normal(r, h[TYPE], s.types * s.hidden);
     for (int b : {WORD, POS, TYPE}) round_all(h[size_t(b)]);
+    normal(r, h[DOUT], s.tokens * s.hidden);
+    round_to(s.dtype, h[DOUT]);
   };
   c.passes.push_back({"forward", s.cost().forward, {IDS, POSI, TYPES, WORD, POS, TYPE}, {OUT},
                       [s](Context& ctx, const DevPtrs& p) {
@@ -51,6 +57,16 @@ OpCase embeddings_case(const ops::EmbeddingShape& s) {
                         ref::embeddings_forward<double>(s, h[OUT].f.data(), h[IDS].i.data(), h[POSI].i.data(),
                                                         h[TYPES].i.data(), h[WORD].f.data(), h[POS].f.data(),
                                                         h[TYPE].f.data());
+                      }});
+  c.passes.push_back({"weight-grad", s.cost().weight_grad, {DOUT, IDS, POSI, TYPES}, {DWORD, DPOS, DTYPE},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::embeddings_backward(ctx, s, F(p, DWORD), F(p, DPOS), F(p, DTYPE), P(p, DOUT),
+                                                 I(p, IDS), I(p, POSI), I(p, TYPES));
+                      },
+                      [s](HostBufs& h) {
+                        ref::embeddings_backward<double>(s, h[DWORD].f.data(), h[DPOS].f.data(), h[DTYPE].f.data(),
+                                                         h[DOUT].f.data(), h[IDS].i.data(), h[POSI].i.data(),
+                                                         h[TYPES].i.data());
                       }});
   return c;
 }

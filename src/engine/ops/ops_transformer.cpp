@@ -88,6 +88,24 @@ void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const 
   }
 }
 
+void embeddings_backward(Context& ctx, const EmbeddingShape& s, float* dword, float* dpos, float* dtype,
+                         const void* dout, const std::int32_t* ids, const std::int32_t* positions,
+                         const std::int32_t* type_ids) {
+  ROOFLINE_ASSERT(s.tokens > 0 && s.hidden > 0 && s.vocab > 0 && s.positions > 0 && s.types > 0 &&
+                      float_dtype(s.dtype),
+                  fmt::format("embedding shape tokens={} hidden={}", s.tokens, s.hidden));
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      require_cpu_fp32(ctx, s.dtype, "embeddings");
+      return ref::embeddings_backward<float>(s, dword, dpos, dtype, f32(dout), ids, positions, type_ids);
+    case Backend::Cpu:
+      require_cpu_fp32(ctx, s.dtype, "embeddings");
+      return fast::embeddings_backward(s, dword, dpos, dtype, f32(dout), ids, positions, type_ids);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_TRANSFORMER(ctx, embeddings_backward, s, dword, dpos, dtype, dout, ids, positions, type_ids);
+  }
+}
+
 void layernorm_forward(Context& ctx, const LayerNormShape& s, void* out, float* mean, float* rstd, const void* in,
                        const void* residual, const float* gamma, const float* beta) {
   ROOFLINE_ASSERT(s.rows > 0 && s.cols > 0 && float_dtype(s.dtype) && s.eps >= 0,
