@@ -17,6 +17,7 @@ class OpsOnGpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OpsOnGpu, MatchTheFloat64Reference) {
   ROOFLINE_REQUIRE_GPU();
+  if (const std::string why = harness::skip_reason(GetParam(), Backend::Cuda); !why.empty()) GTEST_SKIP() << why;
   Context ctx(Backend::Cuda);
   Rng rng(std::hash<std::string>{}(GetParam()) ^ 0x9e3779b9);
   auto results = harness::check_op(GetParam(), ctx, rng, 12);

@@ -98,5 +98,14 @@ struct AttentionShape {
 };
 void attention_forward(Context& ctx, const AttentionShape& s, void* out, float* lse, const void* qkv,
                        const std::int32_t* start, const std::int32_t* len);
+// The backward from the forward's out and lse (the scores recomputed, as
+// flash attention does): dqkv (tokens, 3 · heads · head_dim) in qkv's layout,
+// every element written (padding rows' key and value gradients are zero).
+// With P = exp(scale·q·kᵀ − lse) and D_i = dout_i · out_i:
+//   dv_j = Σ_i P_ij dout_i,  dS_ij = P_ij (dout_i · v_j − D_i),
+//   dq_i = scale Σ_j dS_ij k_j,  dk_j = scale Σ_i dS_ij q_i.
+// CPU backends only so far: the GPU refuses it (Error Unsupported).
+void attention_backward(Context& ctx, const AttentionShape& s, void* dqkv, const void* dout, const void* qkv,
+                        const void* out, const float* lse, const std::int32_t* start, const std::int32_t* len);
 
 }  // namespace roofline::engine::ops

@@ -188,4 +188,44 @@ void attention_forward(const ops::AttentionShape& s, float* out, float* lse, con
   });
 }
 
+void attention_backward(const ops::AttentionShape& s, float* dqkv, const float* dout, const float* qkv,
+                        const float* out, const float* lse, const std::int32_t* start, const std::int32_t* len) {
+  const int64_t d = s.head_dim, hd = s.heads * d, row = 3 * hd;
+  const float scale = 1.0f / std::sqrt(float(d));
+  // Rows no sequence covers (none in the engine's batches) are zero too.
+  std::fill_n(dqkv, s.tokens * row, 0.0f);
+  // A task per (sequence, head): it alone writes that head's q, k and v columns of the sequence's rows.
+  const int64_t tasks = s.batch * s.heads;
+  parallel_for(tasks, threads_for(s.cost().input_grad.flops, kFlopsPerThread, tasks), [&](int64_t task) {
+    const int64_t b = task / s.heads, h = task % s.heads;
+    const int64_t t0 = start[b], n = len[b], queries = s.padded > 0 ? s.padded : n;
+    thread_local std::vector<float> p;
+    p.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < queries; ++i) {
+      const float* q = qkv + (t0 + i) * row + h * d;
+      const float* o = out + (t0 + i) * hd + h * d;
+      const float* g = dout + (t0 + i) * hd + h * d;
+      float di = 0;
+      for (int64_t c = 0; c < d; ++c) di += g[c] * o[c];
+      const float l = lse[h * s.tokens + t0 + i];
+      float* dq = dqkv + (t0 + i) * row + h * d;
+      for (int64_t j = 0; j < n; ++j) {
+        const float* k = qkv + (t0 + j) * row + hd + h * d;
+        const float* v = qkv + (t0 + j) * row + 2 * hd + h * d;
+        float dot = 0, dp = 0;
+        for (int64_t c = 0; c < d; ++c) dot += q[c] * k[c], dp += g[c] * v[c];
+        const float pj = std::exp(dot * scale - l);
+        const float ds = scale * pj * (dp - di);
+        float* dk = dqkv + (t0 + j) * row + hd + h * d;
+        float* dv = dqkv + (t0 + j) * row + 2 * hd + h * d;
+        for (int64_t c = 0; c < d; ++c) {
+          dv[c] += pj * g[c];
+          dq[c] += ds * k[c];
+          dk[c] += ds * q[c];
+        }
+      }
+    }
+  });
+}
+
 }  // namespace roofline::engine::fast

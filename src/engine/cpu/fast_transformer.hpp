@@ -21,5 +21,7 @@ void layernorm_backward(const ops::LayerNormShape& s, float* din, float* dgamma,
 void gelu_backward(const ops::GeluShape& s, float* din, const float* dout, const float* in);
 void attention_forward(const ops::AttentionShape& s, float* out, float* lse, const float* qkv,
                        const std::int32_t* start, const std::int32_t* len);
+void attention_backward(const ops::AttentionShape& s, float* dqkv, const float* dout, const float* qkv,
+                        const float* out, const float* lse, const std::int32_t* start, const std::int32_t* len);
 
 }  // namespace roofline::engine::fast

@@ -142,4 +142,40 @@ void attention_forward(const ops::AttentionShape& s, T* out, T* lse, const T* qk
   }
 }
 
+// dqkv (tokens, 3·heads·d) from dout, qkv, out (tokens, heads·d) and lse (heads, tokens)
+template <class T>
+void attention_backward(const ops::AttentionShape& s, T* dqkv, const T* dout, const T* qkv, const T* out,
+                        const T* lse, const std::int32_t* start, const std::int32_t* len) {
+  const std::int64_t d = s.head_dim, hd = s.heads * d, row = 3 * hd;
+  const T scale = T(1) / std::sqrt(T(d));
+  for (std::int64_t i = 0; i < s.tokens * row; ++i) dqkv[i] = 0;
+  for (std::int64_t b = 0; b < s.batch; ++b) {
+    const std::int64_t t0 = start[b], n = len[b], queries = s.padded > 0 ? s.padded : n;
+    for (std::int64_t h = 0; h < s.heads; ++h)
+      for (std::int64_t i = 0; i < queries; ++i) {
+        const T* q = qkv + (t0 + i) * row + h * d;
+        const T* o = out + (t0 + i) * hd + h * d;
+        const T* g = dout + (t0 + i) * hd + h * d;
+        T di = 0;
+        for (std::int64_t c = 0; c < d; ++c) di += g[c] * o[c];
+        for (std::int64_t j = 0; j < n; ++j) {
+          const T* k = qkv + (t0 + j) * row + hd + h * d;
+          const T* v = qkv + (t0 + j) * row + 2 * hd + h * d;
+          T dot = 0, dp = 0;
+          for (std::int64_t c = 0; c < d; ++c) dot += q[c] * k[c], dp += g[c] * v[c];
+          const T p = std::exp(dot * scale - lse[h * s.tokens + t0 + i]);
+          const T ds = p * (dp - di);
+          T* dq = dqkv + (t0 + i) * row + h * d;
+          T* dk = dqkv + (t0 + j) * row + hd + h * d;
+          T* dv = dqkv + (t0 + j) * row + 2 * hd + h * d;
+          for (std::int64_t c = 0; c < d; ++c) {
+            dv[c] += p * g[c];
+            dq[c] += scale * ds * k[c];
+            dk[c] += scale * ds * q[c];
+          }
+        }
+      }
+  }
+}
+
 }  // namespace roofline::engine::ref

@@ -245,6 +245,72 @@ OpCase attention_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim
   return c;
 }
 
+// The backward of attention_case's shape: out and lse from the float64 forward.
+OpCase attention_grad_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim, int64_t padded, DType t) {
+  OpCase fwd = attention_case(lens, heads, head_dim, padded, t);
+  enum { QKV, START, LEN, DOUT, OUT, LSE, DQKV };
+  ops::AttentionShape s;
+  s.batch = static_cast<int64_t>(lens.size()), s.heads = heads, s.head_dim = head_dim, s.padded = padded;
+  s.dtype = t;
+  s.max_len = *std::max_element(lens.begin(), lens.end());
+  std::vector<std::int32_t> start, len;
+  int64_t tokens = 0;
+  for (int64_t l : lens) {
+    start.push_back(static_cast<std::int32_t>(tokens));
+    len.push_back(static_cast<std::int32_t>(l));
+    tokens += padded > 0 ? padded : l;
+    s.pairs += double(padded > 0 ? padded : l) * double(l);
+  }
+  s.tokens = tokens;
+  const int64_t hd = heads * head_dim;
+  OpCase c;
+  c.op = "attention_grad";
+  c.shape = fwd.shape + (padded > 0 ? " padded" : " packed");
+  c.bufs = {{"qkv", t, tokens * 3 * hd},     {"start", DType::I32, s.batch}, {"len", DType::I32, s.batch},
+            {"dout", t, tokens * hd},        {"out", t, tokens * hd},        {"lse", DType::F32, heads * tokens},
+            {"dqkv", t, tokens * 3 * hd, Role::Output}};
+  auto forward = [s](const HostBufs& h, std::vector<double>& o, std::vector<double>& l) {
+    o.resize(static_cast<size_t>(s.tokens * s.heads * s.head_dim));
+    l.resize(static_cast<size_t>(s.heads * s.tokens));
+    ref::attention_forward<double>(s, o.data(), l.data(), h[QKV].f.data(), h[START].i.data(), h[LEN].i.data());
+  };
+  c.fill = [=](Rng& r, HostBufs& h) {
+    normal(r, h[QKV], tokens * 3 * hd);
+    round_to(t, h[QKV]);
+    h[START].i = start;
+    h[LEN].i = len;
+    normal(r, h[DOUT], tokens * hd);
+    round_to(t, h[DOUT]);
+    forward(h, h[OUT].f, h[LSE].f);  // rounded to their dtypes by the harness
+  };
+  c.passes.push_back({"input-grad", s.cost().input_grad, {QKV, START, LEN, DOUT, OUT, LSE}, {DQKV},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::attention_backward(ctx, s, P(p, DQKV), P(p, DOUT), P(p, QKV), P(p, OUT), F(p, LSE),
+                                                I(p, START), I(p, LEN));
+                      },
+                      [s](HostBufs& h) {
+                        ref::attention_backward<double>(s, h[DQKV].f.data(), h[DOUT].f.data(), h[QKV].f.data(),
+                                                        h[OUT].f.data(), h[LSE].f.data(), h[START].i.data(),
+                                                        h[LEN].i.data());
+                      }});
+  // Finite differences of L = Σ out · dout against the reference backward (from the exact out and lse).
+  c.grads.push_back({"qkv", QKV,
+                     [=](const HostBufs& h) {
+                       std::vector<double> o, l;
+                       forward(h, o, l);
+                       return dot(o, h[DOUT].f);
+                     },
+                     [=](const HostBufs& h) {
+                       std::vector<double> o, l, g(static_cast<size_t>(s.tokens * 3 * hd));
+                       forward(h, o, l);
+                       ref::attention_backward<double>(s, g.data(), h[DOUT].f.data(), h[QKV].f.data(), o.data(),
+                                                       l.data(), h[START].i.data(), h[LEN].i.data());
+                       return g;
+                     },
+                     1e-5});
+  return c;
+}
+
 OpCase random_attention(Rng& r, bool packed) {
   const int64_t batch = pick(r, 1, 4), heads = pick(r, 1, 3);
   const int64_t dims[] = {16, 32, 64};
@@ -260,7 +326,7 @@ OpCase random_attention(Rng& r, bool packed) {
 
 const std::vector<std::string>& transformer_op_names() {
   static const std::vector<std::string> names = {"embeddings", "layernorm", "layernorm+add", "gelu", "attention",
-                                                 "attention_packed"};
+                                                 "attention_packed", "attention_grad"};
   return names;
 }
 
@@ -291,6 +357,15 @@ OpCase transformer_case(const std::string& op, Rng& r) {
   }
   if (op == "gelu") return gelu_case({pick(r, 1, 5000), random_dtype(r)});
   if (op == "attention" || op == "attention_packed") return random_attention(r, op == "attention_packed");
+  if (op == "attention_grad") {
+    // Small: the finite-difference check perturbs every element of qkv.
+    std::vector<int64_t> lens;
+    for (int64_t b = 0, n = pick(r, 1, 3); b < n; ++b) lens.push_back(pick(r, 1, 12));
+    const int64_t longest = *std::max_element(lens.begin(), lens.end());
+    const bool packed = r.below(2) == 0;
+    return attention_grad_case(lens, pick(r, 1, 2), r.below(2) == 0 ? 8 : 16, packed ? 0 : longest + pick(r, 0, 2),
+                               random_dtype(r));
+  }
   throw_usage(fmt::format("unknown op '{}'", op), "see roofline ops --list");
 }
 
@@ -305,6 +380,8 @@ std::vector<OpCase> transformer_perf_cases(const std::string& op, std::int64_t B
       v.push_back(layernorm_case({tokens, 768, 1e-12f, op == "layernorm+add", t}));
     } else if (op == "gelu") {
       v.push_back(gelu_case({tokens * 3072, t}));
+    } else if (op == "attention_grad") {
+      v.push_back(attention_grad_case(std::vector<int64_t>(size_t(B), seq), 12, 64, seq, t));
     } else if (op == "attention" || op == "attention_packed") {
       // Packed: the lengths of a batch of SQuAD-like questions, 64 to 128 tokens.
       std::vector<int64_t> lens;

@@ -190,4 +190,24 @@ void attention_forward(Context& ctx, const AttentionShape& s, void* out, float* 
   }
 }
 
+void attention_backward(Context& ctx, const AttentionShape& s, void* dqkv, const void* dout, const void* qkv,
+                        const void* out, const float* lse, const std::int32_t* start, const std::int32_t* len) {
+  ROOFLINE_ASSERT(s.batch > 0 && s.heads > 0 && s.head_dim > 0 && s.tokens > 0 && s.max_len > 0 &&
+                      s.padded >= 0 && float_dtype(s.dtype) && lse,
+                  fmt::format("attention shape batch={} heads={} head_dim={} tokens={} max_len={}", s.batch,
+                              s.heads, s.head_dim, s.tokens, s.max_len));
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+      require_cpu_fp32(ctx, s.dtype, "attention");
+      return ref::attention_backward<float>(s, f32(dqkv), f32(dout), f32(qkv), f32(out), lse, start, len);
+    case Backend::Cpu:
+      require_cpu_fp32(ctx, s.dtype, "attention");
+      return fast::attention_backward(s, f32(dqkv), f32(dout), f32(qkv), f32(out), lse, start, len);
+    case Backend::Cuda:
+      throw_unsupported("attention's backward runs on the CPU backends only so far (the GPU's fused kernel is the "
+                        "next step of BERT's fine-tuning)",
+                        "use --device cpu for a transformer's training step");
+  }
+}
+
 }  // namespace roofline::engine::ops
