@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(OpsWithBackward, GradCheck,
                                            "conv2d_nhwc", "conv2d_groups", "maxpool2d", "relu", "softmax",
                                            "log_softmax", "nll_loss", "cross_entropy", "batchnorm",
                                            "batchnorm+relu", "batchnorm+add+relu", "maxpool2d_pad",
-                                           "adaptive_avgpool2d", "add", "add+relu", "relu_lowp", "dropout"),
+                                           "adaptive_avgpool2d", "add", "add+relu", "relu_lowp", "dropout", "layernorm",
+                                           "layernorm+add", "gelu", "attention_grad"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)
