@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/ops_transformer.hpp"
@@ -198,29 +199,43 @@ OpCase gelu_case(const ops::GeluShape& s) {
   return c;
 }
 
-// Sequences of the given lengths, padded to `padded` rows each (packed when 0).
-OpCase attention_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim, int64_t padded, DType t) {
-  enum { QKV, START, LEN, OUT, LSE };
+// Sequences of the given lengths, padded to `padded` rows each (packed when 0):
+// the attention shape and each sequence's first row and length.
+struct AttentionBatch {
   ops::AttentionShape s;
+  std::vector<std::int32_t> start, len;
+  std::string shape;  // for the harness's tables
+};
+AttentionBatch attention_batch(const std::vector<int64_t>& lens, int64_t heads, int64_t head_dim, int64_t padded,
+                               DType t) {
+  AttentionBatch a;
+  ops::AttentionShape& s = a.s;
   s.batch = static_cast<int64_t>(lens.size());
   s.heads = heads;
   s.head_dim = head_dim;
   s.padded = padded;
   s.dtype = t;
   s.max_len = *std::max_element(lens.begin(), lens.end());
-  std::vector<std::int32_t> start, len;
-  int64_t tokens = 0;
   for (int64_t l : lens) {
-    start.push_back(static_cast<std::int32_t>(tokens));
-    len.push_back(static_cast<std::int32_t>(l));
-    tokens += padded > 0 ? padded : l;
+    a.start.push_back(static_cast<std::int32_t>(s.tokens));
+    a.len.push_back(static_cast<std::int32_t>(l));
+    s.tokens += padded > 0 ? padded : l;
     s.pairs += double(padded > 0 ? padded : l) * double(l);
   }
-  s.tokens = tokens;
+  a.shape = fmt::format("batch={} heads={} d={} tokens={} max_len={} {}", s.batch, heads, head_dim, s.tokens,
+                        s.max_len, to_string(t));
+  return a;
+}
+
+OpCase attention_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim, int64_t padded, DType t) {
+  enum { QKV, START, LEN, OUT, LSE };
+  const AttentionBatch a = attention_batch(lens, heads, head_dim, padded, t);
+  const ops::AttentionShape s = a.s;
+  const std::vector<std::int32_t> start = a.start, len = a.len;
+  const int64_t tokens = s.tokens;
   OpCase c;
   c.op = padded > 0 ? "attention" : "attention_packed";
-  c.shape = fmt::format("batch={} heads={} d={} tokens={} max_len={} {}", s.batch, heads, head_dim, tokens, s.max_len,
-                        to_string(t));
+  c.shape = a.shape;
   const int64_t hd = heads * head_dim;
   c.bufs = {{"qkv", t, tokens * 3 * hd},
             {"start", DType::I32, s.batch},
@@ -247,25 +262,15 @@ OpCase attention_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim
 
 // The backward of attention_case's shape: out and lse from the float64 forward.
 OpCase attention_grad_case(std::vector<int64_t> lens, int64_t heads, int64_t head_dim, int64_t padded, DType t) {
-  OpCase fwd = attention_case(lens, heads, head_dim, padded, t);
   enum { QKV, START, LEN, DOUT, OUT, LSE, DQKV };
-  ops::AttentionShape s;
-  s.batch = static_cast<int64_t>(lens.size()), s.heads = heads, s.head_dim = head_dim, s.padded = padded;
-  s.dtype = t;
-  s.max_len = *std::max_element(lens.begin(), lens.end());
-  std::vector<std::int32_t> start, len;
-  int64_t tokens = 0;
-  for (int64_t l : lens) {
-    start.push_back(static_cast<std::int32_t>(tokens));
-    len.push_back(static_cast<std::int32_t>(l));
-    tokens += padded > 0 ? padded : l;
-    s.pairs += double(padded > 0 ? padded : l) * double(l);
-  }
-  s.tokens = tokens;
+  const AttentionBatch a = attention_batch(lens, heads, head_dim, padded, t);
+  const ops::AttentionShape s = a.s;
+  const std::vector<std::int32_t> start = a.start, len = a.len;
+  const int64_t tokens = s.tokens;
   const int64_t hd = heads * head_dim;
   OpCase c;
   c.op = "attention_grad";
-  c.shape = fwd.shape + (padded > 0 ? " padded" : " packed");
+  c.shape = a.shape + (padded > 0 ? " padded" : " packed");
   c.bufs = {{"qkv", t, tokens * 3 * hd},     {"start", DType::I32, s.batch}, {"len", DType::I32, s.batch},
             {"dout", t, tokens * hd},        {"out", t, tokens * hd},        {"lse", DType::F32, heads * tokens},
             {"dqkv", t, tokens * 3 * hd, Role::Output}};
