@@ -53,7 +53,8 @@ INSTANTIATE_TEST_SUITE_P(OpsWithBackward, GradCheck,
                                            "log_softmax", "nll_loss", "cross_entropy", "batchnorm",
                                            "batchnorm+relu", "batchnorm+add+relu", "maxpool2d_pad",
                                            "adaptive_avgpool2d", "add", "add+relu", "relu_lowp", "dropout", "layernorm",
-                                           "layernorm+add", "gelu", "attention_grad"),
+                                           "layernorm+add", "gelu", "attention_grad",
+                                           "span_loss"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)

@@ -46,6 +46,10 @@ class Context {
   CudaState* cuda() const { return cuda_.get(); }  // null unless backend() == Cuda
   // cudaStream_t as void* (null on the CPU backends).
   void* stream() const;
+  // Device bytes of the scratch buffers the context's ops keep (GPU: the
+  // library workspace, the im2col matrix, attention's backward matrices;
+  // the CPU backends: 0). Buffers a larger one replaced are not counted.
+  size_t scratch_bytes() const;
 
   // CPU backends: the OpenMP thread count used by the fast path.
   int cpu_threads() const;

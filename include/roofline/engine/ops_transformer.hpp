@@ -25,6 +25,9 @@ namespace roofline::engine::ops {
 struct EmbeddingShape {
   std::int64_t tokens = 0, hidden = 0, vocab = 0, positions = 0, types = 0;
   DType dtype = DType::F32;
+  // The word row that gets no gradient (nn.Embedding's padding_idx: BERT's
+  // [PAD], id 0); -1: none.
+  std::int64_t padding_idx = -1;
   PassCosts cost() const;  // forward only; the table gradients in weight_grad
 };
 void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const std::int32_t* ids,
@@ -32,7 +35,7 @@ void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const 
                         const float* pos, const float* type);
 // The tables' gradients, fp32, every row overwritten (rows no token used are
 // zero, as PyTorch's dense embedding gradient): dword[ids[t]] += dout[t], and
-// likewise dpos and dtype. The CPU paths add in token order; the GPU adds
+// likewise dpos and dtype; then dword's padding_idx row is zeroed. The CPU paths add in token order; the GPU adds
 // with atomics, so its sums may differ from run to run in the last bits.
 void embeddings_backward(Context& ctx, const EmbeddingShape& s, float* dword, float* dpos, float* dtype,
                          const void* dout, const std::int32_t* ids, const std::int32_t* positions,
@@ -104,8 +107,25 @@ void attention_forward(Context& ctx, const AttentionShape& s, void* out, float* 
 // With P = exp(scale·q·kᵀ − lse) and D_i = dout_i · out_i:
 //   dv_j = Σ_i P_ij dout_i,  dS_ij = P_ij (dout_i · v_j − D_i),
 //   dq_i = scale Σ_j dS_ij k_j,  dk_j = scale Σ_i dS_ij q_i.
-// CPU backends only so far: the GPU refuses it (Error Unsupported).
+// The GPU recomputes the scores with tensor-core GEMMs into a scratch buffer
+// (b·h·L² fp32 twice and b·h·L² in dtype twice, L the padded length): the
+// score matrix is written to memory here, unlike the forward.
 void attention_backward(Context& ctx, const AttentionShape& s, void* dqkv, const void* dout, const void* qkv,
                         const void* out, const float* lse, const std::int32_t* start, const std::int32_t* len);
+
+// ---- The question-answering span loss (BertForQuestionAnswering's) ------------
+// logits (batch · seq, 2) in dtype: each token's start and end logit, a
+// padded batch's rows; start_pos, end_pos (batch) int32 in [0, seq) (the
+// caller checks them). loss (1) fp32 = (CE(start) + CE(end)) / 2, each the
+// batch mean of −log softmax over the sequence's seq positions (padding
+// positions included, as Hugging Face, whose logits are not masked); dlogits
+// (batch · seq, 2) in dtype = ∂loss/∂logits, overwritten. loss may be null.
+struct SpanLossShape {
+  std::int64_t batch = 0, seq = 0;
+  DType dtype = DType::F32;
+  PassCosts cost() const;  // forward and gradient together in `forward`
+};
+void span_loss(Context& ctx, const SpanLossShape& s, float* loss, void* dlogits, const void* logits,
+               const std::int32_t* start_pos, const std::int32_t* end_pos);
 
 }  // namespace roofline::engine::ops

@@ -77,6 +77,8 @@ void Context::synchronize() const {
 
 void* Context::stream() const { return cuda_ ? detail::cuda_stream(cuda_.get()) : nullptr; }
 
+size_t Context::scratch_bytes() const { return cuda_ ? detail::cuda_scratch_bytes(cuda_.get()) : 0; }
+
 int Context::cpu_threads() const { return omp_get_max_threads(); }
 
 namespace {

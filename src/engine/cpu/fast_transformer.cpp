@@ -47,6 +47,7 @@ void embeddings_backward(const ops::EmbeddingShape& s, float* dword, float* dpos
       for (int64_t j = j0; j < j1; ++j) w[j] += g[j], p[j] += g[j], y[j] += g[j];
     }
   });
+  if (s.padding_idx >= 0) std::fill_n(dword + s.padding_idx * s.hidden, s.hidden, 0.0f);
 }
 
 void layernorm_forward(const ops::LayerNormShape& s, float* out, float* mean, float* rstd, const float* in,

@@ -3,6 +3,7 @@
 // the CpuRef backend, double the harness's reference. Every buffer here is of
 // type T (the tables and LayerNorm's gamma and beta too).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -36,6 +37,8 @@ void embeddings_backward(const ops::EmbeddingShape& s, T* dword, T* dpos, T* dty
       dpos[std::int64_t(positions[t]) * s.hidden + j] += g;
       dtype[std::int64_t(type_ids[t]) * s.hidden + j] += g;
     }
+  if (s.padding_idx >= 0)
+    for (std::int64_t j = 0; j < s.hidden; ++j) dword[s.padding_idx * s.hidden + j] = 0;
 }
 
 // out (rows, cols) = LN(in + residual) · gamma + beta; mean, rstd (rows) or null
@@ -176,6 +179,27 @@ void attention_backward(const ops::AttentionShape& s, T* dqkv, const T* dout, co
         }
       }
   }
+}
+
+template <class T>
+void span_loss(const ops::SpanLossShape& s, T* loss, T* dlogits, const T* logits, const std::int32_t* start_pos,
+               const std::int32_t* end_pos) {
+  T total = 0;
+  for (std::int64_t b = 0; b < s.batch; ++b)
+    for (int which = 0; which < 2; ++which) {
+      const T* x = logits + b * s.seq * 2 + which;
+      const std::int64_t target = which == 0 ? start_pos[b] : end_pos[b];
+      T m = x[0];
+      for (std::int64_t j = 1; j < s.seq; ++j) m = std::max(m, x[2 * j]);
+      T sum = 0;
+      for (std::int64_t j = 0; j < s.seq; ++j) sum += std::exp(x[2 * j] - m);
+      const T lse = m + std::log(sum);
+      total += lse - x[2 * target];
+      const T g = T(1) / T(2 * s.batch);
+      for (std::int64_t j = 0; j < s.seq; ++j)
+        dlogits[b * s.seq * 2 + 2 * j + which] = g * (std::exp(x[2 * j] - lse) - (j == target ? T(1) : T(0)));
+    }
+  if (loss) *loss = total / T(2 * s.batch);
 }
 
 }  // namespace roofline::engine::ref

@@ -59,6 +59,15 @@ void ensure_workspace(CudaState* s, size_t bytes, const char* what) {
   s->workspace = std::move(bigger);
 }
 
+char* ensure_scratch(CudaState* s, cuda::DeviceBuffer<char>& buf, size_t bytes, const char* what) {
+  if (bytes > buf.bytes()) {
+    require_not_capturing(s, what);
+    s->retired_workspaces.push_back(std::move(buf));  // work enqueued or captured before may still read it
+    buf = cuda::DeviceBuffer<char>(bytes, what);
+  }
+  return buf.get();
+}
+
 namespace detail {
 
 namespace {
@@ -80,6 +89,10 @@ struct GraphExec {
 std::shared_ptr<CudaState> create_cuda_state(int gpu) { return std::make_shared<CudaState>(gpu); }
 
 void* cuda_stream(const CudaState* s) { return s ? static_cast<void*>(s->stream.get()) : nullptr; }
+
+size_t cuda_scratch_bytes(const CudaState* s) {
+  return s ? s->workspace.bytes() + s->im2col.bytes() + s->attention.bytes() : 0;
+}
 
 void cuda_copy_async(const CudaState* s, void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes) {
   CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind_of(dst_on_gpu, src_on_gpu), s->stream.get()));

@@ -13,6 +13,8 @@ namespace detail {
 
 std::shared_ptr<CudaState> create_cuda_state(int gpu);
 void* cuda_stream(const CudaState* s);
+// Bytes of the context's scratch buffers now (workspace, im2col, attention).
+size_t cuda_scratch_bytes(const CudaState* s);
 void cuda_copy_async(const CudaState* s, void* dst, bool dst_on_gpu, const void* src, bool src_on_gpu, size_t bytes);
 void cuda_memset_async(const CudaState* s, void* dst, int value, size_t bytes);
 void cuda_synchronize(const CudaState* s);

@@ -13,6 +13,7 @@ namespace {
 
 std::shared_ptr<CudaState> create_cuda_state(int) { no_cuda(); }
 void* cuda_stream(const CudaState*) { return nullptr; }
+size_t cuda_scratch_bytes(const CudaState*) { return 0; }
 void cuda_copy_async(const CudaState*, void*, bool, const void*, bool, size_t) { no_cuda(); }
 void cuda_memset_async(const CudaState*, void*, int, size_t) { no_cuda(); }
 void cuda_synchronize(const CudaState*) { no_cuda(); }

@@ -33,12 +33,16 @@ namespace roofline::engine {
 struct MatmulKey {
   bool ta = false, tb = false;
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
-  int epilogue = 0;                      // cublasLtEpilogue_t
+  int epilogue = CUBLASLT_EPILOGUE_DEFAULT;  // cublasLtEpilogue_t (0 is none of its values)
   int ab_type = CUDA_R_32F;              // cudaDataType_t of A and B
   int c_type = CUDA_R_32F;               // ... of C and D
   int compute = CUBLAS_COMPUTE_32F;      // cublasComputeType_t (CUBLAS_COMPUTE_32F_FAST_TF32: TF32 allowed)
   int bias_type = -1;                    // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1: cuBLASLt's default (D's type)
-  auto tie() const { return std::tie(ta, tb, m, n, k, lda, ldb, ldc, epilogue, ab_type, c_type, compute, bias_type); }
+  // Strided batches (1: one GEMM): the i-th GEMM's A, B, C start at i·sa, i·sb, i·sc elements.
+  std::int64_t batch = 1, sa = 0, sb = 0, sc = 0;
+  auto tie() const {
+    return std::tie(ta, tb, m, n, k, lda, ldb, ldc, epilogue, ab_type, c_type, compute, bias_type, batch, sa, sb, sc);
+  }
   bool operator<(const MatmulKey& o) const { return tie() < o.tie(); }
 };
 
@@ -141,6 +145,9 @@ struct CudaState {
   // The im2col path's matrix, padded weights and partial weight gradients
   // (im2col.hpp): grown like the workspace, retired buffers kept with its.
   cuda::DeviceBuffer<char> im2col;
+  // The GPU attention backward's packed Q, K, V, dO, score and probability
+  // matrices (attention_backward.cu): grown like the workspace.
+  cuda::DeviceBuffer<char> attention;
   std::map<MatmulKey, std::unique_ptr<MatmulPlan>> plans;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans;
   // What each library-backed op took on its first call (cuDNN engine, fused or
@@ -163,6 +170,14 @@ inline cudaStream_t stream_of(const CudaState* s) { return s->stream.get(); }
 // first use calls it; it refuses (Error Internal) while the stream is being
 // captured into a CUDA graph, where a new allocation would not be replayed.
 void ensure_workspace(CudaState* s, size_t bytes, const char* what);
+// Grows `buf`, one of the context's scratch buffers, to at least `bytes`
+// likewise (the old one retired with the workspaces); returns its start.
+char* ensure_scratch(CudaState* s, cuda::DeviceBuffer<char>& buf, size_t bytes, const char* what);
+// The cached plan of a GEMM (linear_gpu.cpp); has_algo false when cuBLASLt has
+// none for it. run_matmul: C = op(A)·op(B) [+ bias] with alpha 1, beta 0.
+struct MatmulPlan;
+MatmulPlan* matmul_plan(CudaState* st, const MatmulKey& key);
+void run_matmul(CudaState* st, MatmulPlan* p, const void* A, const void* B, void* C, const void* bias);
 // Throws Error(Internal) naming `what` when the stream is being captured: a
 // plan must be built on an eager call first.
 void require_not_capturing(const CudaState* s, const std::string& what);

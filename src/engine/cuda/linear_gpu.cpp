@@ -9,38 +9,20 @@
 #include <cublasLt.h>
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "roofline/core/error.hpp"
 #include "src/engine/cuda/cuda_state.hpp"
 #include "src/engine/cuda/elementwise.cuh"
 #include "src/engine/cuda/lowp.hpp"
 #include "src/engine/cuda/ops_cuda.hpp"
 
-namespace roofline::engine::cuda_ops {
-
-namespace {
-
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::F32:
-      return CUDA_R_32F;
-    case DType::BF16:
-      return CUDA_R_16BF;
-    case DType::F16:
-      return CUDA_R_16F;
-    default:
-      throw Error(ErrorKind::Internal, std::string("no cuBLASLt type for ") + to_string(t));
-  }
-}
-
-// fp32 data: true fp32 unless the shape allows TF32; 16-bit data: fp32 accumulation.
-int compute_of(const ops::LinearShape& s) {
-  return s.dtype == DType::F32 && s.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
+namespace roofline::engine {
 
 // Builds (or finds) the plan for C (m×n) = op(A) · op(B) in column-major
-// terms, with the key's epilogue and types; has_algo is false when cuBLASLt
-// has no algorithm for them (the caller then takes another path).
-MatmulPlan* plan(CudaState* st, const MatmulKey& key) {
+// terms, with the key's epilogue, types and batches; has_algo is false when
+// cuBLASLt has no algorithm for them (the caller then takes another path).
+MatmulPlan* matmul_plan(CudaState* st, const MatmulKey& key) {
   auto it = st->plans.find(key);
   if (it != st->plans.end()) return it->second.get();
   auto p = std::make_unique<MatmulPlan>();
@@ -63,6 +45,15 @@ MatmulPlan* plan(CudaState* st, const MatmulKey& key) {
                                           static_cast<std::uint64_t>(key.tb ? key.k : key.n), key.ldb));
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->c, ct, static_cast<std::uint64_t>(key.m),
                                           static_cast<std::uint64_t>(key.n), key.ldc));
+  if (key.batch > 1) {
+    const std::int32_t count = static_cast<std::int32_t>(key.batch);
+    const std::pair<cublasLtMatrixLayout_t, std::int64_t> layouts[] = {{p->a, key.sa}, {p->b, key.sb}, {p->c, key.sc}};
+    for (const auto& [layout, stride] : layouts) {
+      CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+      CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                    sizeof stride));
+    }
+  }
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const std::uint64_t ws = st->workspace.bytes();
@@ -86,7 +77,7 @@ MatmulPlan* plan(CudaState* st, const MatmulKey& key) {
   return raw;
 }
 
-void matmul(CudaState* st, MatmulPlan* p, const void* A, const void* B, void* C, const void* bias) {
+void run_matmul(CudaState* st, MatmulPlan* p, const void* A, const void* B, void* C, const void* bias) {
   if (bias)
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   const float alpha = 1.0f, beta = 0.0f;  // beta 0: C is written, never read
@@ -94,8 +85,32 @@ void matmul(CudaState* st, MatmulPlan* p, const void* A, const void* B, void* C,
                               st->workspace.get(), st->workspace.bytes(), stream_of(st)));
 }
 
+}  // namespace roofline::engine
+
+namespace roofline::engine::cuda_ops {
+
+namespace {
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return CUDA_R_32F;
+    case DType::BF16:
+      return CUDA_R_16BF;
+    case DType::F16:
+      return CUDA_R_16F;
+    default:
+      throw Error(ErrorKind::Internal, std::string("no cuBLASLt type for ") + to_string(t));
+  }
+}
+
+// fp32 data: true fp32 unless the shape allows TF32; 16-bit data: fp32 accumulation.
+int compute_of(const ops::LinearShape& s) {
+  return s.dtype == DType::F32 && s.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
 MatmulPlan* required(CudaState* st, const MatmulKey& key, const ops::LinearShape& s) {
-  MatmulPlan* p = plan(st, key);
+  MatmulPlan* p = matmul_plan(st, key);
   if (!p->has_algo)
     throw Error(ErrorKind::Device,
                 fmt::format("cuBLASLt has no {} algorithm for a {}x{}x{} GEMM", to_string(s.dtype), key.m, key.n,
@@ -160,14 +175,14 @@ void linear_forward_gemm(const CudaState* cst, const ops::LinearShape& s, void* 
       // The fp32 bias straight into a 16-bit GEMM's epilogue, where cuBLASLt takes it ...
       MatmulKey f32_bias = fused;
       f32_bias.bias_type = CUDA_R_32F;
-      MatmulPlan* p = plan(st, f32_bias);
+      MatmulPlan* p = matmul_plan(st, f32_bias);
       if (p->has_algo) {
         note(st, p, s, Pass::Forward, fmt::format("cuBLASLt {} epilogue with the fp32 bias", epi));
-        matmul(st, p, w, in, out, b);
+        run_matmul(st, p, w, in, out, b);
         return;
       }
       // ... else a copy of it in the output's type, written before each call.
-      p = plan(st, fused);
+      p = matmul_plan(st, fused);
       if (p->has_algo) {
         if (!p->bias_copy) {
           require_not_capturing(st, describe(s, Pass::Forward));
@@ -178,21 +193,21 @@ void linear_forward_gemm(const CudaState* cst, const ops::LinearShape& s, void* 
                          "with {} output)",
                          epi, to_string(s.dtype), to_string(s.dtype)));
         launch_from_f32(st, s.dtype, s.out, p->bias_copy.get(), b);
-        matmul(st, p, w, in, out, p->bias_copy.get());
+        run_matmul(st, p, w, in, out, p->bias_copy.get());
         return;
       }
     } else {
-      MatmulPlan* p = plan(st, fused);
+      MatmulPlan* p = matmul_plan(st, fused);
       if (p->has_algo) {
         note(st, p, s, Pass::Forward, fmt::format("cuBLASLt {} epilogue", epi));
-        matmul(st, p, w, in, out, b);
+        run_matmul(st, p, w, in, out, b);
         return;
       }
     }
     // No fused algorithm for this shape: the plain GEMM and our epilogue kernel.
     MatmulPlan* p = required(st, key, s);
     note(st, p, s, Pass::Forward, "cuBLASLt GEMM, then roofline's bias/ReLU kernel (no fused epilogue algorithm)");
-    matmul(st, p, w, in, out, nullptr);
+    run_matmul(st, p, w, in, out, nullptr);
     if (s.dtype == DType::F32)
       launch_bias_act(st, s.n, s.out, static_cast<float*>(out), b, relu);
     else
@@ -201,7 +216,7 @@ void linear_forward_gemm(const CudaState* cst, const ops::LinearShape& s, void* 
   }
   MatmulPlan* p = required(st, key, s);
   note(st, p, s, Pass::Forward, "cuBLASLt GEMM");
-  matmul(st, p, w, in, out, nullptr);
+  run_matmul(st, p, w, in, out, nullptr);
 }
 
 }  // namespace
@@ -216,7 +231,7 @@ void linear_forward(const CudaState* cst, const ops::LinearShape& s, void* out, 
     MatmulPlan* p = required(st, key, s);
     note(st, p, s, Pass::Forward,
          fmt::format("cuBLASLt {} epilogue with the {} bias", epilogue_name(key.epilogue), to_string(s.bias_dtype)));
-    matmul(st, p, w, in, out, b);
+    run_matmul(st, p, w, in, out, b);
     return;
   }
   if (linear_small_applies(s, in, w)) {
@@ -239,7 +254,7 @@ void linear_backward_input(const CudaState* cst, const ops::LinearShape& s, void
   const MatmulKey key = typed({false, false, s.in, s.n, s.out, s.in, s.out, s.in, CUBLASLT_EPILOGUE_DEFAULT}, s, s.dtype);
   MatmulPlan* p = required(st, key, s);
   note(st, p, s, Pass::InputGrad, "cuBLASLt GEMM");
-  matmul(st, p, w, dpre, din, nullptr);
+  run_matmul(st, p, w, dpre, din, nullptr);
 }
 
 void linear_backward_weight(const CudaState* cst, const ops::LinearShape& s, float* dw, float* db, const void* dpre,
@@ -252,15 +267,15 @@ void linear_backward_weight(const CudaState* cst, const ops::LinearShape& s, flo
     // db = Σ over the GEMM's k (the batch) of op(B) = dpreᵀ: BGRADB, fp32 like D.
     MatmulKey grad = key;
     grad.epilogue = CUBLASLT_EPILOGUE_BGRADB;
-    MatmulPlan* p = plan(st, grad);
+    MatmulPlan* p = matmul_plan(st, grad);
     if (p->has_algo) {
       note(st, p, s, Pass::WeightGrad, "cuBLASLt GEMM with the BGRADB epilogue (fp32 dw and db)");
-      matmul(st, p, in, dpre, dw, db);
+      run_matmul(st, p, in, dpre, dw, db);
       return;
     }
   }
   MatmulPlan* p = required(st, key, s);
-  matmul(st, p, in, dpre, dw, nullptr);
+  run_matmul(st, p, in, dpre, dw, nullptr);
   if (!db) {
     note(st, p, s, Pass::WeightGrad, "cuBLASLt GEMM (fp32 dw)");
     return;

@@ -24,6 +24,13 @@ void layernorm_backward(const CudaState* st, const ops::LayerNormShape& s, void*
 void gelu_backward(const CudaState* st, const ops::GeluShape& s, void* din, const void* dout, const void* in);
 void attention_forward(const CudaState* st, const ops::AttentionShape& s, void* out, float* lse, const void* qkv,
                        const std::int32_t* start, const std::int32_t* len);
+// Through cuBLASLt's batched GEMMs with the score matrices in a scratch
+// buffer (attention_backward.cu).
+void attention_backward(const CudaState* st, const ops::AttentionShape& s, void* dqkv, const void* dout,
+                        const void* qkv, const void* out, const float* lse, const std::int32_t* start,
+                        const std::int32_t* len);
+void span_loss(const CudaState* st, const ops::SpanLossShape& s, float* loss, void* dlogits, const void* logits,
+               const std::int32_t* start_pos, const std::int32_t* end_pos);
 // The tensor-core path of attention_forward (attention_mma.cu): BF16 and F16
 // with 64-wide heads, Q/K/V rows 16-byte aligned. attention_forward takes it
 // where it applies; the fp32-arithmetic kernel elsewhere.

@@ -45,19 +45,19 @@ __global__ void embeddings_kernel(std::int64_t tokens, std::int64_t hidden, T* _
 }
 
 // The tables' gradients: zeroed, then each token's gradient row added with
-// atomics (a thread per element of the token matrix).
+// atomics (a thread per element of the token matrix), none to the padding row.
 template <class T>
 __global__ void embeddings_backward_kernel(std::int64_t tokens, std::int64_t hidden, const T* __restrict__ dout,
                                            const std::int32_t* __restrict__ ids,
                                            const std::int32_t* __restrict__ positions,
-                                           const std::int32_t* __restrict__ type_ids, float* dword, float* dpos,
-                                           float* dtype) {
+                                           const std::int32_t* __restrict__ type_ids, std::int64_t padding_idx,
+                                           float* dword, float* dpos, float* dtype) {
   const std::int64_t total = tokens * hidden;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t t = i / hidden, j = i - t * hidden;
     const float g = ld(dout, i);
-    atomicAdd(dword + std::int64_t(ids[t]) * hidden + j, g);
+    if (ids[t] != padding_idx) atomicAdd(dword + std::int64_t(ids[t]) * hidden + j, g);  // that row stays 0
     atomicAdd(dpos + std::int64_t(positions[t]) * hidden + j, g);
     atomicAdd(dtype + std::int64_t(type_ids[t]) * hidden + j, g);
   }
@@ -278,6 +278,48 @@ __global__ void gelu_backward_kernel(std::int64_t n, T* din, const T* dout, cons
 // reached 11 TFLOP/s on an H100 at BERT-base s128 b32.
 constexpr int kQ = 64, kK = 64, kThreadsAttn = 128;
 
+// One block: each of the 2·batch rows (sequence b, start or end) reduced by
+// the block in turn (a few thousand logits), the loss summed in a fixed
+// order, so it is the same every run.
+template <class T>
+__global__ void span_loss_kernel(std::int64_t batch, std::int64_t seq, float* loss, T* dlogits, const T* logits,
+                                 const std::int32_t* start_pos, const std::int32_t* end_pos) {
+  __shared__ float red[32];
+  __shared__ float total;
+  const int tid = threadIdx.x, lane = tid % 32, wid = tid / 32, warps = blockDim.x / 32;
+  auto block_reduce = [&](float v, bool is_max) {
+    for (int o = 16; o > 0; o >>= 1) {
+      const float u = __shfl_xor_sync(0xffffffffu, v, o);
+      v = is_max ? fmaxf(v, u) : v + u;
+    }
+    __syncthreads();
+    if (lane == 0) red[wid] = v;
+    __syncthreads();
+    float r = is_max ? -INFINITY : 0.0f;
+    for (int w = 0; w < warps; ++w) r = is_max ? fmaxf(r, red[w]) : r + red[w];
+    return r;
+  };
+  if (tid == 0) total = 0;
+  const float g = 1.0f / float(2 * batch);
+  for (std::int64_t row = 0; row < 2 * batch; ++row) {
+    const std::int64_t b = row / 2;
+    const int which = int(row % 2);
+    const T* x = logits + b * seq * 2 + which;
+    T* dx = dlogits + b * seq * 2 + which;
+    const std::int64_t target = which == 0 ? start_pos[b] : end_pos[b];
+    float m = -INFINITY;
+    for (std::int64_t j = tid; j < seq; j += blockDim.x) m = fmaxf(m, ld(x, 2 * j));
+    m = block_reduce(m, true);
+    float sum = 0;
+    for (std::int64_t j = tid; j < seq; j += blockDim.x) sum += __expf(ld(x, 2 * j) - m);
+    const float lse = m + logf(block_reduce(sum, false));
+    for (std::int64_t j = tid; j < seq; j += blockDim.x)
+      st(dx, 2 * j, g * (__expf(ld(x, 2 * j) - lse) - (j == target ? 1.0f : 0.0f)));
+    if (tid == 0) total += lse - ld(x, 2 * target);
+  }
+  if (tid == 0 && loss) *loss = total * g;
+}
+
 template <int D>
 struct AttnSmem {
   float qt[D][kQ + 4];   // Q transposed, pre-scaled into log2 units
@@ -432,7 +474,7 @@ void embeddings_backward(const CudaState* st, const ops::EmbeddingShape& s, floa
   with_dtype(s.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     embeddings_backward_kernel<T><<<blocks_for(s.tokens * s.hidden, st), kThreads, 0, stream_of(st)>>>(
-        s.tokens, s.hidden, static_cast<const T*>(dout), ids, positions, type_ids, dword, dpos, dtype);
+        s.tokens, s.hidden, static_cast<const T*>(dout), ids, positions, type_ids, s.padding_idx, dword, dpos, dtype);
   });
   CUDA_CHECK_LAUNCH();
 }
@@ -533,6 +575,16 @@ void attention_forward(const CudaState* st, const ops::AttentionShape& s, void* 
                     "the GPU attention kernel takes head dimensions 16, 32 and 64, not " + std::to_string(s.head_dim),
                     "use --device cpu for this model, or a model with 64-wide heads (BERT-base and -large)");
     }
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
+void span_loss(const CudaState* st, const ops::SpanLossShape& s, float* loss, void* dlogits, const void* logits,
+               const std::int32_t* start_pos, const std::int32_t* end_pos) {
+  with_dtype(s.dtype, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    span_loss_kernel<T><<<1, 512, 0, stream_of(st)>>>(s.batch, s.seq, loss, static_cast<T*>(dlogits),
+                                                      static_cast<const T*>(logits), start_pos, end_pos);
   });
   CUDA_CHECK_LAUNCH();
 }

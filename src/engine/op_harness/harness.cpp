@@ -215,9 +215,6 @@ std::vector<std::string> op_names() {
 }
 
 std::string skip_reason(const std::string& op, Backend backend, bool perf) {
-  if (backend == Backend::Cuda && op == "attention_grad")
-    return "attention's backward runs on the CPU backends only so far (its GPU kernel is the next step of BERT's "
-           "fine-tuning, issue 24)";
   if (backend != Backend::Cpu) return "";
   if (op == "conv2d_nets" && perf)
     return "AlexNet's and ResNet-18's convolutions at a training batch take minutes on the CPU here; time the CPU "

@@ -25,7 +25,8 @@ OpCase embeddings_case(const ops::EmbeddingShape& s) {
   enum { IDS, POSI, TYPES, WORD, POS, TYPE, OUT, DOUT, DWORD, DPOS, DTYPE };
   OpCase c;
   c.op = "embeddings";
-  c.shape = fmt::format("tokens={} hidden={} vocab={} {}", s.tokens, s.hidden, s.vocab, to_string(s.dtype));
+  c.shape = fmt::format("tokens={} hidden={} vocab={}{} {}", s.tokens, s.hidden, s.vocab,
+                        s.padding_idx >= 0 ? fmt::format(" padding_idx={}", s.padding_idx) : "", to_string(s.dtype));
   c.bufs = {{"ids", DType::I32, s.tokens},
             {"positions", DType::I32, s.tokens},
             {"type_ids", DType::I32, s.tokens},
@@ -199,6 +200,56 @@ OpCase gelu_case(const ops::GeluShape& s) {
   return c;
 }
 
+// The QA head's span loss: one pass writes the loss and the logits' gradient.
+OpCase span_loss_case(const ops::SpanLossShape& s, Rng& pos_rng) {
+  enum { LOGITS, START, END, LOSS, DLOGITS };
+  const int64_t n = s.batch * s.seq * 2;
+  std::vector<std::int32_t> start, end;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    start.push_back(static_cast<std::int32_t>(pos_rng.below(static_cast<std::uint64_t>(s.seq))));
+    end.push_back(static_cast<std::int32_t>(pos_rng.below(static_cast<std::uint64_t>(s.seq))));
+  }
+  OpCase c;
+  c.op = "span_loss";
+  c.shape = fmt::format("batch={} seq={} {}", s.batch, s.seq, to_string(s.dtype));
+  c.bufs = {{"logits", s.dtype, n},
+            {"start", DType::I32, s.batch},
+            {"end", DType::I32, s.batch},
+            {"loss", DType::F32, 1, Role::Output},
+            {"dlogits", s.dtype, n, Role::Output}};
+  c.fill = [=](Rng& r, HostBufs& h) {
+    normal(r, h[LOGITS], n);
+    for (auto& v : h[LOGITS].f) v *= 4;
+    round_to(s.dtype, h[LOGITS]);
+    h[START].i = start;
+    h[END].i = end;
+  };
+  c.passes.push_back({"forward", s.cost().forward, {LOGITS, START, END}, {LOSS, DLOGITS},
+                      [s](Context& ctx, const DevPtrs& p) {
+                        ops::span_loss(ctx, s, F(p, LOSS), P(p, DLOGITS), P(p, LOGITS), I(p, START), I(p, END));
+                      },
+                      [s](HostBufs& h) {
+                        ref::span_loss<double>(s, h[LOSS].f.data(), h[DLOGITS].f.data(), h[LOGITS].f.data(),
+                                               h[START].i.data(), h[END].i.data());
+                      }});
+  c.grads.push_back({"logits", LOGITS,
+                     [s](const HostBufs& h) {
+                       double loss = 0;
+                       std::vector<double> g(static_cast<size_t>(s.batch * s.seq * 2));
+                       ref::span_loss<double>(s, &loss, g.data(), h[LOGITS].f.data(), h[START].i.data(),
+                                              h[END].i.data());
+                       return loss;
+                     },
+                     [s](const HostBufs& h) {
+                       std::vector<double> g(static_cast<size_t>(s.batch * s.seq * 2));
+                       ref::span_loss<double>(s, nullptr, g.data(), h[LOGITS].f.data(), h[START].i.data(),
+                                              h[END].i.data());
+                       return g;
+                     },
+                     1e-5});
+  return c;
+}
+
 // Sequences of the given lengths, padded to `padded` rows each (packed when 0):
 // the attention shape and each sequence's first row and length.
 struct AttentionBatch {
@@ -331,7 +382,7 @@ OpCase random_attention(Rng& r, bool packed) {
 
 const std::vector<std::string>& transformer_op_names() {
   static const std::vector<std::string> names = {"embeddings", "layernorm", "layernorm+add", "gelu", "attention",
-                                                 "attention_packed", "attention_grad"};
+                                                 "attention_packed", "attention_grad", "span_loss"};
   return names;
 }
 
@@ -349,6 +400,7 @@ OpCase transformer_case(const std::string& op, Rng& r) {
     s.positions = pick(r, 1, 64);
     s.types = pick(r, 1, 3);
     s.dtype = random_dtype(r);
+    s.padding_idx = r.below(2) == 0 ? -1 : static_cast<int64_t>(r.below(static_cast<std::uint64_t>(s.vocab)));
     return embeddings_case(s);
   }
   if (op == "layernorm" || op == "layernorm+add") {
@@ -375,6 +427,7 @@ OpCase transformer_case(const std::string& op, Rng& r) {
     return attention_grad_case(lens, pick(r, 1, 2), r.below(2) == 0 ? 8 : 16, packed ? 0 : longest + pick(r, 0, 2),
                                random_dtype(r));
   }
+  if (op == "span_loss") return span_loss_case({pick(r, 1, 8), pick(r, 1, 200), random_dtype(r)}, r);
   throw_usage(fmt::format("unknown op '{}'", op), "see roofline ops --list");
 }
 
@@ -384,11 +437,14 @@ std::vector<OpCase> transformer_perf_cases(const std::string& op, std::int64_t B
   const int64_t seq = 128, tokens = B * seq;
   for (DType t : {DType::F32, DType::BF16}) {
     if (op == "embeddings") {
-      v.push_back(embeddings_case({tokens, 768, 28996, 512, 2, t}));
+      v.push_back(embeddings_case({tokens, 768, 28996, 512, 2, t, 0}));
     } else if (op == "layernorm" || op == "layernorm+add") {
       v.push_back(layernorm_case({tokens, 768, 1e-12f, op == "layernorm+add", t}));
     } else if (op == "gelu") {
       v.push_back(gelu_case({tokens * 3072, t}));
+    } else if (op == "span_loss") {
+      Rng pos(B);
+      v.push_back(span_loss_case({B, seq, t}, pos));
     } else if (op == "attention_grad") {
       v.push_back(attention_grad_case(std::vector<int64_t>(size_t(B), seq), 12, 64, seq, t));
     } else if (op == "attention" || op == "attention_packed") {

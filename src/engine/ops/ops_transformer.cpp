@@ -70,6 +70,14 @@ PassCosts AttentionShape::cost() const {
   return c;
 }
 
+PassCosts SpanLossShape::cost() const {
+  PassCosts c;
+  const double e = double(batch) * double(seq) * 2;
+  // max, exp, sum (3) and the gradient's exp, subtract, scale (3) per logit; read once, gradient written.
+  c.forward = {6 * e, 2 * e * w(dtype) + double(batch) * 8};
+  return c;
+}
+
 void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const std::int32_t* ids,
                         const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
                         const float* pos, const float* type) {
@@ -204,9 +212,21 @@ void attention_backward(Context& ctx, const AttentionShape& s, void* dqkv, const
       require_cpu_fp32(ctx, s.dtype, "attention");
       return fast::attention_backward(s, f32(dqkv), f32(dout), f32(qkv), f32(out), lse, start, len);
     case Backend::Cuda:
-      throw_unsupported("attention's backward runs on the CPU backends only so far (the GPU's fused kernel is the "
-                        "next step of BERT's fine-tuning)",
-                        "use --device cpu for a transformer's training step");
+      ROOFLINE_CUDA_TRANSFORMER(ctx, attention_backward, s, dqkv, dout, qkv, out, lse, start, len);
+  }
+}
+
+void span_loss(Context& ctx, const SpanLossShape& s, float* loss, void* dlogits, const void* logits,
+               const std::int32_t* start_pos, const std::int32_t* end_pos) {
+  ROOFLINE_ASSERT(s.batch > 0 && s.seq > 0 && float_dtype(s.dtype) && dlogits && logits,
+                  fmt::format("span loss shape batch={} seq={}", s.batch, s.seq));
+  switch (ctx.backend()) {
+    case Backend::CpuRef:
+    case Backend::Cpu:  // a few thousand logits: the reference is the fast path too
+      require_cpu_fp32(ctx, s.dtype, "span loss");
+      return ref::span_loss<float>(s, loss, f32(dlogits), f32(logits), start_pos, end_pos);
+    case Backend::Cuda:
+      ROOFLINE_CUDA_TRANSFORMER(ctx, span_loss, s, loss, dlogits, logits, start_pos, end_pos);
   }
 }
 
