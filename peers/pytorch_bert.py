@@ -9,16 +9,29 @@
       logits (batch, longest) computed in float64 (the reference roofline's fp32
       is held to), in fp32 (TF32 off) and under bf16 autocast (how far PyTorch's
       own bf16 is from float64). Metadata: torch and transformers versions.
+      Beside it train.safetensors: the fine-tuning step's golden values with
+      dropout off (the model in eval mode), answer spans start_positions and
+      end_positions (int32, batch), the span loss and every parameter's gradient
+      in float64 ("grad.NAME"; base: its L2 norm "gnorm.NAME" and first 256
+      values "ghead.NAME"), the losses of 3 AdamW steps (lr 1e-3, weight decay
+      0.01 on every parameter) in float64 and fp32 ("losses_fp64",
+      "losses_fp32"), and the relative L2 error of PyTorch's own bf16-autocast
+      gradient against float64 over each tensor's first 256 values
+      ("bf16_grad_rel_err", CUDA only).
       tiny: vocab 120, hidden 64, 2 layers, 4 heads, intermediate 128, 64
       positions (the CPU suite's fixture); base: bert-base-cased's sizes.
 
   bench [--batches 1,8,16,32] [--seqs 128,384] [--precisions fp32,tf32,bf16]
-        [--compile] [--steps 20] [--warmup 5] [--device cuda|cpu]
+        [--modes infer,train] [--compile] [--steps 20] [--warmup 5] [--device cuda|cpu]
       (records as peers/pytorch_nets.py prints them, model "bert-base sSEQ")
       Inference time of the same model at each cell (eager, and torch.compile
       with --compile), median and interquartile range of `steps` timed runs
       after `warmup`, peak memory; JSON on stdout, progress on stderr. fp32 means
       TF32 off for matmuls and cuDNN; tf32 on; bf16 is torch.autocast.
+      train: one fine-tuning step (model.train(), hidden dropout 0.1,
+      attention-probability dropout 0 as roofline's, the span loss, backward,
+      torch.optim.AdamW(lr 3e-5, weight decay 0.01, fused on CUDA)); compile
+      covers the model's forward and backward.
 """
 import argparse
 import json
@@ -98,7 +111,61 @@ def golden(args):
     meta = {"torch": torch.__version__, "transformers": transformers.__version__, "size": args.size,
             "seed": str(args.seed)}
     save_file(out, os.path.join(args.out, "golden.safetensors"), metadata=meta)
+    train_golden(args, cfg, model.float().cpu(), ids, types, mask, lens, dev)
     print(json.dumps({"out": args.out, **meta}))
+
+
+def targets(lens, device):
+    start = [min(n - 1, n // 3 + 1 + b % 7) for b, n in enumerate(lens)]
+    end = [min(n - 1, s + 3) for s, n in zip(start, lens)]
+    return torch.tensor(start, device=device), torch.tensor(end, device=device)
+
+
+def train_golden(args, cfg, model, ids, types, mask, lens, dev):
+    """Gradients of one step and losses of three AdamW steps, dropout off (eval mode)."""
+    start, end = targets(lens, dev)
+    out = {"start_positions": start.to(torch.int32).cpu(), "end_positions": end.to(torch.int32).cpu()}
+    kw = dict(input_ids=ids, token_type_ids=types, attention_mask=mask, start_positions=start, end_positions=end)
+
+    def copy(dtype):
+        m = BertForQuestionAnswering(cfg).eval()
+        m.load_state_dict(model.state_dict())
+        return m.to(dtype).to(dev)
+    m64 = copy(torch.float64)
+    loss = m64(**kw).loss
+    loss.backward()
+    out["loss_fp64"] = torch.tensor([loss.item()], dtype=torch.float64).float()
+    grads64 = {n: p.grad.detach().clone() for n, p in m64.named_parameters()}
+    for n, g in grads64.items():
+        if args.size == "tiny":
+            out["grad." + n] = g.float().cpu().contiguous()
+        else:
+            out["gnorm." + n] = torch.tensor([g.norm().item()], dtype=torch.float64).float()
+            out["ghead." + n] = g.flatten()[:256].float().cpu().contiguous()
+    if dev.type == "cuda":
+        mb = copy(torch.float32)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            lb = mb(**kw).loss
+        lb.backward()
+        # Over each gradient's first 256 values: what the base golden keeps of ours to compare.
+        num = sum(((p.grad.double().flatten()[:256] - grads64[n].flatten()[:256]) ** 2).sum().item()
+                  for n, p in mb.named_parameters())
+        den = sum((g.flatten()[:256] ** 2).sum().item() for g in grads64.values())
+        out["bf16_grad_rel_err"] = torch.tensor([(num / den) ** 0.5])
+    for name, dtype in (("losses_fp64", torch.float64), ("losses_fp32", torch.float32)):
+        set_precision("fp32")
+        m = copy(dtype)
+        opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.01)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            loss = m(**kw).loss
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        out[name] = torch.tensor(losses, dtype=torch.float64).float()
+    save_file(out, os.path.join(args.out, "train.safetensors"),
+              metadata={"torch": torch.__version__, "transformers": transformers.__version__})
 
 
 def time_cell(fn, steps, warmup, cuda):
@@ -122,12 +189,17 @@ def bench(args):
     cfg = config("base")
     dev = torch.device(args.device)
     cuda = dev.type == "cuda"
-    torch.manual_seed(0)
-    model = BertForQuestionAnswering(cfg).eval().to(dev)
     rows = []
     variants = ["eager"] + (["compile"] if args.compile else [])
-    for variant in variants:
+    for mode, variant in [(m, v) for m in args.modes.split(",") for v in variants]:
+        train = mode == "train"
+        if train:
+            cfg.attention_probs_dropout_prob = 0.0  # roofline's fused attention has no dropout
+        torch.manual_seed(0)
+        model = BertForQuestionAnswering(cfg).to(dev)
+        model.train() if train else model.eval()
         m = torch.compile(model) if variant == "compile" else model
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-5, weight_decay=0.01, fused=cuda) if train else None
         for p in args.precisions.split(","):
             if not cuda and p != "fp32":
                 continue
@@ -135,22 +207,33 @@ def bench(args):
             for s in [int(x) for x in args.seqs.split(",")]:
                 for b in [int(x) for x in args.batches.split(",")]:
                     ids, types, mask = make_batch(cfg, [s] * b, 0, dev)
+                    start, end = targets([s] * b, dev)
+
+                    def forward():
+                        kw = dict(input_ids=ids, token_type_ids=types, attention_mask=mask)
+                        if train:
+                            kw.update(start_positions=start, end_positions=end)
+                        if p == "bf16":
+                            with torch.autocast("cuda", dtype=torch.bfloat16):
+                                return m(**kw)
+                        return m(**kw)
 
                     def run():
-                        with torch.no_grad():
-                            if p == "bf16":
-                                with torch.autocast("cuda", dtype=torch.bfloat16):
-                                    m(input_ids=ids, token_type_ids=types, attention_mask=mask)
-                            else:
-                                m(input_ids=ids, token_type_ids=types, attention_mask=mask)
+                        if not train:
+                            with torch.no_grad():
+                                forward()
+                            return
+                        opt.zero_grad(set_to_none=True)
+                        forward().loss.backward()
+                        opt.step()
                     if cuda:
                         torch.cuda.reset_peak_memory_stats()
                     ms, iqr = time_cell(run, args.steps, args.warmup + (3 if variant == "compile" else 0), cuda)
                     mem = torch.cuda.max_memory_allocated() / 2**20 if cuda else 0
-                    print(f"pytorch_bert: {variant} {p} b{b} s{s}: {ms:.3f} ms", file=sys.stderr)
+                    print(f"pytorch_bert: {variant} {mode} {p} b{b} s{s}: {ms:.3f} ms", file=sys.stderr)
                     rows.append({"source": "pytorch" if variant == "eager" else "pytorch-compile",
                                  "model": f"bert-base s{s}", "device": "gpu" if cuda else "cpu", "precision": p,
-                                 "batch": b, "mode": "infer", "steps": args.steps, "median_s": ms / 1e3,
+                                 "batch": b, "mode": mode, "steps": args.steps, "median_s": ms / 1e3,
                                  "iqr_s": iqr / 1e3, "peak_bytes": mem * 2**20 if cuda else None,
                                  "torch": torch.__version__, "threads": torch.get_num_threads()})
     print(json.dumps({"torch": torch.__version__, "transformers": transformers.__version__,
@@ -169,6 +252,7 @@ def main():
     b.add_argument("--batches", default="1,8,16,32")
     b.add_argument("--seqs", default="128,384")
     b.add_argument("--precisions", default="fp32,tf32,bf16")
+    b.add_argument("--modes", default="infer")
     b.add_argument("--compile", action="store_true")
     b.add_argument("--steps", type=int, default=20)
     b.add_argument("--warmup", type=int, default=5)

@@ -74,4 +74,39 @@ inline BertGolden read_bert_golden(const std::string& file, const std::string& p
   return g;
 }
 
+// train.safetensors of peers/pytorch_bert.py golden: the fine-tuning step's
+// targets, loss, gradients (tiny: whole, "grad.NAME"; base: norm and first 256
+// values), 3 AdamW steps' losses and PyTorch's own bf16 gradient error.
+struct BertTrainGolden {
+  std::vector<std::int32_t> start, end;
+  double loss = 0;
+  std::vector<std::pair<std::string, std::vector<double>>> grads;  // whole, or the first 256 values
+  std::vector<double> norms;                                        // base only: each gradient's L2 norm
+  std::vector<double> losses64, losses32;
+  double torch_bf16_err = -1;  // -1: not written (a CPU golden run)
+};
+inline BertTrainGolden read_bert_train_golden(const std::string& file, const engine::bert::BertConfig& cfg) {
+  const auto f = engine::SafetensorsFile::open(file);
+  BertTrainGolden g;
+  for (auto v : f.read_i64("start_positions")) g.start.push_back(static_cast<std::int32_t>(v));
+  for (auto v : f.read_i64("end_positions")) g.end.push_back(static_cast<std::int32_t>(v));
+  auto f64 = [&](const std::string& n) {
+    const auto v = f.read_f32(n);
+    return std::vector<double>(v.begin(), v.end());
+  };
+  g.loss = f64("loss_fp64").at(0);
+  g.losses64 = f64("losses_fp64");
+  g.losses32 = f64("losses_fp32");
+  for (const auto& t : engine::bert::bert_qa_tensors(cfg)) {
+    if (f.contains("grad." + t.name)) {
+      g.grads.emplace_back(t.name, f64("grad." + t.name));
+    } else {
+      g.grads.emplace_back(t.name, f64("ghead." + t.name));
+      g.norms.push_back(f64("gnorm." + t.name).at(0));
+    }
+  }
+  if (f.contains("bf16_grad_rel_err")) g.torch_bf16_err = f64("bf16_grad_rel_err").at(0);
+  return g;
+}
+
 }  // namespace roofline::test

@@ -18,6 +18,7 @@
 #include "roofline/engine/context.hpp"
 #include "roofline/engine/graph.hpp"
 #include "roofline/engine/layer_graph.hpp"
+#include "roofline/engine/ops_optim.hpp"
 #include "roofline/engine/safetensors.hpp"
 
 namespace roofline::engine::bert {
@@ -39,6 +40,19 @@ struct BertBatch {
 // The state_dict of BertForQuestionAnswering: names and shapes in torch's order.
 std::vector<ExpectedTensor> bert_qa_tensors(const BertConfig& cfg);
 
+// The fine-tuning step (engine part 3, item 4): AdamW over every parameter
+// (torch.optim.AdamW over model.parameters(): weight decay on all of them),
+// the span loss of BertForQuestionAnswering, dropout after the embeddings and
+// after each layer's two output projections (hidden_dropout_prob, a
+// counter-based mask per site and step). Attention-probability dropout is not
+// applied (the fused attention has none): a peer compares with
+// attention_probs_dropout_prob 0.
+struct BertTrainConfig {
+  ops::AdamWConfig adamw{3e-5, 0.9, 0.999, 1e-8, 0.01};
+  bool dropout = true;  // false: the step of model.eval()'s graph (golden tests)
+  std::uint64_t seed = 0;
+};
+
 class BertQA {
  public:
   // dtype: the activations' (F32 on the CPU backends); tf32 for F32 GEMMs on the GPU.
@@ -53,6 +67,9 @@ class BertQA {
   // A checkpoint's weights (model.safetensors of a BertForQuestionAnswering
   // folder); Error(Input) listing every missing, unexpected or misshapen tensor.
   void load(const SafetensorsFile& file);
+  // Every parameter from values in torch's state_dict order and shapes
+  // (Error Input naming the first misshapen tensor); AdamW's state kept.
+  void set_parameters(const std::vector<std::vector<float>>& state);
   // Parameters as torch's state_dict (names, fp32 values), from the host copy.
   const std::vector<std::vector<float>>& host_params() const { return host_; }
 
@@ -67,6 +84,26 @@ class BertQA {
   // replayed after (GPU contexts; run forward() once first, so that every
   // library plan exists before the capture). On the CPU: forward().
   void forward_graph();
+
+  // ---- Fine-tuning (padded batches) ----
+  // Allocates gradients, AdamW's state and every layer's saved activations;
+  // from here on stage() keeps one activation set per layer.
+  void enable_training(const BertTrainConfig& tc);
+  bool training() const;
+  // The answers' first and last token of each sequence of the staged batch
+  // (0 ≤ start, end < its padded length; Error Input otherwise).
+  void stage_targets(const std::vector<std::int32_t>& start, const std::vector<std::int32_t>& end);
+  // Forward with dropout, the span loss, backward and the AdamW update,
+  // enqueued on the context's stream, no host synchronisation.
+  void train_step();
+  // train_step() captured as one CUDA graph on its first call after
+  // stage()/stage_targets() and replayed after (GPU); on the CPU: train_step().
+  void train_step_graph();
+  float last_loss() const;  // the last step's loss (waits for it)
+  // Gradients of the last step and the current parameters, as torch's
+  // state_dict (bert_qa_tensors order), fp32 from the device.
+  std::vector<std::vector<float>> gradients() const;
+  std::vector<std::vector<float>> parameters() const;
 
   const BertConfig& config() const { return cfg_; }
   DType dtype() const { return dtype_; }
@@ -84,6 +121,8 @@ class BertQA {
   std::vector<std::vector<float>> host_;  // the state_dict's tensors, bert_qa_tensors order
   std::unique_ptr<Impl> impl_;
   void upload_params();
+  void forward_pass(bool train);
+  void backward();
 };
 
 // The cost of each layer and pass at a batch (per-node rows for `summary` and

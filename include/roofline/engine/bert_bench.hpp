@@ -16,7 +16,7 @@ namespace roofline::engine {
 struct BertBenchConfig {
   bool cpu = false, gpu = true;
   int gpu_index = 0;
-  bool train = false, infer = true;  // --mode (the fine-tuning step is not built yet: infer only)
+  bool train = false, infer = true;  // --mode: inference, the fine-tuning step (padded batches, graphs on the GPU)
   std::vector<Precision> precisions = {Precision::BF16};
   std::vector<std::int64_t> batches = {1, 8, 16, 32};
   std::vector<std::int64_t> seqs = {128, 384};
@@ -27,7 +27,7 @@ struct BertBenchConfig {
   bool peer_compile = true;
 };
 
-// roofline's inference cells, models × devices × precisions × seqs × batches,
+// roofline's cells, devices × precisions × modes × seqs × batches,
 // each to `sink` as soon as it is measured (sequences of `seq` tokens each,
 // random ids, the last third typed 1 as a context).
 std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink& sink, const NetStatus& status);

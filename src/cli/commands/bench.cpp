@@ -103,7 +103,9 @@ class BenchCommand : public Command {
                    "fc1.weight, conv1.bias, ... for the small models; e.g. saved with safetensors.torch.save_file); "
                    "default: PyTorch's initialisation, seeded");
     device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or cpu,gpu")->capture_default_str();
-    sub.add_option("--mode", mode_, "train, infer or train,infer (training also reports test accuracy)")
+    mode_opt_ = sub.add_option("--mode", mode_,
+                               "train, infer or train,infer (training also reports test accuracy; bert-base: infer "
+                               "unless given)")
         ->capture_default_str();
     batch_opt_ = sub.add_option("--batch", batch_, "batch sizes, comma-separated (bert-base: 1,8,16,32)")
                      ->capture_default_str();
@@ -332,14 +334,13 @@ class BenchCommand : public Command {
                   "train-images-idx3-ubyte and its siblings");
   }
 
-  // bert-base: question-answering inference cells (engine/bert_bench.hpp),
-  // stored and tabled as the networks' cells.
+  // bert-base: question-answering inference and fine-tuning cells
+  // (engine/bert_bench.hpp), stored and tabled as the networks' cells.
   Report run_bert(Invocation& ctx) {
     engine::BertBenchConfig cfg;
     Report report("bench");
     choose_devices_and_modes(cfg, report);
-    if (cfg.train)
-      report.info("bert-base: inference cells only (the fine-tuning step is not built yet); --mode train ignored");
+    if (mode_opt_->count() == 0) cfg.train = false, cfg.infer = true;  // a fine-tuning step only when asked
     cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
     cfg.batches = parse_int_list(batch_opt_->count() > 0 ? batch_ : "1,8,16,32", "--batch");
     cfg.seqs = parse_int_list(seq_, "--seq");
@@ -654,6 +655,7 @@ class BenchCommand : public Command {
   std::string seq_ = "128,384", checkpoint_, question_, context_;
   CLI::Option* seq_opt_ = nullptr;
   CLI::Option* batch_opt_ = nullptr;
+  CLI::Option* mode_opt_ = nullptr;
   engine::NetBenchConfig net_;
   int cfg_epochs_ = 0, repeat_ = 1;
   std::string gpu_path_ = "auto";

@@ -11,6 +11,7 @@
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
 #include "roofline/engine/bert.hpp"
+#include "roofline/engine/ops_optim.hpp"
 #include "roofline/engine/rng.hpp"
 
 namespace roofline::engine {
@@ -30,10 +31,28 @@ bert::BertBatch synthetic_batch(const bert::BertConfig& c, std::int64_t batch, s
   return bert::BertBatch::make(ids, types, false);
 }
 
-double forward_flops(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq, DType dtype) {
+// A step's paper FLOPs: the forward (inference), or forward, backward and AdamW (training).
+double step_flops(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq, DType dtype, bool train) {
   double f = 0;
-  for (const auto& n : bert::describe_bert(c, batch, seq, dtype)) f += n.cost.forward.flops;
+  for (const auto& n : bert::describe_bert(c, batch, seq, dtype))
+    f += train ? n.cost.train().flops : n.cost.forward.flops;
+  if (train) {
+    double params = 0;
+    for (const auto& t : bert::bert_qa_tensors(c)) params += double(numel(t.shape));
+    f += ops::AdamWShape{static_cast<std::int64_t>(params)}.cost().flops;
+  }
   return f;
+}
+
+// The answers a synthetic batch trains towards: a span in the context of each sequence.
+void synthetic_targets(std::int64_t batch, std::int64_t seq, std::vector<std::int32_t>& start,
+                       std::vector<std::int32_t>& end) {
+  start.clear(), end.clear();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::int64_t s0 = std::min(seq - 1, seq / 3 + 1 + b % 7);
+    start.push_back(static_cast<std::int32_t>(s0));
+    end.push_back(static_cast<std::int32_t>(std::min(seq - 1, s0 + 3)));
+  }
 }
 
 }  // namespace
@@ -54,28 +73,39 @@ std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink&
     Context ctx(backend, cfg.gpu_index);
     for (Precision p : cfg.precisions) {
       if (backend != Backend::Cuda && p != Precision::FP32) continue;  // the CPU computes in fp32
+      for (const bool train : {false, true}) {
+      if ((train && !cfg.train) || (!train && !cfg.infer)) continue;
       const DType dtype = activation_dtype(p);
       bert::BertQA model(bc, ctx, dtype, allows_tf32(p));
       if (weights) model.load(*weights);
+      if (train) model.enable_training({});
       for (std::int64_t seq : cfg.seqs) {
         if (seq > bc.max_positions)
           throw_usage(fmt::format("--seq {} is longer than the model's {} positions", seq, bc.max_positions),
                       fmt::format("use --seq {} or less", bc.max_positions));
         for (std::int64_t batch : cfg.batches) {
-          status(fmt::format("bert-base {} {} batch {} seq {}", dev, to_string(p), batch, seq));
+          status(fmt::format("bert-base {} {} {} batch {} seq {}", dev, to_string(p), train ? "train" : "infer",
+                             batch, seq));
           model.stage(synthetic_batch(bc, batch, seq));
+          if (train) {
+            std::vector<std::int32_t> start, end;
+            synthetic_targets(batch, seq, start, end);
+            model.stage_targets(start, end);
+          }
+          const auto eager = [&] { train ? model.train_step() : model.forward(); };
+          const auto replay = [&] { train ? model.train_step_graph() : model.forward_graph(); };
           // CPU cells past batch 1 take long: a quarter of the steps, at least 3 (as the networks' cells).
           const bool cpu_big = backend != Backend::Cuda && batch > 1;
           const int steps = cpu_big ? std::max(3, cfg.steps / 4) : cfg.steps;
           const int warmup = cpu_big ? std::max(1, cfg.warmup / 4) : cfg.warmup;
           const bool graph = cfg.graphs && backend == Backend::Cuda;
-          model.forward();  // every library plan made before a capture
-          for (int i = 0; i < warmup; ++i) graph ? model.forward_graph() : model.forward();
+          eager();  // every library plan and scratch buffer made before a capture
+          for (int i = 0; i < warmup; ++i) graph ? replay() : eager();
           ctx.synchronize();
           std::vector<double> times;
           for (int i = 0; i < steps; ++i) {
             const double t0 = now_seconds();
-            graph ? model.forward_graph() : model.forward();
+            graph ? replay() : eager();
             ctx.synchronize();
             times.push_back(now_seconds() - t0);
           }
@@ -84,24 +114,30 @@ std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink&
           r.model = fmt::format("bert-base s{}", seq);
           r.device = dev;
           r.precision = to_string(p);
-          r.mode = "infer";
+          r.mode = train ? "train" : "infer";
           r.batch = batch;
           r.steps = steps;
           r.median_s = s.median;
           r.iqr_s = s.q3 - s.q1;
           r.min_s = s.min;
           r.max_s = s.max;
-          r.flops = forward_flops(bc, batch, seq, dtype);
-          if (backend == Backend::Cuda) r.peak_bytes = double(model.device_bytes());
+          r.flops = step_flops(bc, batch, seq, dtype, train);
+          if (backend == Backend::Cuda) r.peak_bytes = double(model.device_bytes() + std::int64_t(ctx.scratch_bytes()));
           r.params = {{"seq", seq}, {"tokens_per_s", s.median > 0 ? double(batch * seq) / s.median : 0.0},
                       {"weights", cfg.checkpoint.empty() ? "seeded" : cfg.checkpoint},
                       {"graph", graph},
                       {"attention", dtype == DType::BF16 || dtype == DType::F16
                                         ? "roofline fused kernel (tensor cores, mma.sync)"
                                         : "roofline fused kernel (fp32 arithmetic, CUDA cores)"}};
+          if (train) {
+            r.params["loss"] = model.last_loss();
+            r.params["dropout"] = "hidden 0.1 (attention probabilities: none)";
+            r.params["optimizer"] = "AdamW lr 3e-5, weight decay 0.01 on every parameter";
+          }
           sink(r);
           out.push_back(r);
         }
+      }
       }
     }
   }
@@ -120,8 +156,10 @@ std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {
   for (const char* dev : {"cpu", "gpu"}) {
     if ((std::string(dev) == "cpu" && !cfg.cpu) || (std::string(dev) == "gpu" && !cfg.gpu)) continue;
     const std::string cmd = fmt::format(
-        "python3 '{}' bench --device {} --precisions {} --batches {} --seqs {} --steps {} --warmup {}{}", script,
-        std::string(dev) == "gpu" ? "cuda" : "cpu", join(precisions, ","), join(batches, ","), join(seqs, ","),
+        "python3 '{}' bench --device {} --modes {} --precisions {} --batches {} --seqs {} --steps {} --warmup {}{}",
+        script,
+        std::string(dev) == "gpu" ? "cuda" : "cpu",
+        cfg.infer && cfg.train ? "infer,train" : cfg.train ? "train" : "infer", join(precisions, ","), join(batches, ","), join(seqs, ","),
         cfg.steps, cfg.warmup, cfg.peer_compile ? " --compile" : "");
     const nlohmann::json j = run_peer_command(cmd);
     if (!j.contains("records") || !j["records"].is_array())
@@ -136,7 +174,7 @@ std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {
         throw Error(ErrorKind::Input, fmt::format("the BERT peer sent a record of model '{}'", printable(r.model)),
                     "run peers/pytorch_bert.py bench by hand to see why");
       const std::int64_t seq = std::stoll(digits);
-      r.flops = forward_flops(bc, r.batch, seq, activation_dtype(parse_precision(r.precision)));
+      r.flops = step_flops(bc, r.batch, seq, activation_dtype(parse_precision(r.precision)), r.mode == "train");
       r.params["seq"] = seq;
       out.push_back(std::move(r));
     }

@@ -199,7 +199,7 @@ NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfi
   r.flops = train ? g.cost(batch, activation_dtype(p)).train().flops
                   : inference_cost(g, batch, activation_dtype(p), net.folded_batchnorms() > 0).flops;
   if (train) r.loss = net.loss();
-  if (ctx.is_cuda()) r.peak_bytes = static_cast<double>(net.memory().total());
+  if (ctx.is_cuda()) r.peak_bytes = static_cast<double>(net.memory().total() + ctx.scratch_bytes());
   const auto m = net.memory();
   r.params = {{"graphs", graphs},
               {"format", to_string(net.format())},
@@ -470,8 +470,9 @@ Table net_detail_table(const std::vector<NetRecord>& ours) {
         t.note("GPU busy unknown: " + r.busy_note);
         break;
       }
-  t.note("memory: roofline's planned buffers (parameters, gradients, optimizer state, weight copies, statistics, "
-         "the activation arena, input and logits; library workspaces not included)");
+  t.note("memory: roofline's buffers (parameters, gradients, optimizer state, weight copies, statistics, the "
+         "activation arena, input and logits) and its scratch (GEMM/convolution workspace, im2col and attention "
+         "matrices) after the cell; CUDA's own allocations not included");
   return t;
 }
 
@@ -489,7 +490,7 @@ Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRe
            c ? ratio(c->median_s, r.median_s) : Cell{}, mib(r.peak_bytes), e ? mib(e->peak_bytes) : Cell{}});
   }
   t.note("× eager, × compile: the peer's time over roofline's (above 1: roofline is faster). memory: roofline's "
-         "planned buffers (library workspaces not included); eager mem: torch.cuda.max_memory_allocated.");
+         "buffers and scratch after the cell; eager mem: torch.cuda.max_memory_allocated.");
   std::vector<std::string> layouts;  // both sides run each cell in roofline's layout for it
   for (const auto& r : ours) {
     const std::string l = fmt::format("{} {} {}", r.device, r.precision, r.params.value("format", std::string("?")));

@@ -9,8 +9,10 @@
 #include "roofline/core/error.hpp"
 #include "roofline/engine/half.hpp"
 #include "roofline/engine/ops.hpp"
+#include "roofline/engine/ops_cnn.hpp"
 #include "roofline/engine/ops_transformer.hpp"
 #include "roofline/engine/rng.hpp"
+#include "src/engine/bert/bert_impl.hpp"
 #include "src/engine/cpu/thread_pool.hpp"
 
 namespace roofline::engine::bert {
@@ -94,26 +96,6 @@ bool ignorable(const std::string& name) { return name == "bert.embeddings.positi
 }  // namespace
 
 // ---- Device state ----------------------------------------------------------------
-struct DevLinear {
-  Tensor w, b;  // w (out, in) in the activations' dtype; b (out) in shape.bias_dtype
-  ops::LinearShape shape;
-};
-struct DevLayer {
-  DevLinear qkv, attn_out, inter, out;
-  Tensor ln1_g, ln1_b, ln2_g, ln2_b;
-};
-struct BertQA::Impl {
-  Tensor word, pos, type, emb_g, emb_b;
-  std::vector<DevLayer> layers;
-  DevLinear qa;
-  // Activations for `capacity` tokens.
-  int64_t capacity = 0;
-  Tensor x, ctx, tmp, qkv, inter, logits;
-  Tensor ids, type_ids, positions, start, len;
-  BertBatch staged;
-  StepGraph graph;  // forward() of the staged batch, captured
-};
-
 BertQA::BertQA(const BertConfig& cfg, Context& ctx, DType dtype, bool tf32)
     : cfg_(cfg), ctx_(ctx), dtype_(dtype), tf32_(tf32), impl_(std::make_unique<Impl>()) {
   cfg_.validate();
@@ -136,15 +118,10 @@ std::int64_t BertQA::device_bytes() const {
   const Impl& d = *impl_;
   size_t n = 0;
   auto add = [&](const Tensor& t) { n += t.defined() ? t.nbytes() : 0; };
-  for (const Tensor* t : {&d.word, &d.pos, &d.type, &d.emb_g, &d.emb_b, &d.x, &d.ctx, &d.tmp, &d.qkv, &d.inter,
-                          &d.logits, &d.ids, &d.type_ids, &d.positions, &d.start, &d.len})
+  for (const Tensor* t : {&d.p32, &d.plow, &d.ids, &d.type_ids, &d.positions, &d.start, &d.len, &d.grad, &d.m, &d.v,
+                          &d.step, &d.loss, &d.start_pos, &d.end_pos})
     add(*t);
-  auto lin = [&](const DevLinear& l) { add(l.w), add(l.b); };
-  for (const DevLayer& L : d.layers) {
-    lin(L.qkv), lin(L.attn_out), lin(L.inter), lin(L.out);
-    for (const Tensor* t : {&L.ln1_g, &L.ln1_b, &L.ln2_g, &L.ln2_b}) add(*t);
-  }
-  lin(d.qa);
+  for (const Tensor& t : d.buffers) add(t);
   return static_cast<std::int64_t>(n);
 }
 
@@ -183,6 +160,20 @@ void BertQA::load(const SafetensorsFile& file) {
   upload_params();
 }
 
+void BertQA::set_parameters(const std::vector<std::vector<float>>& state) {
+  const auto expected = bert_qa_tensors(cfg_);
+  if (state.size() != expected.size())
+    throw Error(ErrorKind::Input, fmt::format("{} tensors for a model of {}", state.size(), expected.size()),
+                "give every tensor of bert_qa_tensors(), in its order");
+  for (size_t i = 0; i < state.size(); ++i)
+    if (static_cast<int64_t>(state[i].size()) != numel(expected[i].shape))
+      throw Error(ErrorKind::Input,
+                  fmt::format("{} has {} values, not {}", expected[i].name, state[i].size(), numel(expected[i].shape)),
+                  "give every tensor of bert_qa_tensors(), in its order");
+  host_ = state;
+  upload_params();
+}
+
 namespace {
 
 Tensor upload(Context& ctx, const float* v, int64_t n, DType dtype, const char* what) {
@@ -197,61 +188,86 @@ Tensor upload(Context& ctx, const float* v, int64_t n, DType dtype, const char* 
   return t;
 }
 
+bool read_in_fp32(const std::string& name) {
+  return name.find("LayerNorm") != std::string::npos || name.find("embeddings.") != std::string::npos;
+}
+
 }  // namespace
 
 void BertQA::upload_params() {
   Impl& d = *impl_;
   const auto names = bert_qa_tensors(cfg_);
-  std::map<std::string, const std::vector<float>*> by;
-  for (size_t i = 0; i < names.size(); ++i) by[names[i].name] = &host_[i];
-  auto f32 = [&](const std::string& n) {
-    const auto& v = *by.at(n);
-    return upload(ctx_, v.data(), static_cast<int64_t>(v.size()), DType::F32, "BERT parameters");
+  // The flat layout: fp32-read tensors in state_dict order, then the rest, query/key/value biases moved after
+  // the value weight so that the stacked weight and the stacked bias are each contiguous.
+  d.offset.assign(names.size(), -1);
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < names.size(); ++i) index[names[i].name] = i;
+  int64_t at = 0;
+  auto place = [&](size_t i) {
+    d.offset[i] = at;
+    at += numel(names[i].shape);
   };
-  const int64_t h = cfg_.hidden;
-  auto linear = [&](const std::vector<std::string>& parts, int64_t in) {
-    // Several torch Linear layers stacked along their outputs (query, key, value) make one GEMM.
-    std::vector<float> w, b;
-    for (const auto& p : parts) {
-      const auto& pw = *by.at(p + ".weight");
-      const auto& pb = *by.at(p + ".bias");
-      w.insert(w.end(), pw.begin(), pw.end());
-      b.insert(b.end(), pb.begin(), pb.end());
+  for (size_t i = 0; i < names.size(); ++i)
+    if (read_in_fp32(names[i].name)) place(i);
+  d.n_fp32 = at;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i].name;
+    if (read_in_fp32(n) || d.offset[i] >= 0) continue;
+    const auto self = n.find("attention.self.");
+    if (self != std::string::npos) {  // the three weights, then the three biases
+      const std::string p = n.substr(0, self + 15);
+      for (const char* part : {"query.weight", "key.weight", "value.weight", "query.bias", "key.bias", "value.bias"})
+        place(index.at(p + part));
+      continue;
     }
+    place(i);
+  }
+  d.n_params = at;
+  std::vector<float> flat(static_cast<size_t>(at));
+  for (size_t i = 0; i < names.size(); ++i) std::copy(host_[i].begin(), host_[i].end(), flat.begin() + d.offset[i]);
+  const bool full32 = dtype_ == DType::F32 || d.training;
+  d.p32 = upload(ctx_, flat.data(), full32 ? d.n_params : d.n_fp32, DType::F32, "BERT parameters (fp32)");
+  d.plow = dtype_ == DType::F32 ? Tensor() : upload(ctx_, flat.data(), d.n_params, dtype_, "BERT parameters");
+
+  auto off = [&](const std::string& n) { return d.offset[index.at(n)]; };
+  const int64_t h = cfg_.hidden;
+  // On the GPU the biases are read in the activations' dtype (the GEMM's epilogue takes them as they are: an
+  // fp32 bias cost a conversion kernel before each of the 49 GEMMs of a forward).
+  const DType bias_dtype = ctx_.is_cuda() ? dtype_ : DType::F32;
+  auto linear = [&](const std::string& first, int64_t in, int64_t out) {
     DevLinear l;
-    l.w = upload(ctx_, w.data(), static_cast<int64_t>(w.size()), dtype_, "BERT weights");
-    // On the GPU in bf16/fp16 the biases too are kept in the activations' dtype: the GEMM's epilogue takes them
-    // as they are (an fp32 bias cost a conversion kernel before each of the 49 GEMMs of a forward).
-    const DType bias_dtype = ctx_.is_cuda() ? dtype_ : DType::F32;
-    l.b = upload(ctx_, b.data(), static_cast<int64_t>(b.size()), bias_dtype, "BERT biases");
+    l.w = off(first + ".weight");
+    l.b = off(first + ".bias");
     l.shape.bias_dtype = bias_dtype;
     l.shape.in = in;
-    l.shape.out = static_cast<int64_t>(b.size());
+    l.shape.out = out;
     l.shape.bias = true;
     l.shape.dtype = dtype_;
     l.shape.tf32 = tf32_;
     return l;
   };
-  d.word = f32("bert.embeddings.word_embeddings.weight");
-  d.pos = f32("bert.embeddings.position_embeddings.weight");
-  d.type = f32("bert.embeddings.token_type_embeddings.weight");
-  d.emb_g = f32("bert.embeddings.LayerNorm.weight");
-  d.emb_b = f32("bert.embeddings.LayerNorm.bias");
+  d.word = off("bert.embeddings.word_embeddings.weight");
+  d.pos = off("bert.embeddings.position_embeddings.weight");
+  d.type = off("bert.embeddings.token_type_embeddings.weight");
+  d.emb_g = off("bert.embeddings.LayerNorm.weight");
+  d.emb_b = off("bert.embeddings.LayerNorm.bias");
   d.layers.clear();
   for (int64_t l = 0; l < cfg_.layers; ++l) {
     const std::string p = fmt::format("bert.encoder.layer.{}.", l);
     DevLayer L;
-    L.qkv = linear({p + "attention.self.query", p + "attention.self.key", p + "attention.self.value"}, h);
-    L.attn_out = linear({p + "attention.output.dense"}, h);
-    L.inter = linear({p + "intermediate.dense"}, h);
-    L.out = linear({p + "output.dense"}, cfg_.intermediate);
-    L.ln1_g = f32(p + "attention.output.LayerNorm.weight");
-    L.ln1_b = f32(p + "attention.output.LayerNorm.bias");
-    L.ln2_g = f32(p + "output.LayerNorm.weight");
-    L.ln2_b = f32(p + "output.LayerNorm.bias");
-    d.layers.push_back(std::move(L));
+    L.qkv = linear(p + "attention.self.query", h, 3 * h);
+    L.attn_out = linear(p + "attention.output.dense", h, h);
+    L.inter = linear(p + "intermediate.dense", h, cfg_.intermediate);
+    L.out = linear(p + "output.dense", cfg_.intermediate, h);
+    L.ln1_g = off(p + "attention.output.LayerNorm.weight");
+    L.ln1_b = off(p + "attention.output.LayerNorm.bias");
+    L.ln2_g = off(p + "output.LayerNorm.weight");
+    L.ln2_b = off(p + "output.LayerNorm.bias");
+    d.layers.push_back(L);
   }
-  d.qa = linear({"qa_outputs"}, h);
+  d.qa = linear("qa_outputs", h, 2);
+  d.graph.reset();
+  d.train_graph.reset();
   ctx_.synchronize();
 }
 
@@ -274,21 +290,50 @@ void BertQA::stage(const BertBatch& b) {
                               cfg_.type_vocab),
                   "token types are 0 (question) and 1 (context)");
   }
+  if (impl_->training && b.padded == 0)
+    throw_unsupported("the fine-tuning step takes padded batches", "stage a padded batch (BertBatch::make packed=false)");
   Impl& d = *impl_;
-  const int64_t T = b.tokens, h = cfg_.hidden;
+  const int64_t T = b.tokens, h = cfg_.hidden, f = cfg_.intermediate;
   if (T > d.capacity) {
-    d.x = ctx_.empty({T, h}, dtype_, "BERT activations");
-    d.ctx = ctx_.empty({T, h}, dtype_, "BERT activations");
-    d.tmp = ctx_.empty({T, h}, dtype_, "BERT activations");
-    d.qkv = ctx_.empty({T, 3 * h}, dtype_, "BERT activations");
-    d.inter = ctx_.empty({T, cfg_.intermediate}, dtype_, "BERT activations");
-    d.logits = ctx_.empty({T, 2}, dtype_, "BERT logits");
+    d.buffers.clear();
+    auto alloc = [&](int64_t cols, DType t) {
+      d.buffers.push_back(ctx_.empty({T, cols}, t, "BERT activations"));
+      return d.buffers.back().raw();
+    };
+    auto act = [&](int64_t cols) { return alloc(cols, dtype_); };
+    auto stat = [&](int64_t n) { return static_cast<float*>(alloc(n, DType::F32)); };
+    d.acts.assign(static_cast<size_t>(cfg_.layers), Acts{});
+    d.emb = act(h);
+    if (!d.training) {  // one set for every layer, updated in place
+      Acts a;
+      a.xin = a.x1 = a.xout = act(h);
+      a.a = a.o = d.emb;
+      a.ctx = act(h);
+      a.qkv = act(3 * h);
+      a.pre = a.act = act(f);
+      std::fill(d.acts.begin(), d.acts.end(), a);
+      d.mean0 = d.rstd0 = nullptr;
+    } else {
+      d.mean0 = stat(1), d.rstd0 = stat(1);
+      void* x = act(h);
+      for (Acts& a : d.acts) {
+        a.xin = x;
+        a.qkv = act(3 * h), a.ctx = act(h), a.a = act(h), a.x1 = act(h), a.pre = act(f), a.act = act(f);
+        a.o = act(h), a.xout = x = act(h);
+        a.lse = stat(cfg_.heads), a.mean1 = stat(1), a.rstd1 = stat(1), a.mean2 = stat(1), a.rstd2 = stat(1);
+      }
+      d.dx = act(h), d.dsum = act(h), d.dtmp = act(h), d.dctx = act(h), d.dqkv = act(3 * h), d.dact = act(f);
+      d.dlogits = act(2);
+    }
+    d.logits = act(2);
     d.ids = ctx_.empty({T}, DType::I32, "token ids");
     d.type_ids = ctx_.empty({T}, DType::I32, "token ids");
     d.positions = ctx_.empty({T}, DType::I32, "token ids");
     d.capacity = T;
   }
   d.graph.reset();  // its pointers and shapes are the last batch's
+  d.train_graph.reset();
+  d.targets_staged = false;
   d.start = ctx_.empty({b.batch}, DType::I32, "sequence starts");
   d.len = ctx_.empty({b.batch}, DType::I32, "sequence lengths");
   auto put = [&](Tensor& t, const std::vector<std::int32_t>& v) {
@@ -302,7 +347,10 @@ void BertQA::stage(const BertBatch& b) {
   d.staged = b;
 }
 
-void BertQA::forward() {
+void BertQA::forward() { forward_pass(false); }
+
+// The forward of the staged batch; `train`: with dropout (training mode), else as model.eval().
+void BertQA::forward_pass(bool train) {
   Impl& d = *impl_;
   const BertBatch& b = d.staged;
   if (b.tokens == 0) throw Error(ErrorKind::Internal, "BertQA::forward before stage()");
@@ -313,13 +361,20 @@ void BertQA::forward() {
   auto linear = [&](const DevLinear& l, void* out, const void* in) {
     ops::LinearShape s = l.shape;
     s.n = T;
-    ops::linear_forward(ctx_, s, out, in, l.w.raw(), l.b.raw());
+    ops::linear_forward(ctx_, s, out, in, d.low(l.w, dtype_), d.low(l.b, l.shape.bias_dtype));
+  };
+  const bool drop = train && d.train.dropout && cfg_.hidden_dropout > 0;
+  std::uint64_t site = 0;  // each dropout site its own mask
+  auto dropout = [&](void* x) {
+    const std::uint64_t seed = d.train.seed * 1000003ull + site++;
+    if (drop) ops::dropout_forward(ctx_, {T * h, cfg_.hidden_dropout, dtype_}, x, x, seed, d.step.i32());
   };
   ops::EmbeddingShape es{T, h, cfg_.vocab_size, cfg_.max_positions, cfg_.type_vocab, dtype_};
-  ops::embeddings_forward(ctx_, es, d.tmp.raw(), d.ids.i32(), d.positions.i32(), d.type_ids.i32(), d.word.f32(),
-                          d.pos.f32(), d.type.f32());
+  ops::embeddings_forward(ctx_, es, d.emb, d.ids.i32(), d.positions.i32(), d.type_ids.i32(), d.f32(d.word),
+                          d.f32(d.pos), d.f32(d.type));
   ops::LayerNormShape ln{T, h, cfg_.layer_norm_eps, false, dtype_};
-  ops::layernorm_forward(ctx_, ln, d.x.raw(), nullptr, nullptr, d.tmp.raw(), nullptr, d.emb_g.f32(), d.emb_b.f32());
+  ops::layernorm_forward(ctx_, ln, d.acts[0].xin, d.mean0, d.rstd0, d.emb, nullptr, d.f32(d.emb_g), d.f32(d.emb_b));
+  dropout(d.acts[0].xin);
   ln.residual = true;
   ops::AttentionShape as;
   as.batch = b.batch;
@@ -330,19 +385,21 @@ void BertQA::forward() {
   as.padded = b.padded;
   as.dtype = dtype_;
   as.pairs = b.attention_pairs();
-  for (const DevLayer& L : d.layers) {
-    linear(L.qkv, d.qkv.raw(), d.x.raw());
-    ops::attention_forward(ctx_, as, d.ctx.raw(), nullptr, d.qkv.raw(), d.start.i32(), d.len.i32());
-    linear(L.attn_out, d.tmp.raw(), d.ctx.raw());
-    ops::layernorm_forward(ctx_, ln, d.x.raw(), nullptr, nullptr, d.tmp.raw(), d.x.raw(), L.ln1_g.f32(),
-                           L.ln1_b.f32());
-    linear(L.inter, d.inter.raw(), d.x.raw());
-    ops::gelu_forward(ctx_, {T * cfg_.intermediate, dtype_}, d.inter.raw(), d.inter.raw());
-    linear(L.out, d.tmp.raw(), d.inter.raw());
-    ops::layernorm_forward(ctx_, ln, d.x.raw(), nullptr, nullptr, d.tmp.raw(), d.x.raw(), L.ln2_g.f32(),
-                           L.ln2_b.f32());
+  for (size_t l = 0; l < d.layers.size(); ++l) {
+    const DevLayer& L = d.layers[l];
+    const Acts& A = d.acts[l];
+    linear(L.qkv, A.qkv, A.xin);
+    ops::attention_forward(ctx_, as, A.ctx, A.lse, A.qkv, d.start.i32(), d.len.i32());
+    linear(L.attn_out, A.a, A.ctx);
+    dropout(A.a);
+    ops::layernorm_forward(ctx_, ln, A.x1, A.mean1, A.rstd1, A.a, A.xin, d.f32(L.ln1_g), d.f32(L.ln1_b));
+    linear(L.inter, A.pre, A.x1);
+    ops::gelu_forward(ctx_, {T * cfg_.intermediate, dtype_}, A.act, A.pre);
+    linear(L.out, A.o, A.act);
+    dropout(A.o);
+    ops::layernorm_forward(ctx_, ln, A.xout, A.mean2, A.rstd2, A.o, A.x1, d.f32(L.ln2_g), d.f32(L.ln2_b));
   }
-  linear(d.qa, d.logits.raw(), d.x.raw());
+  linear(d.qa, d.logits, d.acts.back().xout);
 }
 
 void BertQA::forward_graph() {
@@ -358,10 +415,10 @@ std::vector<float> BertQA::predict(const BertBatch& b) {
   const int64_t n = b.tokens * 2;
   std::vector<float> out(static_cast<size_t>(n));
   if (dtype_ == DType::F32) {
-    copy_bytes(out.data(), Device::cpu(), impl_->logits.raw(), impl_->logits.device(), static_cast<size_t>(n) * 4);
+    copy_bytes(out.data(), Device::cpu(), impl_->logits, ctx_.device(), static_cast<size_t>(n) * 4);
   } else {
     std::vector<std::uint16_t> h(static_cast<size_t>(n));
-    copy_bytes(h.data(), Device::cpu(), impl_->logits.raw(), impl_->logits.device(), static_cast<size_t>(n) * 2);
+    copy_bytes(h.data(), Device::cpu(), impl_->logits, ctx_.device(), static_cast<size_t>(n) * 2);
     for (int64_t i = 0; i < n; ++i)
       out[size_t(i)] = dtype_ == DType::BF16 ? float_from_bf16(h[size_t(i)]) : float_from_f16(h[size_t(i)]);
   }
