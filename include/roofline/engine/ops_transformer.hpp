@@ -94,6 +94,9 @@ struct AttentionShape {
   // batches, whose queries are the len[b] real rows.
   std::int64_t padded = 0;
   DType dtype = DType::F32;
+  // F32 data: the GPU backward's GEMMs may run on TF32 tensor cores (the
+  // forward's fp32 kernel computes in true fp32 either way).
+  bool tf32 = false;
   // Query-key pairs computed, Σ_b queries_b · len_b, for the costs; 0: every
   // one of `tokens` queries sees max_len keys.
   double pairs = 0;

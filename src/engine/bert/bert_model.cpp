@@ -384,6 +384,7 @@ void BertQA::forward_pass(bool train) {
   as.max_len = b.longest();
   as.padded = b.padded;
   as.dtype = dtype_;
+  as.tf32 = tf32_;
   as.pairs = b.attention_pairs();
   for (size_t l = 0; l < d.layers.size(); ++l) {
     const DevLayer& L = d.layers[l];

@@ -96,6 +96,7 @@ void BertQA::backward() {
   as.max_len = b.longest();
   as.padded = b.padded;
   as.dtype = dtype_;
+  as.tf32 = tf32_;
   as.pairs = b.attention_pairs();
 
   linear_back(d.qa, d.dx, d.dlogits, d.acts.back().xout);  // dx: ∂loss/∂(the last layer's output)

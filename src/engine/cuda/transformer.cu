@@ -257,13 +257,32 @@ __global__ void layernorm_dgamma_sum(std::int64_t chunks, std::int64_t cols, con
   }
 }
 
+__device__ __forceinline__ float gelu_grad(float x) {
+  return 0.5f * (1.f + erff(x * 0.70710678118654752f)) + x * 0.39894228040143268f * __expf(-0.5f * x * x);
+}
+
 template <class T>
 __global__ void gelu_backward_kernel(std::int64_t n, T* din, const T* dout, const T* in) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    st(din, i, ld(dout, i) * gelu_grad(ld(in, i)));
+}
+
+// 16 bytes of each operand a thread a step, as gelu_vec_kernel: the element
+// kernel above took 155 µs for BERT-base's 12288 × 3072 bf16 on an H100
+// (1.46 TB/s over its 226 MB).
+template <class T>
+__global__ void gelu_backward_vec_kernel(std::int64_t vecs, uint4* din, const uint4* dout, const uint4* in) {
+  constexpr int kPer = 16 / sizeof(T);
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < vecs;
        i += std::int64_t(gridDim.x) * blockDim.x) {
-    const float x = ld(in, i);
-    const float d = 0.5f * (1.f + erff(x * 0.70710678118654752f)) + x * 0.39894228040143268f * __expf(-0.5f * x * x);
-    st(din, i, ld(dout, i) * d);
+    const uint4 x = in[i];
+    uint4 g = dout[i];
+    const T* xe = reinterpret_cast<const T*>(&x);
+    T* ge = reinterpret_cast<T*>(&g);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) st(ge, k, ld(ge, k) * gelu_grad(ld(xe, k)));
+    din[i] = g;
   }
 }
 
@@ -535,6 +554,14 @@ void layernorm_backward(const CudaState* st, const ops::LayerNormShape& s, void*
 void gelu_backward(const CudaState* st, const ops::GeluShape& s, void* din, const void* dout, const void* in) {
   with_dtype(s.dtype, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
+    constexpr std::int64_t kPer = 16 / sizeof(T);
+    const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+    if (s.n % kPer == 0 && aligned(din) && aligned(dout) && aligned(in)) {
+      const std::int64_t vecs = s.n / kPer;
+      gelu_backward_vec_kernel<T><<<blocks_for(vecs, st), kThreads, 0, stream_of(st)>>>(
+          vecs, static_cast<uint4*>(din), static_cast<const uint4*>(dout), static_cast<const uint4*>(in));
+      return;
+    }
     gelu_backward_kernel<T><<<blocks_for(s.n, st), kThreads, 0, stream_of(st)>>>(
         s.n, static_cast<T*>(din), static_cast<const T*>(dout), static_cast<const T*>(in));
   });
