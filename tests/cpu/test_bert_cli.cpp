@@ -35,6 +35,17 @@ TEST(BertCli, ACpuCellIsMeasuredAndStored) {
   EXPECT_NE(r.out.find("bert-base s16"), std::string::npos) << r.out;
 }
 
+TEST(BertCli, ATrainingCellRunsTheFineTuningStep) {
+  TempDir dir;
+  const auto r = run_cli({"--db", dir.file("r.db"), "--json", "bench", "bert-base", "--device", "cpu", "--batch", "2",
+                          "--seq", "16", "--steps", "2", "--warmup", "1", "--mode", "train", "--checkpoint",
+                          tiny_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"mode\": \"train\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"mode\": \"infer\""), std::string::npos) << "--mode train ran inference cells too";
+  EXPECT_EQ(r.out.find("\"cpu_train_ms\": null"), std::string::npos) << r.out;
+}
+
 TEST(BertCli, AQuestionGetsASpanOfItsContext) {
   TempDir dir;
   const std::string ckpt = checkpoint(dir);

@@ -126,9 +126,12 @@ std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink&
           r.params = {{"seq", seq}, {"tokens_per_s", s.median > 0 ? double(batch * seq) / s.median : 0.0},
                       {"weights", cfg.checkpoint.empty() ? "seeded" : cfg.checkpoint},
                       {"graph", graph},
-                      {"attention", dtype == DType::BF16 || dtype == DType::F16
+                      {"attention", backend != Backend::Cuda ? "roofline CPU loops (fp32)"
+                                    : dtype == DType::BF16 || dtype == DType::F16
                                         ? "roofline fused kernel (tensor cores, mma.sync)"
                                         : "roofline fused kernel (fp32 arithmetic, CUDA cores)"}};
+          if (train && backend == Backend::Cuda)
+            r.params["attention_backward"] = "cuBLASLt batched GEMMs over the scores in scratch (not fused)";
           if (train) {
             r.params["loss"] = model.last_loss();
             r.params["dropout"] = "hidden 0.1 (attention probabilities: none)";

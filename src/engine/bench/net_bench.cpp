@@ -493,7 +493,8 @@ Table net_peer_table(const std::vector<NetRecord>& ours, const std::vector<NetRe
          "buffers and scratch after the cell; eager mem: torch.cuda.max_memory_allocated.");
   std::vector<std::string> layouts;  // both sides run each cell in roofline's layout for it
   for (const auto& r : ours) {
-    const std::string l = fmt::format("{} {} {}", r.device, r.precision, r.params.value("format", std::string("?")));
+    if (!r.params.contains("format")) continue;  // no layout to choose (bert-base's (tokens, features) rows)
+    const std::string l = fmt::format("{} {} {}", r.device, r.precision, r.params["format"].get<std::string>());
     if (std::find(layouts.begin(), layouts.end(), l) == layouts.end()) layouts.push_back(l);
   }
   if (!peer.empty() && !layouts.empty())
