@@ -120,7 +120,8 @@ bool is_optim_op(const std::string& op);
 OpCase optim_case(const std::string& op, Rng& rng);
 std::vector<OpCase> optim_perf_cases(const std::string& op, std::int64_t batch);
 // The transformer's ops (op_cases_transformer.cpp): embeddings, layernorm,
-// layernorm+add, gelu, attention (padded batches), attention_packed, attention_grad (its backward), span_loss (the QA head's loss and gradient).
+// layernorm+add, gelu, attention (padded batches), attention_packed,
+// attention_grad (its backward), span_loss (the QA head's loss and gradient).
 const std::vector<std::string>& transformer_op_names();
 bool is_transformer_op(const std::string& op);
 OpCase transformer_case(const std::string& op, Rng& rng);
