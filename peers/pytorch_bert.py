@@ -22,7 +22,8 @@
       positions (the CPU suite's fixture); base: bert-base-cased's sizes.
 
   bench [--batches 1,8,16,32] [--seqs 128,384] [--precisions fp32,tf32,bf16]
-        [--modes infer,train] [--compile] [--steps 20] [--warmup 5] [--device cuda|cpu]
+        [--modes infer,train] [--lengths equal|varied] [--compile] [--steps 20] [--warmup 5]
+        [--device cuda|cpu]
       (records as peers/pytorch_nets.py prints them, model "bert-base sSEQ")
       Inference time of the same model at each cell (eager, and torch.compile
       with --compile), median and interquartile range of `steps` timed runs
@@ -31,7 +32,10 @@
       train: one fine-tuning step (model.train(), hidden dropout 0.1,
       attention-probability dropout 0 as roofline's, the span loss, backward,
       torch.optim.AdamW(lr 3e-5, weight decay 0.01, fused on CUDA)); compile
-      covers the model's forward and backward.
+      covers the model's forward and backward. --lengths varied: inference
+      batches of roofline's varied lengths (the first sequence SEQ tokens, the
+      others seq/4 + 37·b mod (seq − seq/4 + 1)), padded, model "bert-base
+      sSEQ varied".
 """
 import argparse
 import json
@@ -113,6 +117,12 @@ def golden(args):
     save_file(out, os.path.join(args.out, "golden.safetensors"), metadata=meta)
     train_golden(args, cfg, model.float().cpu(), ids, types, mask, lens, dev)
     print(json.dumps({"out": args.out, **meta}))
+
+
+def varied_lengths(batch, seq):
+    """roofline's bert_varied_lengths: the first sequence seq tokens, the others spread over seq/4..seq."""
+    lo = max(1, seq // 4)
+    return [seq if b == 0 else lo + (b * 37) % (seq - lo + 1) for b in range(batch)]
 
 
 def targets(lens, device):
@@ -206,8 +216,10 @@ def bench(args):
             set_precision(p)
             for s in [int(x) for x in args.seqs.split(",")]:
                 for b in [int(x) for x in args.batches.split(",")]:
-                    ids, types, mask = make_batch(cfg, [s] * b, 0, dev)
-                    start, end = targets([s] * b, dev)
+                    varied = args.lengths == "varied" and not train
+                    lens = varied_lengths(b, s) if varied else [s] * b
+                    ids, types, mask = make_batch(cfg, lens, 0, dev)
+                    start, end = targets(lens, dev)
 
                     def forward():
                         kw = dict(input_ids=ids, token_type_ids=types, attention_mask=mask)
@@ -232,7 +244,8 @@ def bench(args):
                     mem = torch.cuda.max_memory_allocated() / 2**20 if cuda else 0
                     print(f"pytorch_bert: {variant} {mode} {p} b{b} s{s}: {ms:.3f} ms", file=sys.stderr)
                     rows.append({"source": "pytorch" if variant == "eager" else "pytorch-compile",
-                                 "model": f"bert-base s{s}", "device": "gpu" if cuda else "cpu", "precision": p,
+                                 "model": f"bert-base s{s}" + (" varied" if varied else ""),
+                                 "device": "gpu" if cuda else "cpu", "precision": p,
                                  "batch": b, "mode": mode, "steps": args.steps, "median_s": ms / 1e3,
                                  "iqr_s": iqr / 1e3, "peak_bytes": mem * 2**20 if cuda else None,
                                  "torch": torch.__version__, "threads": torch.get_num_threads()})
@@ -253,6 +266,7 @@ def main():
     b.add_argument("--seqs", default="128,384")
     b.add_argument("--precisions", default="fp32,tf32,bf16")
     b.add_argument("--modes", default="infer")
+    b.add_argument("--lengths", default="equal", choices=["equal", "varied"])
     b.add_argument("--compile", action="store_true")
     b.add_argument("--steps", type=int, default=20)
     b.add_argument("--warmup", type=int, default=5)

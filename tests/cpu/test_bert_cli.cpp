@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "roofline/engine/bert_bench.hpp"
 #include "tests/support/cli.hpp"
 
 using roofline::test::run_cli;
@@ -44,6 +45,26 @@ TEST(BertCli, ATrainingCellRunsTheFineTuningStep) {
   EXPECT_NE(r.out.find("\"mode\": \"train\""), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"mode\": \"infer\""), std::string::npos) << "--mode train ran inference cells too";
   EXPECT_EQ(r.out.find("\"cpu_train_ms\": null"), std::string::npos) << r.out;
+}
+
+TEST(BertCli, VariedLengthsAreTimedPaddedAndPacked) {
+  TempDir dir;
+  const auto r = run_cli({"--db", dir.file("r.db"), "bench", "bert-base", "--device", "cpu", "--batch", "4", "--seq",
+                          "32", "--steps", "2", "--warmup", "1", "--lengths", "varied", "--checkpoint", tiny_dir()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("bert-base s32 varied "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bert-base s32 varied packed"), std::string::npos) << r.out;
+  const auto lens = roofline::engine::bert_varied_lengths(32, 384);
+  ASSERT_EQ(lens.size(), 32u);
+  EXPECT_EQ(lens[0], 384);  // the padded length is --seq
+  for (auto l : lens) {
+    EXPECT_GE(l, 96);
+    EXPECT_LE(l, 384);
+  }
+  EXPECT_NE(lens[1], lens[2]);
+  const auto bad = run_cli({"bench", "mlp", "--device", "cpu", "--lengths", "varied"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--lengths"), std::string::npos) << bad.err;
 }
 
 TEST(BertCli, AQuestionGetsASpanOfItsContext) {

@@ -20,12 +20,20 @@ struct BertBenchConfig {
   std::vector<Precision> precisions = {Precision::BF16};
   std::vector<std::int64_t> batches = {1, 8, 16, 32};
   std::vector<std::int64_t> seqs = {128, 384};
+  // Inference on sequences of varied lengths (bert_varied_lengths), each cell
+  // timed padded (model "bert-base sSEQ varied") and packed ("... varied
+  // packed"); the peer runs the padded batch. Training cells stay equal.
+  bool varied = false;
   int steps = 20, warmup = 5;
   bool graphs = true;      // GPU: each batch's forward replayed as one CUDA graph
   std::string checkpoint;  // a Hugging Face folder (config.json, model.safetensors); empty: seeded weights
   std::string peer, peer_script;
   bool peer_compile = true;
 };
+
+// The lengths of a varied batch: sequence b has seq/4 + (b·37 mod (seq − seq/4 + 1))
+// tokens (the peer computes the same), the first at most seq.
+std::vector<std::int64_t> bert_varied_lengths(std::int64_t batch, std::int64_t seq);
 
 // roofline's cells, devices × precisions × modes × seqs × batches,
 // each to `sink` as soon as it is measured (sequences of `seq` tokens each,

@@ -110,6 +110,11 @@ class BenchCommand : public Command {
     batch_opt_ = sub.add_option("--batch", batch_, "batch sizes, comma-separated (bert-base: 1,8,16,32)")
                      ->capture_default_str();
     seq_opt_ = sub.add_option("--seq", seq_, "bert-base: sequence lengths, comma-separated")->capture_default_str();
+    sub.add_option("--lengths", lengths_,
+                   "bert-base inference: equal (every sequence --seq tokens) or varied (lengths spread over "
+                   "seq/4..seq, timed padded and packed)")
+        ->check(CLI::IsMember({"equal", "varied"}))
+        ->capture_default_str();
     sub.add_option("--checkpoint", checkpoint_,
                    "bert-base: a Hugging Face BertForQuestionAnswering folder (config.json, model.safetensors); "
                    "default: seeded weights of bert-base-cased's shape");
@@ -184,8 +189,9 @@ class BenchCommand : public Command {
         throw_usage("the small models and the networks (alexnet, resnet18) are benchmarked by separate calls",
                     "name either the small models or the networks");
       const bool bert = all == 1 && to_lower(trim(join(models_, ","))) == "bert-base";
-      if (!bert && (seq_opt_->count() > 0 || !checkpoint_.empty() || !question_.empty() || !context_.empty()))
-        throw_usage("--seq, --checkpoint, --question and --context are for bert-base",
+      if (!bert && (seq_opt_->count() > 0 || !checkpoint_.empty() || !question_.empty() || !context_.empty() ||
+                    lengths_ != "equal"))
+        throw_usage("--seq, --lengths, --checkpoint, --question and --context are for bert-base",
                     "drop them, or benchmark bert-base alone");
       if (nets > 0) return run_nets(ctx);
       if (bert) return run_bert(ctx);
@@ -348,6 +354,7 @@ class BenchCommand : public Command {
     cfg.steps = net_.steps;
     cfg.warmup = net_.warmup;
     cfg.checkpoint = checkpoint_;
+    cfg.varied = lengths_ == "varied";
     cfg.graphs = !no_graphs_;
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
@@ -645,6 +652,7 @@ class BenchCommand : public Command {
 
   std::vector<std::string> models_;
   std::string device_ = "cpu,gpu", mode_ = "train,infer", batch_ = "1,64,128", data_, peer_, peer_script_;
+  std::string lengths_ = "equal";
   CLI::Option* device_opt_ = nullptr;
   CLI::Option* data_threads_opt_ = nullptr;
   engine::TrainOptions o_;
