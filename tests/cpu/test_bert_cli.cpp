@@ -34,6 +34,7 @@ TEST(BertCli, ACpuCellIsMeasuredAndStored) {
                           "16", "--steps", "2", "--warmup", "1", "--mode", "infer"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("bert-base s16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention's own time"), std::string::npos) << r.out;
 }
 
 TEST(BertCli, ATrainingCellRunsTheFineTuningStep) {

@@ -105,6 +105,14 @@ class BertQA {
   std::vector<std::vector<float>> gradients() const;
   std::vector<std::vector<float>> parameters() const;
 
+  // Attention alone, as the staged batch's step runs it: every layer's
+  // attention forward, and with `backward` (training only) its backward too,
+  // on the activations already staged; enqueued, no synchronisation. What
+  // the bench times as attention's own share of a step.
+  void attention_only(bool backward);
+  // The paper FLOPs of those calls.
+  double attention_flops(bool backward) const;
+
   const BertConfig& config() const { return cfg_; }
   DType dtype() const { return dtype_; }
   std::int64_t parameter_count() const;  // 107,721,218 for bert-base-cased (no pooler)

@@ -39,6 +39,9 @@ std::vector<std::int64_t> bert_varied_lengths(std::int64_t batch, std::int64_t s
 // each to `sink` as soon as it is measured (sequences of `seq` tokens each,
 // random ids, the last third typed 1 as a context).
 std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink& sink, const NetStatus& status);
+// Attention's own time in each of roofline's cells (params attention_s and
+// attention_flops), against the whole step's.
+Table bert_attention_table(const std::vector<NetRecord>& ours);
 // The peer's cells on each benchmarked device.
 std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg);
 

@@ -398,6 +398,7 @@ class BenchCommand : public Command {
     }
     report.add(engine::net_table(ours, "roofline"));
     report.add(engine::net_detail_table(ours));
+    report.add(engine::bert_attention_table(ours));
     if (!peer.empty()) {
       report.add(engine::net_table(peer, "pytorch"));
       report.add(engine::net_peer_table(ours, peer));

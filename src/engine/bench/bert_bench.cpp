@@ -110,6 +110,17 @@ NetRecord time_cell(const BertBenchConfig& cfg, Context& ctx, bert::BertQA& mode
     times.push_back(now_seconds() - t0);
   }
   const Summary s = summarize(times);
+  // Attention's own time: its calls of one step (every layer's forward, and backward in training) timed
+  // alone, eagerly, on the staged activations.
+  std::vector<double> attn;
+  model.attention_only(train);
+  ctx.synchronize();
+  for (int i = 0; i < std::min(steps, 10); ++i) {
+    const double t0 = now_seconds();
+    model.attention_only(train);
+    ctx.synchronize();
+    attn.push_back(now_seconds() - t0);
+  }
   NetRecord r;
   r.mode = train ? "train" : "infer";
   r.batch = batch;
@@ -127,6 +138,8 @@ NetRecord time_cell(const BertBenchConfig& cfg, Context& ctx, bert::BertQA& mode
                             : dtype == DType::BF16 || dtype == DType::F16
                                 ? "roofline fused kernel (tensor cores, mma.sync)"
                                 : "roofline fused kernel (fp32 arithmetic, CUDA cores)"}};
+  r.params["attention_s"] = summarize(attn).median;
+  r.params["attention_flops"] = model.attention_flops(train);
   if (train && cuda) r.params["attention_backward"] = "cuBLASLt batched GEMMs over the scores in scratch (not fused)";
   if (train) {
     r.params["loss"] = model.last_loss();
@@ -200,6 +213,23 @@ std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink&
     }
   }
   return out;
+}
+
+Table bert_attention_table(const std::vector<NetRecord>& ours) {
+  Table t("bench.bert.attention", "attention's own time per step or batch (roofline)");
+  t.col("model", "Model").col("device", "Device").col("precision", "Precision").col("batch", "Batch").col("mode", "Mode");
+  t.col("step_ms", "step", "ms", 3).col("attention_ms", "attention", "ms", 3).col("share_pct", "of step", "%", 1);
+  t.col("tflops", "attention TFLOP/s", "", 2);
+  for (const auto& r : ours) {
+    if (!r.params.contains("attention_s")) continue;
+    const double a = r.params["attention_s"].get<double>(), f = r.params.value("attention_flops", 0.0);
+    t.row({r.model, r.device, r.precision, r.batch, r.mode, Cell(r.median_s * 1e3), Cell(a * 1e3),
+           r.median_s > 0 ? Cell(100.0 * a / r.median_s) : Cell(), a > 0 ? Cell(f / a / 1e12) : Cell()});
+  }
+  t.note("attention: every layer's attention calls of one step (forward; in training its backward too) timed "
+         "alone, launched eagerly on the step's own activations; FLOPs from the op's costs (the backward's "
+         "as flash attention counts them: the GPU's batched-GEMM backward moves more bytes, not more FLOPs)");
+  return t;
 }
 
 std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {

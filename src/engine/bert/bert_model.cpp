@@ -347,6 +347,20 @@ void BertQA::stage(const BertBatch& b) {
   d.staged = b;
 }
 
+ops::AttentionShape attention_shape(const BertConfig& c, const BertBatch& b, DType dtype, bool tf32) {
+  ops::AttentionShape as;
+  as.batch = b.batch;
+  as.heads = c.heads;
+  as.head_dim = c.head_dim();
+  as.tokens = b.tokens;
+  as.max_len = b.longest();
+  as.padded = b.padded;
+  as.dtype = dtype;
+  as.tf32 = tf32;
+  as.pairs = b.attention_pairs();
+  return as;
+}
+
 void BertQA::forward() { forward_pass(false); }
 
 // The forward of the staged batch; `train`: with dropout (training mode), else as model.eval().
@@ -376,16 +390,7 @@ void BertQA::forward_pass(bool train) {
   ops::layernorm_forward(ctx_, ln, d.acts[0].xin, d.mean0, d.rstd0, d.emb, nullptr, d.f32(d.emb_g), d.f32(d.emb_b));
   dropout(d.acts[0].xin);
   ln.residual = true;
-  ops::AttentionShape as;
-  as.batch = b.batch;
-  as.heads = cfg_.heads;
-  as.head_dim = cfg_.head_dim();
-  as.tokens = T;
-  as.max_len = b.longest();
-  as.padded = b.padded;
-  as.dtype = dtype_;
-  as.tf32 = tf32_;
-  as.pairs = b.attention_pairs();
+  const ops::AttentionShape as = attention_shape(cfg_, b, dtype_, tf32_);
   for (size_t l = 0; l < d.layers.size(); ++l) {
     const DevLayer& L = d.layers[l];
     const Acts& A = d.acts[l];
@@ -401,6 +406,25 @@ void BertQA::forward_pass(bool train) {
     ops::layernorm_forward(ctx_, ln, A.xout, A.mean2, A.rstd2, A.o, A.x1, d.f32(L.ln2_g), d.f32(L.ln2_b));
   }
   linear(d.qa, d.logits, d.acts.back().xout);
+}
+
+
+void BertQA::attention_only(bool backward) {
+  Impl& d = *impl_;
+  if (d.staged.tokens == 0) throw Error(ErrorKind::Internal, "BertQA::attention_only before stage()");
+  if (backward && !d.training) throw Error(ErrorKind::Internal, "attention's backward needs enable_training()");
+  const ops::AttentionShape as = attention_shape(cfg_, d.staged, dtype_, tf32_);
+  const fast::OpenMpJobs one_team(ctx_.backend() == Backend::Cpu);
+  for (const Acts& A : d.acts) {
+    ops::attention_forward(ctx_, as, A.ctx, A.lse, A.qkv, d.start.i32(), d.len.i32());
+    if (backward)
+      ops::attention_backward(ctx_, as, d.dqkv, d.dctx, A.qkv, A.ctx, A.lse, d.start.i32(), d.len.i32());
+  }
+}
+
+double BertQA::attention_flops(bool backward) const {
+  const PassCosts c = attention_shape(cfg_, impl_->staged, dtype_, tf32_).cost();
+  return double(cfg_.layers) * (c.forward.flops + (backward ? c.input_grad.flops : 0.0));
 }
 
 void BertQA::forward_graph() {

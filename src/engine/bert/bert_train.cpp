@@ -88,16 +88,7 @@ void BertQA::backward() {
   };
   const ops::EltwiseShape add{T * h, ops::Activation::None, dtype_};
   ops::LayerNormShape ln{T, h, cfg_.layer_norm_eps, true, dtype_};
-  ops::AttentionShape as;
-  as.batch = b.batch;
-  as.heads = cfg_.heads;
-  as.head_dim = cfg_.head_dim();
-  as.tokens = T;
-  as.max_len = b.longest();
-  as.padded = b.padded;
-  as.dtype = dtype_;
-  as.tf32 = tf32_;
-  as.pairs = b.attention_pairs();
+  const ops::AttentionShape as = attention_shape(cfg_, b, dtype_, tf32_);
 
   linear_back(d.qa, d.dx, d.dlogits, d.acts.back().xout);  // dx: ∂loss/∂(the last layer's output)
   for (size_t l = d.layers.size(); l-- > 0;) {
