@@ -19,6 +19,7 @@
 #include "roofline/engine/graph.hpp"
 #include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/ops_optim.hpp"
+#include "roofline/engine/ops_transformer.hpp"
 #include "roofline/engine/safetensors.hpp"
 
 namespace roofline::engine::bert {
@@ -36,6 +37,9 @@ struct BertBatch {
   std::int64_t longest() const;
   double attention_pairs() const;  // Σ_b queries_b · len_b
 };
+
+// Every layer's attention shape on a batch (its rows, lengths and query-key pairs).
+ops::AttentionShape attention_shape(const BertConfig& c, const BertBatch& b, DType dtype, bool tf32 = false);
 
 // The state_dict of BertForQuestionAnswering: names and shapes in torch's order.
 std::vector<ExpectedTensor> bert_qa_tensors(const BertConfig& cfg);

@@ -45,10 +45,7 @@ double batch_forward_flops(const bert::BertConfig& c, const bert::BertBatch& b, 
       f += n.cost.forward.flops;
       continue;
     }
-    ops::AttentionShape as;
-    as.batch = b.batch, as.heads = c.heads, as.head_dim = c.head_dim(), as.tokens = b.tokens;
-    as.max_len = b.longest(), as.padded = b.padded, as.dtype = dtype, as.pairs = b.attention_pairs();
-    f += as.cost().forward.flops;
+    f += bert::attention_shape(c, b, dtype).cost().forward.flops;
   }
   return f;
 }

@@ -7,7 +7,6 @@
 #include "roofline/engine/bert.hpp"
 #include "roofline/engine/graph.hpp"
 #include "roofline/engine/ops.hpp"
-#include "roofline/engine/ops_transformer.hpp"
 
 namespace roofline::engine::bert {
 
@@ -64,8 +63,5 @@ struct BertQA::Impl {
                             : static_cast<const char*>(plow.raw()) + off * 2;
   }
 };
-
-// Every layer's attention shape on a staged batch.
-ops::AttentionShape attention_shape(const BertConfig& c, const BertBatch& b, DType dtype, bool tf32);
 
 }  // namespace roofline::engine::bert
