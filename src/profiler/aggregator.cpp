@@ -14,8 +14,16 @@ Aggregator::Aggregator(Options o)
     : opt_(o),
       kernel_busy_(o.max_open_intervals, false),
       gpu_busy_(o.max_open_intervals, true),
+      comm_busy_(o.max_open_intervals, false),
+      compute_busy_(o.max_open_intervals, false),
       sequences_(o.sequence_capacity) {
-  names_.push_back({"", false});  // id 0: no name
+  names_.push_back({"", false, false});  // id 0: no name
+}
+
+bool Aggregator::is_nccl_kernel(std::string_view n) {
+  for (const char* p : kNcclKernelPrefixes)
+    if (n.rfind(p, 0) == 0) return true;
+  return false;
 }
 
 bool Aggregator::is_launch_api(std::string_view n) {
@@ -39,7 +47,7 @@ std::uint32_t Aggregator::intern(const char* name) {
     id = jt->second;
   } else {
     id = static_cast<std::uint32_t>(names_.size());
-    names_.push_back({text, is_launch_api(text)});
+    names_.push_back({text, is_launch_api(text), is_nccl_kernel(text)});
     by_text_.emplace(std::move(text), id);
   }
   // CUPTI hands the same pointer for every record of a kernel; the pointer
@@ -51,8 +59,8 @@ std::uint32_t Aggregator::intern(const char* name) {
 void Aggregator::set_gate(const CaptureGate* gate) {
   std::lock_guard<std::mutex> lock(mu_);
   gate_ = gate;
-  kernel_busy_.set_windows(gate ? &windows_ : nullptr);
-  gpu_busy_.set_windows(gate ? &windows_ : nullptr);
+  for (BusyTracker* b : {&kernel_busy_, &gpu_busy_, &comm_busy_, &compute_busy_})
+    b->set_windows(gate ? &windows_ : nullptr);
 }
 
 std::uint64_t Aggregator::busy_end(const Activity& a) const {
@@ -152,6 +160,7 @@ void Aggregator::add_one(const Activity& a) {
       k.s.duration.add(dur);
       kernel_busy_.add(a.start, busy_end(a));
       gpu_busy_.add(a.start, busy_end(a));
+      (names_[name].nccl ? comm_busy_ : compute_busy_).add(a.start, busy_end(a));
       sequences_.add((std::uint64_t{a.device} << 32) | a.stream, name, a.start, dur);
       if (a.nvtx_path) {
         RangeGpu& r = range_gpu_[a.nvtx_path];
@@ -278,6 +287,12 @@ ProfileData Aggregator::snapshot() const {
   p.capture.left_out = left_out_;
   t.kernel_busy_ns = kernel_busy_.busy_ns();
   t.gpu_busy_ns = gpu_busy_.busy_ns();
+  t.comm_busy_ns = comm_busy_.busy_ns();
+  t.compute_busy_ns = compute_busy_.busy_ns();
+  // |comm ∩ compute| = |comm| + |compute| − |comm ∪ compute|, the last being every kernel's union.
+  t.overlap_ns = t.comm_busy_ns + t.compute_busy_ns > t.kernel_busy_ns
+                     ? t.comm_busy_ns + t.compute_busy_ns - t.kernel_busy_ns
+                     : 0;
   t.largest_gaps = gpu_busy_.largest_gaps();
   t.gap_histogram = gpu_busy_.gap_histogram();
   t.gap_ns_histogram = gpu_busy_.gap_ns_histogram();
@@ -323,8 +338,10 @@ void Aggregator::reset_locked() {
   range_gpu_.clear();
   kernel_busy_ = BusyTracker(opt_.max_open_intervals, false);
   gpu_busy_ = BusyTracker(opt_.max_open_intervals, true);
-  kernel_busy_.set_windows(gate_ ? &windows_ : nullptr);
-  gpu_busy_.set_windows(gate_ ? &windows_ : nullptr);
+  comm_busy_ = BusyTracker(opt_.max_open_intervals, false);
+  compute_busy_ = BusyTracker(opt_.max_open_intervals, false);
+  for (BusyTracker* b : {&kernel_busy_, &gpu_busy_, &comm_busy_, &compute_busy_})
+    b->set_windows(gate_ ? &windows_ : nullptr);
   left_out_ = 0;
   sequences_ = SequenceCounter(opt_.sequence_capacity);
   warnings_.clear();

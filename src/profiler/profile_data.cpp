@@ -293,6 +293,11 @@ nlohmann::json ProfileData::to_json() const {
                    {"gap_histogram", timeline.gap_histogram},
                    {"gap_ns_histogram", timeline.gap_ns_histogram},
                    {"late_records", timeline.late_records}};
+  if (timeline.comm_busy_ns > 0) {  // runs with NCCL only: other profiles keep their form
+    j["timeline"]["comm_busy_ns"] = timeline.comm_busy_ns;
+    j["timeline"]["compute_busy_ns"] = timeline.compute_busy_ns;
+    j["timeline"]["overlap_ns"] = timeline.overlap_ns;
+  }
   // Only with a capture range: profiles without one are written as before.
   if (timeline.uncaptured_ns > 0) j["timeline"]["uncaptured_ns"] = timeline.uncaptured_ns;
   if (capture.active()) {
@@ -407,6 +412,9 @@ ProfileData read_profile(const nlohmann::json& j) {
     p.timeline.last_gpu_ns = integer_or<std::uint64_t>(t, "last_gpu_ns", 0);
     p.timeline.kernel_busy_ns = integer_or<std::uint64_t>(t, "kernel_busy_ns", 0);
     p.timeline.gpu_busy_ns = integer_or<std::uint64_t>(t, "gpu_busy_ns", 0);
+    p.timeline.comm_busy_ns = integer_or<std::uint64_t>(t, "comm_busy_ns", 0);
+    p.timeline.compute_busy_ns = integer_or<std::uint64_t>(t, "compute_busy_ns", 0);
+    p.timeline.overlap_ns = integer_or<std::uint64_t>(t, "overlap_ns", 0);
     for (const auto& g : t.value("largest_gaps", nlohmann::json::array()))
       p.timeline.largest_gaps.push_back({integer<std::uint64_t>(g.at(0)), integer<std::uint64_t>(g.at(1))});
     if (t.contains("gap_histogram"))
@@ -589,6 +597,10 @@ void ProfileData::merge(const ProfileData& o) {
     t.kernel_busy_ns = std::min(span, t.kernel_busy_ns + u.kernel_busy_ns);
     t.gpu_busy_ns = std::min(span, t.gpu_busy_ns + u.gpu_busy_ns);
   }
+  // Each process's own communication and overlap add up (ranks run side by side on their own GPUs).
+  t.comm_busy_ns += u.comm_busy_ns;
+  t.compute_busy_ns += u.compute_busy_ns;
+  t.overlap_ns += u.overlap_ns;
   t.process_start_ns = t.process_start_ns ? std::min(t.process_start_ns, u.process_start_ns) : u.process_start_ns;
   t.process_end_ns = std::max(t.process_end_ns, u.process_end_ns);
   for (const auto& [k, v] : u.gap_histogram) t.gap_histogram[k] += v;

@@ -140,6 +140,16 @@ void add_overview(Report& r, const ProfileData& p) {
     t.prop("gpu_window_s", "GPU-active window", u.window_s, "s");
     t.prop("kernel_busy_pct", "GPU busy with kernels", 100.0 * u.kernel_busy, "% of the window");
   }
+  const Timeline& tl = p.timeline;
+  if (tl.comm_busy_ns > 0) {
+    // Summed over the processes (each rank's own GPU): what DDP-style overlap hides and what it leaves exposed.
+    t.prop("comm_busy_s", "Communication (NCCL kernels)", tl.comm_busy_ns * 1e-9, "s");
+    t.prop("compute_busy_s", "Computation (other kernels)", tl.compute_busy_ns * 1e-9, "s");
+    t.prop("overlap_pct", "Communication under computation", 100.0 * double(tl.overlap_ns) / double(tl.comm_busy_ns),
+           "% of it");
+    t.prop("exposed_comm_s", "Exposed communication", (tl.comm_busy_ns - std::min(tl.overlap_ns, tl.comm_busy_ns)) * 1e-9,
+           "s");
+  }
   t.prop("complete", "Complete", p.complete);
 }
 

@@ -12,6 +12,9 @@
 #include "roofline/profiler/busy_tracker.hpp"
 #include "roofline/profiler/nvtx_tracker.hpp"
 #include "roofline/profiler/sequence_counter.hpp"
+#include "roofline/profiler/summary.hpp"
+
+#include <sstream>
 
 using namespace roofline::prof;
 
@@ -553,4 +556,50 @@ TEST(ProfilePmSeries, BoundedAndMeanPreserving) {
   EXPECT_NEAR(merged, exact, 1e-12);
   EXPECT_EQ(pts.front().t_ns, all.front().t_ns);
   for (size_t i = 1; i < pts.size(); ++i) EXPECT_GT(pts[i].t_ns, pts[i - 1].t_ns);
+}
+
+// NCCL collectives against the other kernels: each union, and their overlap by
+// inclusion-exclusion, against exact interval arithmetic on random kernels.
+TEST(AggregatorComm, NcclTimeAndItsOverlapWithComputation) {
+  EXPECT_TRUE(Aggregator::is_nccl_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  EXPECT_TRUE(Aggregator::is_nccl_kernel("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+  EXPECT_FALSE(Aggregator::is_nccl_kernel("ampere_sgemm_128x64_nn"));
+  EXPECT_FALSE(Aggregator::is_nccl_kernel("my_ncclDevKernel_copy"));
+  std::mt19937_64 rng(fresh_seed());
+  std::uniform_int_distribution<std::uint64_t> len(1'000, 50'000), at(0, 2'000'000);
+  std::vector<Interval> comm, comp;
+  std::vector<Activity> batch;
+  for (int i = 0; i < 400; ++i) {
+    const bool nccl = i % 3 == 0;
+    const std::uint64_t s = 1'000'000 + at(rng), e = s + len(rng);
+    (nccl ? comm : comp).push_back({s, e});
+    Activity a;
+    a.type = Activity::Type::Kernel;
+    a.start = s, a.end = e;
+    a.stream = nccl ? 7 : 1 + i % 2;
+    a.name = nccl ? "ncclDevKernel_AllReduce_Sum_bf16_RING_LL" : "compute_kernel";
+    batch.push_back(a);
+  }
+  Aggregator agg;
+  agg.add(batch);
+  const ProfileData p = agg.snapshot();
+  std::vector<Interval> all = comm;
+  all.insert(all.end(), comp.begin(), comp.end());
+  const std::uint64_t c = exact_union(comm).busy, k = exact_union(comp).busy, u = exact_union(all).busy;
+  EXPECT_EQ(p.timeline.comm_busy_ns, c);
+  EXPECT_EQ(p.timeline.compute_busy_ns, k);
+  EXPECT_EQ(p.timeline.overlap_ns, c + k - u);
+  EXPECT_GT(p.timeline.overlap_ns, 0u);
+  EXPECT_LT(p.timeline.overlap_ns, c);
+  // Written and read back.
+  const ProfileData q = ProfileData::from_json(p.to_json());
+  EXPECT_EQ(q.timeline.comm_busy_ns, c);
+  EXPECT_EQ(q.timeline.overlap_ns, c + k - u);
+  // The summary's overview says it.
+  roofline::Report r("profile");
+  add_profile_tables(r, q, SummaryOptions{});
+  std::ostringstream text;
+  roofline::render(r, roofline::Format::Text, text);
+  EXPECT_NE(text.str().find("Communication (NCCL kernels)"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("Exposed communication"), std::string::npos);
 }

@@ -86,6 +86,11 @@ class Aggregator {
 
   // Whether an API name is a kernel launch ("cudaLaunchKernel", "cuLaunchKernelEx", ...).
   static bool is_launch_api(std::string_view name);
+  // The name prefixes of NCCL's collective kernels (2.x), and whether a kernel
+  // name has one: the communication the timeline splits from computation.
+  static constexpr const char* kNcclKernelPrefixes[] = {"ncclDevKernel_", "ncclKernel_", "ncclSymDevKernel_",
+                                                        "ncclSymkDevKernel_"};
+  static bool is_nccl_kernel(std::string_view name);
 
   void lock_for_fork() { mu_.lock(); }
   void unlock_after_fork() { mu_.unlock(); }
@@ -96,6 +101,7 @@ class Aggregator {
   struct Name {
     std::string text;
     bool launch = false;
+    bool nccl = false;  // an NCCL collective kernel
   };
   struct KernelAgg {
     std::uint32_t name = 0, path = 0;
@@ -143,6 +149,7 @@ class Aggregator {
   std::unordered_map<std::uint32_t, LaunchAgg> launches_;  // by kernel name id
   std::unordered_map<std::uint32_t, RangeGpu> range_gpu_;  // by NVTX path id (exact path)
   BusyTracker kernel_busy_, gpu_busy_;
+  BusyTracker comm_busy_, compute_busy_;  // NCCL kernels, every other kernel
   SequenceCounter sequences_;
   std::map<std::uint32_t, std::pair<std::string, double>> devices_;
   std::vector<std::string> warnings_;

@@ -93,6 +93,10 @@ struct Timeline {
   std::uint64_t first_gpu_ns = 0, last_gpu_ns = 0;         // first kernel/memcpy start, last end
   std::uint64_t kernel_busy_ns = 0;    // union of kernel intervals
   std::uint64_t gpu_busy_ns = 0;       // union of kernel, memcpy and memset intervals
+  // Communication against computation (multi-GPU runs): the union of NCCL
+  // collective kernels' intervals, of every other kernel's, and their
+  // intersection (communication hidden under computation). 0 without NCCL.
+  std::uint64_t comm_busy_ns = 0, compute_busy_ns = 0, overlap_ns = 0;
   std::vector<Interval> largest_gaps;  // GPU idle gaps, longest first (bounded)
   std::map<std::string, std::uint64_t> gap_histogram;  // "<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"
   // Idle time (ns) in the gaps of each gap_histogram bucket, same keys. Lets

@@ -6,6 +6,7 @@
 
 #include "src/profiler/explain/decoder.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/profiler/aggregator.hpp"
 #include "src/profiler/explain/tokens.hpp"
 
 namespace roofline::prof::detail {
@@ -15,7 +16,7 @@ namespace roofline::prof::detail {
 bool decode_nccl(const Signature& s, Builder& b) {
   const std::string& n = s.base;
   std::string prefix;
-  for (const char* p : {"ncclDevKernel_", "ncclKernel_", "ncclSymDevKernel_", "ncclSymkDevKernel_"})
+  for (const char* p : Aggregator::kNcclKernelPrefixes)
     if (starts_with(n, p)) prefix = p;
   if (prefix.empty()) return false;
   b.library("NCCL", prefix);
