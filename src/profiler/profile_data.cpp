@@ -293,6 +293,15 @@ nlohmann::json ProfileData::to_json() const {
                    {"gap_histogram", timeline.gap_histogram},
                    {"gap_ns_histogram", timeline.gap_ns_histogram},
                    {"late_records", timeline.late_records}};
+  if (!ranks.empty()) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const RankRow& r : ranks)
+      rows.push_back({{"pid", r.pid}, {"rank", r.rank}, {"world", r.world}, {"local_rank", r.local_rank},
+                      {"launcher", r.launcher}, {"kernel_ns", r.kernel_ns}, {"window_ns", r.window_ns},
+                      {"kernel_busy_ns", r.kernel_busy_ns}, {"comm_busy_ns", r.comm_busy_ns},
+                      {"compute_busy_ns", r.compute_busy_ns}, {"overlap_ns", r.overlap_ns}});
+    j["ranks"] = rows;
+  }
   if (timeline.comm_busy_ns > 0) {  // runs with NCCL only: other profiles keep their form
     j["timeline"]["comm_busy_ns"] = timeline.comm_busy_ns;
     j["timeline"]["compute_busy_ns"] = timeline.compute_busy_ns;
@@ -352,6 +361,21 @@ ProfileData read_profile(const nlohmann::json& j) {
   if (j.contains("devices")) p.devices = j["devices"].get<std::vector<std::string>>();
   if (j.contains("dram_peak_bps")) p.dram_peak_bps = j["dram_peak_bps"].get<std::vector<double>>();
   if (j.contains("processes")) p.processes = integers<int>(j["processes"]);
+  for (const auto& r : j.value("ranks", nlohmann::json::array())) {
+    RankRow row;
+    row.pid = integer_or<int>(r, "pid", 0);
+    row.rank = integer_or<int>(r, "rank", -1);
+    row.world = integer_or<int>(r, "world", 0);
+    row.local_rank = integer_or<int>(r, "local_rank", -1);
+    row.launcher = r.value("launcher", std::string());
+    row.kernel_ns = r.value("kernel_ns", 0.0);
+    row.window_ns = integer_or<std::uint64_t>(r, "window_ns", 0);
+    row.kernel_busy_ns = integer_or<std::uint64_t>(r, "kernel_busy_ns", 0);
+    row.comm_busy_ns = integer_or<std::uint64_t>(r, "comm_busy_ns", 0);
+    row.compute_busy_ns = integer_or<std::uint64_t>(r, "compute_busy_ns", 0);
+    row.overlap_ns = integer_or<std::uint64_t>(r, "overlap_ns", 0);
+    p.ranks.push_back(std::move(row));
+  }
   p.wall_ns = j.value("wall_ns", 0.0);
   for (const auto& jk : j.value("kernels", nlohmann::json::array())) {
     KernelSummary k;
@@ -538,7 +562,21 @@ void ProfileData::merge_capture(const CaptureSummary& o) {
   capture.left_out += o.left_out;
 }
 
+void ProfileData::add_rank_row(int rank, int world, int local_rank, const std::string& launcher) {
+  RankRow r;
+  r.pid = pid;
+  r.rank = rank, r.world = world, r.local_rank = local_rank, r.launcher = launcher;
+  r.kernel_ns = kernel_time_ns();
+  r.window_ns = timeline.window_ns();
+  r.kernel_busy_ns = timeline.kernel_busy_ns;
+  r.comm_busy_ns = timeline.comm_busy_ns;
+  r.compute_busy_ns = timeline.compute_busy_ns;
+  r.overlap_ns = timeline.overlap_ns;
+  ranks.push_back(std::move(r));
+}
+
 void ProfileData::merge(const ProfileData& o) {
+  ranks.insert(ranks.end(), o.ranks.begin(), o.ranks.end());
   for (const auto& [key, k] : o.kernels) {
     auto [it, inserted] = kernels.try_emplace(key, k);
     if (!inserted) it->second.duration.merge(k.duration);

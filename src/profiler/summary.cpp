@@ -153,6 +153,28 @@ void add_overview(Report& r, const ProfileData& p) {
   t.prop("complete", "Complete", p.complete);
 }
 
+// One row per rank of a multi-process job: each process's own GPU time, its
+// communication, how much of it computation hid, and what was left exposed.
+void add_ranks(Report& r, const ProfileData& p) {
+  if (p.ranks.empty()) return;
+  std::vector<RankRow> rows = p.ranks;
+  std::sort(rows.begin(), rows.end(), [](const RankRow& a, const RankRow& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.pid < b.pid;
+  });
+  Table& t = r.add(Table("ranks", "Per rank (each process's own GPU; launcher's ranks)"));
+  t.col("rank", "Rank").col("pid", "PID").col("kernel_s", "Kernel time", "s", 4).col("busy_pct", "GPU busy", "%", 1);
+  t.col("comm_s", "NCCL", "s", 4).col("overlap_pct", "hidden", "%", 1).col("exposed_s", "exposed", "s", 4);
+  for (const RankRow& x : rows) {
+    const std::uint64_t hidden = std::min(x.overlap_ns, x.comm_busy_ns);
+    t.row({static_cast<I64>(x.rank), static_cast<I64>(x.pid), x.kernel_ns * 1e-9,
+           x.window_ns > 0 ? Cell(100.0 * double(x.kernel_busy_ns) / double(x.window_ns)) : Cell(),
+           x.comm_busy_ns * 1e-9, x.comm_busy_ns > 0 ? Cell(100.0 * double(hidden) / double(x.comm_busy_ns)) : Cell(),
+           (x.comm_busy_ns - hidden) * 1e-9});
+  }
+  t.note(fmt::format("{} process(es) of a job of {} ({}); the tables below merge them", rows.size(), rows.front().world,
+                     rows.front().launcher));
+}
+
 void add_kernels(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   // nsys groups by kernel name; the NVTX split is in the ranges table.
   std::map<std::string, std::pair<DurationStats, std::string>> by_name;
@@ -513,6 +535,7 @@ void fill_demangled(ProfileData& p) {
 
 void add_profile_tables(Report& r, const ProfileData& p, const SummaryOptions& opt) {
   add_overview(r, p);
+  add_ranks(r, p);
   if (!p.kernels.empty()) add_kernels(r, p, opt);
   if (!p.apis.empty()) add_apis(r, p, opt);
   if (!p.memcpys.empty()) add_memory(r, p);

@@ -603,3 +603,46 @@ TEST(AggregatorComm, NcclTimeAndItsOverlapWithComputation) {
   EXPECT_NE(text.str().find("Communication (NCCL kernels)"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("Exposed communication"), std::string::npos);
 }
+
+// Two ranks' profiles merged as the launcher merges per-process files: each
+// keeps its own row, sorted by rank, with its communication hidden and exposed.
+TEST(AggregatorComm, RanksKeepTheirOwnRowsThroughTheMerge) {
+  auto rank_profile = [](int pid, int rank, std::uint64_t comm_len, std::uint64_t comm_start) {
+    Aggregator agg;
+    std::vector<Activity> batch;
+    Activity k;
+    k.type = Activity::Type::Kernel;
+    k.start = 1'000'000, k.end = 2'000'000, k.stream = 1, k.name = "compute_kernel";
+    batch.push_back(k);
+    Activity c = k;
+    c.start = comm_start, c.end = comm_start + comm_len, c.stream = 2, c.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+    batch.push_back(c);
+    agg.add(batch);
+    ProfileData p = agg.snapshot();
+    p.pid = pid;
+    p.processes = {pid};
+    p.add_rank_row(rank, 2, rank, "torchrun");
+    return p;
+  };
+  // Rank 1: 400 µs of NCCL, all under the compute kernel. Rank 0: 400 µs, half after it (exposed 200 µs).
+  ProfileData merged = rank_profile(200, 1, 400'000, 1'200'000);
+  merged.merge(rank_profile(100, 0, 400'000, 1'800'000));
+  const ProfileData p = ProfileData::from_json(merged.to_json());
+  ASSERT_EQ(p.ranks.size(), 2u);
+  roofline::Report r("profile");
+  add_profile_tables(r, p, SummaryOptions{});
+  std::ostringstream text;
+  roofline::render(r, roofline::Format::Text, text);
+  const std::string s = text.str();
+  const auto at = s.find("Per rank");
+  ASSERT_NE(at, std::string::npos) << s;
+  const std::string table = s.substr(at, s.find("\n\n", at) - at);
+  const auto row0 = table.find("     0  100"), row1 = table.find("     1  200");
+  ASSERT_NE(row0, std::string::npos) << table;
+  ASSERT_NE(row1, std::string::npos) << table;
+  EXPECT_LT(row0, row1) << table;  // sorted by rank
+  // NCCL s, hidden %, exposed s: rank 0 half hidden (0.2 ms exposed), rank 1 all of it.
+  EXPECT_NE(table.find("0.0004        50.0       0.0002", row0), std::string::npos) << table;
+  EXPECT_NE(table.find("0.0004       100.0       0.0000", row1), std::string::npos) << table;
+  EXPECT_NE(table.find("of a job of 2 (torchrun)"), std::string::npos) << table;
+}

@@ -178,6 +178,16 @@ struct Diagnosis {
   double impact_ns = 0;    // estimated time at stake (0 when unknown)
 };
 
+// One process of a multi-process job (torchrun, mpirun, Slurm) as its own
+// profile saw it: which rank, and its GPU time split into communication and
+// computation (Timeline's fields, this process alone).
+struct RankRow {
+  int pid = 0, rank = -1, world = 0, local_rank = -1;
+  std::string launcher;
+  double kernel_ns = 0;  // sum of kernel durations
+  std::uint64_t window_ns = 0, kernel_busy_ns = 0, comm_busy_ns = 0, compute_busy_ns = 0, overlap_ns = 0;
+};
+
 struct ProfileData {
   int pid = 0;
   std::string command;          // the profiled command line
@@ -205,6 +215,11 @@ struct ProfileData {
   std::map<std::string, std::uint64_t> untimed_launches;
   std::vector<Diagnosis> diagnoses;
   std::vector<std::string> warnings;  // e.g. counters not permitted, CUPTI busy
+  // A row per profiled process that a launcher gave a rank (merge() gathers them).
+  std::vector<RankRow> ranks;
+
+  // Adds this process's own row from its timeline (call before any merge).
+  void add_rank_row(int rank, int world, int local_rank, const std::string& launcher);
 
   nlohmann::json to_json() const;
   static ProfileData from_json(const nlohmann::json& j);

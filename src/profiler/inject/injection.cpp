@@ -39,6 +39,7 @@
 #include <string>
 #include <thread>
 
+#include "roofline/engine/rank_env.hpp"
 #include "roofline/core/env.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/json_text.hpp"
@@ -92,6 +93,13 @@ void write_profile(bool complete) {
   p.keep_captured_samples();   // a capture range: PM samples inside it only
   p.complete = complete;
   p.command = g->command;
+  // A process a launcher started (torchrun, mpirun, Slurm) says which rank it is, for the per-rank table.
+  try {
+    if (const auto e = roofline::engine::dist::read_rank_env())
+      p.add_rank_row(e->rank, e->world, e->local_rank, e->launcher);
+  } catch (const std::exception& ex) {
+    p.warnings.push_back(std::string("this process's rank is not recorded: ") + ex.what());
+  }
   std::string path = g->config.out_dir + "/profile-" + std::to_string(getpid()) + ".json";
   std::string tmp = path + ".tmp";
   {
