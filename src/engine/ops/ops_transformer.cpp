@@ -78,12 +78,18 @@ PassCosts SpanLossShape::cost() const {
   return c;
 }
 
-void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const std::int32_t* ids,
-                        const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
-                        const float* pos, const float* type) {
+namespace {
+void check_shape(const EmbeddingShape& s) {
   ROOFLINE_ASSERT(s.tokens > 0 && s.hidden > 0 && s.vocab > 0 && s.positions > 0 && s.types > 0 &&
                       float_dtype(s.dtype),
                   fmt::format("embedding shape tokens={} hidden={}", s.tokens, s.hidden));
+}
+}  // namespace
+
+void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const std::int32_t* ids,
+                        const std::int32_t* positions, const std::int32_t* type_ids, const float* word,
+                        const float* pos, const float* type) {
+  check_shape(s);
   switch (ctx.backend()) {
     case Backend::CpuRef:
       require_cpu_fp32(ctx, s.dtype, "embeddings");
@@ -99,9 +105,7 @@ void embeddings_forward(Context& ctx, const EmbeddingShape& s, void* out, const 
 void embeddings_backward(Context& ctx, const EmbeddingShape& s, float* dword, float* dpos, float* dtype,
                          const void* dout, const std::int32_t* ids, const std::int32_t* positions,
                          const std::int32_t* type_ids) {
-  ROOFLINE_ASSERT(s.tokens > 0 && s.hidden > 0 && s.vocab > 0 && s.positions > 0 && s.types > 0 &&
-                      float_dtype(s.dtype),
-                  fmt::format("embedding shape tokens={} hidden={}", s.tokens, s.hidden));
+  check_shape(s);
   switch (ctx.backend()) {
     case Backend::CpuRef:
       require_cpu_fp32(ctx, s.dtype, "embeddings");
