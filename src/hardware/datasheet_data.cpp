@@ -291,4 +291,32 @@ const std::vector<Datasheet>& datasheets() {
   return all;
 }
 
+// NVLink 1 (P100, 20 GB/s per link each way) is left out: no P100 entry, no source here.
+const std::vector<NvlinkGeneration>& nvlink_generations() {
+  static const std::vector<NvlinkGeneration> all = {
+      {2, "V100 SXM2", 7, 0, 6, 300e9,
+       std::string("NVLink 300 GB/s (all links, both ways): ") + kV100Ds + "; 6 links: " + kVoltaWp},
+      {3, "A100 SXM4", 8, 0, 12, 600e9,
+       std::string("NVLink 600 GB/s (all links, both ways): ") + kA100Ds + "; 12 links: " + kAmpereWp},
+      {4, "H100 SXM, H200 SXM", 9, 0, 18, 900e9,
+       std::string("NVLink 900 GB/s (all links, both ways): ") + kH100Ds + ", " + kH200Ds + "; 18 links: " + kHopperWp},
+      {5, "B200 (HGX)", 10, 0, 18, 1800e9,
+       std::string("NVLink 1.8 TB/s per GPU (all links, both ways): ") + kB200Spec +
+           "; 18 links: NVIDIA Blackwell architecture technical brief"},
+  };
+  return all;
+}
+
+const NvlinkGeneration* nvlink_generation(int version) {
+  for (const auto& g : nvlink_generations())
+    if (g.version == version) return &g;
+  return nullptr;
+}
+
+const NvlinkGeneration* nvlink_generation_of(int cc_major, int cc_minor) {
+  for (const auto& g : nvlink_generations())
+    if (g.cc_major == cc_major && g.cc_minor == cc_minor) return &g;
+  return nullptr;
+}
+
 }  // namespace roofline::hw

@@ -1,7 +1,12 @@
 #include "roofline/hardware/nvml.hpp"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -11,6 +16,13 @@ namespace {
 
 using Ret = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
 using Handle = void*;
+
+// nvmlPciInfo_t (nvml.h; the layout of nvmlDeviceGetPciInfo_v3 and nvmlDeviceGetNvLinkRemotePciInfo_v2).
+struct PciInfo {
+  char bus_id_legacy[16];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE: "00000000:18:00.0"
+};
 
 struct Api {
   void* lib = nullptr;
@@ -29,6 +41,12 @@ struct Api {
   Ret (*name)(Handle, char*, unsigned) = nullptr;
   Ret (*uuid)(Handle, char*, unsigned) = nullptr;
   Ret (*driver)(char*, unsigned) = nullptr;
+  Ret (*pci)(Handle, PciInfo*) = nullptr;
+  Ret (*link_state)(Handle, unsigned, int*) = nullptr;  // nvmlEnableState_t
+  Ret (*link_remote_pci)(Handle, unsigned, PciInfo*) = nullptr;
+  Ret (*link_remote_type)(Handle, unsigned, int*) = nullptr;  // nvmlIntNvLinkDeviceType_t
+  Ret (*link_version)(Handle, unsigned, unsigned*) = nullptr;
+  Ret (*common_ancestor)(Handle, Handle, int*) = nullptr;  // nvmlGpuTopologyLevel_t
 };
 
 template <class F>
@@ -60,6 +78,13 @@ const Api& api() {
     sym(a.lib, a.name, "nvmlDeviceGetName");
     sym(a.lib, a.uuid, "nvmlDeviceGetUUID");
     sym(a.lib, a.driver, "nvmlSystemGetDriverVersion");
+    sym(a.lib, a.pci, "nvmlDeviceGetPciInfo_v3");
+    if (!a.pci) sym(a.lib, a.pci, "nvmlDeviceGetPciInfo_v2");  // the same layout
+    sym(a.lib, a.link_state, "nvmlDeviceGetNvLinkState");
+    sym(a.lib, a.link_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    sym(a.lib, a.link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
+    sym(a.lib, a.link_version, "nvmlDeviceGetNvLinkVersion");
+    sym(a.lib, a.common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
     if (!a.init || a.init() != 0) {
       a.reason = "nvmlInit failed";
       a.lib = nullptr;
@@ -70,6 +95,40 @@ const Api& api() {
 
 constexpr int kClockSm = 1;   // NVML_CLOCK_SM
 constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
+// Link indices tried: NVML_NVLINK_MAX_LINKS is 18 in CUDA 12's nvml.h and 36 in
+// later ones; a GPU answers an index it lacks with an error, which is skipped.
+constexpr unsigned kMaxLinks = 36;
+constexpr int kFeatureEnabled = 1;  // NVML_FEATURE_ENABLED
+constexpr int kRemoteGpu = 0;       // NVML_NVLINK_DEVICE_TYPE_GPU
+constexpr int kRemoteSwitch = 2;    // NVML_NVLINK_DEVICE_TYPE_SWITCH
+
+// What the active links of one GPU reach: how many end at `peer_bus` (normalised), how many at NVSwitches.
+struct LinkCount {
+  int to_peer = 0, to_switch = 0, active = 0;
+};
+std::optional<LinkCount> count_links(Handle h, const std::string& peer_bus) {
+  const Api& a = api();
+  if (!a.lib || !a.link_state) return std::nullopt;
+  LinkCount c;
+  for (unsigned link = 0; link < kMaxLinks; ++link) {
+    int state = 0;
+    // NOT_SUPPORTED (a GPU without NVLink) or INVALID_ARGUMENT (an index past its links): no link there.
+    if (a.link_state(h, link, &state) != 0 || state != kFeatureEnabled) continue;
+    ++c.active;
+    int type = -1;
+    if (a.link_remote_type && a.link_remote_type(h, link, &type) != 0) type = -1;
+    if (type == kRemoteSwitch) {
+      ++c.to_switch;
+      continue;
+    }
+    if (type != kRemoteGpu && type != -1) continue;  // an IBM NPU or unknown: not a GPU of this machine
+    PciInfo remote{};
+    if (peer_bus.empty() || !a.link_remote_pci || a.link_remote_pci(h, link, &remote) != 0) continue;
+    remote.bus_id[sizeof remote.bus_id - 1] = '\0';
+    if (normalized_bus_id(remote.bus_id) == peer_bus) ++c.to_peer;
+  }
+  return c;
+}
 
 template <class F, class... A>
 std::optional<unsigned> query_u(F f, A... args) {
@@ -140,6 +199,68 @@ std::optional<std::string> Gpu::driver_version() const {
   char buf[96] = {};
   if (!api().driver || api().driver(buf, sizeof buf) != 0) return std::nullopt;
   return std::string(buf);
+}
+
+std::optional<std::string> Gpu::pci_bus_id() const {
+  PciInfo p{};
+  if (!api().pci || api().pci(h_, &p) != 0) return std::nullopt;
+  p.bus_id[sizeof p.bus_id - 1] = '\0';
+  return std::string(p.bus_id);
+}
+
+std::optional<Gpu::NvlinkPath> Gpu::nvlinks_to(const Gpu& peer) const {
+  const auto peer_bus = peer.pci_bus_id();
+  if (!peer_bus) return std::nullopt;
+  const auto mine = count_links(h_, normalized_bus_id(*peer_bus));
+  if (!mine) return std::nullopt;
+  if (mine->to_peer > 0) return NvlinkPath{mine->to_peer, false};
+  if (mine->to_switch == 0) return NvlinkPath{0, false};
+  const auto theirs = count_links(peer.h_, "");
+  if (!theirs) return std::nullopt;
+  const int links = std::min(mine->to_switch, theirs->to_switch);
+  return NvlinkPath{links, links > 0};
+}
+
+std::optional<int> Gpu::nvlink_version() const {
+  const Api& a = api();
+  if (!a.link_state || !a.link_version) return std::nullopt;
+  for (unsigned link = 0; link < kMaxLinks; ++link) {
+    int state = 0;
+    if (a.link_state(h_, link, &state) != 0 || state != kFeatureEnabled) continue;
+    unsigned v = 0;
+    if (a.link_version(h_, link, &v) != 0) return std::nullopt;
+    return nvlink_generation_of_nvml(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> Gpu::common_ancestor(const Gpu& peer) const {
+  int level = -1;
+  if (!api().common_ancestor || api().common_ancestor(h_, peer.h_, &level) != 0 || level < 0) return std::nullopt;
+  return level;
+}
+
+std::string normalized_bus_id(const std::string& bus_id) {
+  std::string s;
+  for (char ch : bus_id) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (!std::isspace(c)) s += static_cast<char>(std::tolower(c));
+  }
+  // domain:bus:device.function, the domain in hex of any width.
+  const auto colon = s.find(':');
+  if (colon == std::string::npos || colon == 0 || s.find(':', colon + 1) == std::string::npos) return s;
+  const std::string domain_text = s.substr(0, colon);
+  char* end = nullptr;
+  const unsigned long domain = std::strtoul(domain_text.c_str(), &end, 16);
+  if (!end || *end != '\0' || domain > 0xffffffffUL) return s;
+  return (domain <= 0xffff ? fmt::format("{:04x}", domain) : fmt::format("{:08x}", domain)) + s.substr(colon);
+}
+
+std::optional<int> nvlink_generation_of_nvml(unsigned version) {
+  // nvmlNvlinkVersion_t: INVALID, 1_0, 2_0, 2_2, 3_0, 3_1, 4_0, 5_0, 6_0.
+  constexpr int kGeneration[] = {0, 1, 2, 2, 3, 3, 4, 5, 6};
+  if (version == 0 || version >= std::size(kGeneration)) return std::nullopt;
+  return kGeneration[version];
 }
 
 // NVML clock event reason bits (nvml.h, nvmlClocksEventReason*).

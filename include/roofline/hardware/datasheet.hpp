@@ -68,6 +68,24 @@ struct DatasheetMatch {
 DatasheetMatch explain_match(const std::string& name, std::uint64_t memory_bytes, int sms);
 DatasheetMatch explain_match(const GpuInfo& gpu);
 
+// NVLink, per generation, from the datasheet of the SXM board that brought it:
+// NVIDIA prints the total of every link in both directions (H100 SXM: 900
+// GB/s over 18 links), so one link carries total / links / 2 each way.
+struct NvlinkGeneration {
+  int version = 0;                 // 2 (V100), 3 (A100), 4 (H100, H200), 5 (B200)
+  std::string gpus;                // the boards the figure is printed for: "H100 SXM, H200 SXM"
+  int cc_major = 0, cc_minor = 0;  // the architecture that carries it (GH100: 9.0)
+  int links = 0;                   // links per GPU on that board
+  double total_both_ways = 0;      // bytes/s, as printed
+  std::string basis;               // where the figures come from
+  double per_link_each_way() const { return links > 0 ? total_both_ways / links / 2 : 0; }
+};
+const std::vector<NvlinkGeneration>& nvlink_generations();
+// The entry for an NVLink version, or nullptr.
+const NvlinkGeneration* nvlink_generation(int version);
+// The NVLink an architecture carries (compute capability 9.0: NVLink 4), or nullptr.
+const NvlinkGeneration* nvlink_generation_of(int cc_major, int cc_minor);
+
 // Theoretical ceilings: datasheet figures (Source::Datasheet) when an entry
 // matches, else figures derived from the attributes (Source::Derived). Dense
 // rates only: 2:4-sparse peaks are not reachable by dense work and would make

@@ -10,7 +10,6 @@
 // environment on the GPU machine), so a machine without it loses these
 // figures only, with a note. NVLink SHARP (NVLS) stays off unless the user
 // sets NCCL_NVLS_ENABLE: the ring and tree algorithms are what is published.
-#include <dlfcn.h>
 #include <fmt/format.h>
 #include <nccl.h>
 
@@ -20,58 +19,14 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/check.hpp"
+#include "roofline/cuda/runtime.hpp"
+#include "roofline/hardware/topology.hpp"
 #include "src/ceilings/gpu/session.hpp"
+#include "src/cuda/nccl_lib.hpp"
 
 namespace roofline::ceilings::gpu {
 
 namespace {
-
-struct Nccl {
-  void* lib = nullptr;
-  ncclResult_t (*comm_init_all)(ncclComm_t*, int, const int*) = nullptr;
-  ncclResult_t (*comm_destroy)(ncclComm_t) = nullptr;
-  ncclResult_t (*all_reduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) = nullptr;
-  ncclResult_t (*all_gather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
-  ncclResult_t (*reduce_scatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
-                                 cudaStream_t) = nullptr;
-  ncclResult_t (*broadcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) = nullptr;
-  ncclResult_t (*group_start)() = nullptr;
-  ncclResult_t (*group_end)() = nullptr;
-  const char* (*error_string)(ncclResult_t) = nullptr;
-  ncclResult_t (*get_version)(int*) = nullptr;
-  std::string why;  // empty when loaded
-
-  Nccl() {
-    lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* e = dlerror();
-      why = fmt::format("libnccl.so.2 could not be loaded ({})", e ? e : "unknown");
-      return;
-    }
-    const auto sym = [&](auto& f, const char* name) {
-      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(lib, name));
-      if (!f && why.empty()) why = fmt::format("libnccl.so.2 has no {}", name);
-    };
-    sym(comm_init_all, "ncclCommInitAll");
-    sym(comm_destroy, "ncclCommDestroy");
-    sym(all_reduce, "ncclAllReduce");
-    sym(all_gather, "ncclAllGather");
-    sym(reduce_scatter, "ncclReduceScatter");
-    sym(broadcast, "ncclBroadcast");
-    sym(group_start, "ncclGroupStart");
-    sym(group_end, "ncclGroupEnd");
-    sym(error_string, "ncclGetErrorString");
-    sym(get_version, "ncclGetVersion");
-  }
-  ~Nccl() {
-    if (lib) dlclose(lib);
-  }
-  void check(ncclResult_t r, const char* what) const {
-    if (r != ncclSuccess)
-      throw Error(ErrorKind::Device, fmt::format("{} failed: {}", what, error_string ? error_string(r) : "?"),
-                  "NCCL_DEBUG=WARN says more");
-  }
-};
 
 enum class Coll { AllReduce, AllGather, ReduceScatter, Broadcast };
 struct CollInfo {
@@ -106,15 +61,23 @@ void measure_collectives(Session& s) {
   bool any = false;
   for (const auto& c : kColls) any |= s.wants(fmt::format("nccl.{}.busbw", c.id));
   if (!any) return;
-  Nccl nccl;
+  const cuda::NcclLib& nccl = cuda::nccl_lib();
   if (!nccl.why.empty()) {
     s.note("NCCL collectives not measured: " + nccl.why +
            " (on the GPU machine NCCL is in PyTorch's environment: tools/checks/device_env.sh)");
     return;
   }
-  setenv("NCCL_NVLS_ENABLE", "0", 0);  // the user's setting wins
   int version = 0;
   nccl.check(nccl.get_version(&version), "ncclGetVersion");
+  std::optional<hw::LinkFigure> slowest;  // over every pair: what bounds a ring
+  bool every_pair = true;
+  for (int a = 0; a < cuda::gpu_count(); ++a)
+    for (int b = a + 1; b < cuda::gpu_count(); ++b) {
+      const auto l = hw::datasheet_link(a, b);
+      if (!l) every_pair = false;
+      else if (!slowest || l->bytes_per_s < slowest->bytes_per_s) slowest = l;
+    }
+  if (!every_pair) slowest.reset();
   const size_t max_bytes = s.quick() ? (256ull << 20) : (1ull << 30);
   std::vector<size_t> sizes;
   for (size_t b = 8; b <= max_bytes; b *= s.quick() ? 16 : 4) sizes.push_back(b);
@@ -217,6 +180,13 @@ void measure_collectives(Session& s) {
         f.params["algbw"] = last_alg;
         f.params["sweep"] = sweep;
         f.params["nvls"] = std::getenv("NCCL_NVLS_ENABLE") ? std::getenv("NCCL_NVLS_ENABLE") : "";
+        // Bus bandwidth approaches the slowest link's bandwidth each way (nccl-tests' reading of busbw).
+        if (slowest) {
+          f.reference = slowest->bytes_per_s;
+          f.reference_label = slowest->label + " (the slowest pair's link, each way)";
+        }
+        if (c.c == Coll::AllReduce)
+          f.notes.push_back("nccl-tests publish about 370 GB/s all-reduce busbw on NVLink 4 (H100 SXM, ring)");
         s.add(std::move(f));
       }
     } catch (...) {

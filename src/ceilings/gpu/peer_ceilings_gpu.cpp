@@ -11,6 +11,7 @@
 
 #include "roofline/core/strings.hpp"
 #include "roofline/cuda/check.hpp"
+#include "roofline/hardware/topology.hpp"
 #include "src/ceilings/gpu/session.hpp"
 
 namespace roofline::ceilings::gpu {
@@ -61,6 +62,7 @@ void measure_peers(Session& s) {
     s.attempt(write, fmt::format("Copy to GPU {} (peer to peer)", j), [&] {
       enable_peer(j, self);
       enable_peer(self, j);
+      const std::optional<hw::LinkFigure> link = hw::datasheet_link(self, j);
       cuda::DeviceBuffer<char> here = buffer_on(self, bytes, self, "peer copy source");
       cuda::DeviceBuffer<char> here_in = buffer_on(self, bytes, self, "peer copy destination");
       cuda::DeviceBuffer<char> there = buffer_on(j, bytes, self, "peer copy destination on the peer");
@@ -78,6 +80,10 @@ void measure_peers(Session& s) {
         f.params["bytes"] = bytes;
         f.params["from"] = self;
         f.params["to"] = j;
+        if (link) {  // the datasheet's NVLink figure: each way for one copy, both ways for two
+          f.reference = link->bytes_per_s * (name == bidir ? 2 : 1);
+          f.reference_label = name == bidir ? link->label + "; twice that, both ways at once" : link->label;
+        }
         s.add(std::move(f));
       };
       if (s.wants(write)) {

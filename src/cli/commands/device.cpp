@@ -1,7 +1,8 @@
 // roofline device: the spec sheet of the CPU and each GPU, their theoretical
 // peaks (dense and 2:4 sparse apart, CUDA cores and tensor cores apart, each
 // with its source), which datasheet entry a GPU matched and why, the
-// datasheet database, and the number-format table.
+// datasheet database, the GPU interconnect (NVLink or PCIe between each pair
+// of GPUs), and the number-format table.
 #include "src/cli/command.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/strings.hpp"
@@ -9,6 +10,7 @@
 #include "roofline/hardware/cpu_info.hpp"
 #include "roofline/hardware/device_report.hpp"
 #include "roofline/hardware/gpu_info.hpp"
+#include "roofline/hardware/topology.hpp"
 
 namespace roofline::cli {
 
@@ -18,7 +20,8 @@ class DeviceCommand : public Command {
  public:
   const char* name() const override { return "device"; }
   const char* summary() const override {
-    return "describe the CPU and GPUs: spec sheet, theoretical peaks (datasheet or derived), number formats";
+    return "describe the CPU and GPUs: spec sheet, theoretical peaks (datasheet or derived), GPU interconnect, "
+           "number formats";
   }
   void configure(CLI::App& sub) override {
     device_opt_ = sub.add_option("--device", device_, "cpu, gpu, gpu:N or all (comma-separated)")
@@ -50,10 +53,13 @@ class DeviceCommand : public Command {
         Table& t = r.add(Table("gpus", "GPUs", Table::Layout::Properties));
         t.prop("gpu", "GPU", "no GPU: " + cuda::gpu_unavailable_reason());
       }
+      std::vector<hw::GpuInfo> described;
       for (int g : gpus) {
-        hw::add_gpu_sheet(r, hw::query_gpu(g));
+        described.push_back(hw::query_gpu(g));
+        hw::add_gpu_sheet(r, described.back());
         ctx.gpu_device_id(g);
       }
+      hw::add_interconnect(r, described);  // two GPUs or more
     }
     if (list_) hw::add_datasheet_list(r);
     if (!datasheet_.empty()) hw::add_datasheet(r, datasheet_);
