@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "roofline/engine/context.hpp"
+#include "roofline/engine/data_parallel.hpp"
 #include "roofline/engine/graph.hpp"
 #include "roofline/engine/layer_graph.hpp"
 #include "roofline/engine/ops_optim.hpp"
@@ -129,6 +130,18 @@ class GraphNetwork {
   void optimizer_step();
   // forward(training), loss_forward, backward, optimizer_step.
   void train_step(std::int64_t batch);
+
+  // Data-parallel training: from now on backward hands each bucket of
+  // gradients (plan_buckets(graph(), cfg), each a contiguous range of the
+  // flat gradient buffer) to `sync` as soon as the last of its gradients is
+  // written, and optimizer_step first waits for every bucket (sync->finish).
+  // The parameters are made rank 0's (sync->broadcast), so every rank starts
+  // equal. `sync` must outlive the network's training; null detaches it.
+  // Set it before capture_train_step: a captured step keeps what it captured.
+  // Throws Error(Usage) on an inference network.
+  void set_grad_sync(dist::GradSync* sync, const dist::BucketPlanConfig& cfg = {});
+  // The buckets of the current sync, in the order they are reduced (empty without one).
+  const std::vector<dist::GradBucket>& grad_buckets() const { return buckets_; }
   // Captures train_step(batch) (or forward(batch, false) for infer) once as a
   // CUDA graph after one eager run, then replays it.
   void capture_train_step(std::int64_t batch);
@@ -194,6 +207,12 @@ class GraphNetwork {
   size_t arena_unshared_ = 0;
   std::vector<std::string> names_;
   StepGraph step_graph_;
+  // Data-parallel (set_grad_sync): the buckets, each one's [first float, count)
+  // in grads_, and per learnable param its bucket (−1: none).
+  dist::GradSync* sync_ = nullptr;
+  std::vector<dist::GradBucket> buckets_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> bucket_range_;
+  std::vector<int> bucket_of_;
 };
 
 }  // namespace roofline::engine

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "roofline/core/error.hpp"
@@ -369,7 +370,40 @@ void GraphNetwork::loss_forward(std::int64_t batch) {
 void GraphNetwork::backward(std::int64_t batch) {
   ROOFLINE_ASSERT(opt_.training, "backward on an inference network");
   const fast::OpenMpJobs one_team(!ctx_.is_cuda());
-  for (size_t i = graph_.nodes().size(); i-- > 0;) backward_node(i, batch);
+  // Data-parallel: a bucket goes to the sync once its last gradient is
+  // written, in bucket order (every rank issues the same collectives in the same order).
+  std::vector<size_t> left(buckets_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) left[b] = buckets_[b].params.size();
+  size_t next = 0;
+  for (size_t i = graph_.nodes().size(); i-- > 0;) {
+    backward_node(i, batch);
+    if (!sync_) continue;
+    for (int p : graph_.nodes()[i].params)
+      if (bucket_of_[size_t(p)] >= 0) --left[size_t(bucket_of_[size_t(p)])];
+    for (; next < buckets_.size() && left[next] == 0; ++next)
+      sync_->reduce(ctx_, static_cast<int>(next), grads_.f32() + bucket_range_[next].first, bucket_range_[next].second);
+  }
+  ROOFLINE_ASSERT(!sync_ || next == buckets_.size(), "a gradient bucket was never complete");
+}
+
+void GraphNetwork::set_grad_sync(dist::GradSync* sync, const dist::BucketPlanConfig& cfg) {
+  if (!opt_.training)
+    throw Error(ErrorKind::Usage, "data-parallel sync on an inference network", "build the network with training on");
+  sync_ = sync;
+  buckets_.clear();
+  bucket_range_.clear();
+  bucket_of_.assign(graph_.params().size(), -1);
+  if (!sync) return;
+  buckets_ = dist::plan_buckets(graph_, cfg);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const auto [lo, hi] = std::minmax_element(buckets_[b].params.begin(), buckets_[b].params.end());
+    const std::int64_t first = param_off_[size_t(*lo)];
+    const std::int64_t end = param_off_[size_t(*hi)] + numel(graph_.params()[size_t(*hi)].shape);
+    bucket_range_.emplace_back(first, end - first);
+    for (int p : buckets_[b].params) bucket_of_[size_t(p)] = static_cast<int>(b);
+  }
+  sync->broadcast(ctx_, params_.f32(), learnable_floats_);
+  if (dtype_ != DType::F32) refresh_copy();
 }
 
 void GraphNetwork::backward_node(size_t i, std::int64_t batch) {
@@ -481,6 +515,7 @@ void GraphNetwork::optimizer_step() {
   ROOFLINE_ASSERT(opt_.training, "optimizer step on an inference network");
   NvtxRange range(graph_.name() + "/optimizer/optimizer");
   const fast::OpenMpJobs one_team(!ctx_.is_cuda());
+  if (sync_) sync_->finish(ctx_);
   ops::ParamCopy copy;
   if (dtype_ != DType::F32) copy = {copy_.raw(), dtype_};
   const ops::GradScale scale = check_grads();  // {} without loss scaling
