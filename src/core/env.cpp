@@ -48,6 +48,9 @@ constexpr Declaration kTable[] = {
    "on SIGSEGV, SIGBUS or SIGABRT in a profiled program, the injection library prints the crashing thread's "
    "frames to stderr (library-relative addresses: resolve them with addr2line on an unstripped build) "
    "(default: off)"},
+  {Var::DpFault, "ROOFLINE_DP_FAULT", Test, "exit:RANK:STEP",
+   "a data-parallel bench's rank RANK exits (status 9) before step STEP of its first cell, to test that its peers "
+   "stop with a message naming it (default: off)"},
 };
 // clang-format on
 }  // namespace

@@ -202,6 +202,58 @@ void add_kernels(store::Db& db, const StoredDevice& dev, const model::Roofline& 
                                                    : std::string()));
 }
 
+// Data-parallel training steps (bench --gpus) against the communication
+// roof: per GPU, the step's FLOPs over the bytes its all-reduces put on the
+// link (the gradients × 2(n−1)/n, nccl-tests' bus bytes), held against the
+// measured all-reduce bus bandwidth (roofline ceilings on a machine of
+// several GPUs): the third roof of a multi-GPU step. The newest row of each
+// model, precision, batch and GPU count.
+void add_data_parallel(store::Db& db, const StoredDevice& dev, const model::Roofline& roof, Chart& c,
+                       std::vector<std::string>& roofs_used) {
+  if (dev.kind != "gpu") return;
+  auto st = db.prepare(
+      "SELECT b.model, b.precision, b.batch, b.flops, b.step_median_s, b.params, b.run_id FROM bench_results b "
+      "JOIN devices d ON d.id = b.device_id WHERE d.kind = 'gpu' AND d.name = ? AND b.peer IS NULL AND "
+      "b.mode = 'train' AND b.precision IS NOT NULL ORDER BY b.run_id DESC, b.id DESC");
+  st.bind(1, dev.name);
+  const model::Ceiling* link = pick_ceiling(roof, "nccl.allreduce.busbw");
+  ChartSeries s;
+  s.name = "data-parallel steps (x: FLOPs per byte all-reduced, per GPU)";
+  s.color_key = "data-parallel";
+  std::vector<std::string> seen;
+  while (st.step()) {
+    const nlohmann::json p = nlohmann::json::parse(st.text(5), nullptr, false);
+    if (!p.is_object() || !p.contains("gpus") || !p.contains("bucket_bytes")) continue;
+    const int gpus = p["gpus"].get<int>();
+    const std::string key = fmt::format("{} {} b{} x{}", st.text(0), st.text(1), st.i64(2), gpus);
+    if (gpus < 2 || std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    const double flops = st.f64(3) / gpus, secs = st.f64(4);
+    const double bus_bytes = p["bucket_bytes"].get<double>() * 2.0 * (gpus - 1) / gpus;
+    if (!(flops > 0 && secs > 0 && bus_bytes > 0)) continue;
+    const std::string roof_id = model::compute_ceiling_id("gpu", st.text(1));
+    if (std::find(roofs_used.begin(), roofs_used.end(), roof_id) == roofs_used.end()) roofs_used.push_back(roof_id);
+    ChartPoint pt;
+    pt.name = fmt::format("{} {} b{}/GPU on {} GPUs", st.text(0), st.text(1), st.i64(2), gpus);
+    place_point(pt, flops, bus_bytes, secs, pick_ceiling(roof, roof_id), link);
+    pt.fields[0].first = "FLOPs per GPU (paper)";
+    pt.fields[1].first = "All-reduce bus bytes per GPU";
+    pt.fields.push_back({"Gradients", p.value("gradients", std::string("fp32"))});
+    pt.fields.push_back({"Run", std::to_string(st.i64(6))});
+    s.points.push_back(std::move(pt));
+  }
+  if (s.points.empty()) return;
+  if (link && std::find(roofs_used.begin(), roofs_used.end(), link->id) == roofs_used.end())
+    roofs_used.push_back(link->id);
+  c.series.push_back(std::move(s));
+  c.notes.push_back(link ? "data-parallel steps: x is FLOPs per byte the step's all-reduces move over the link, "
+                           "held against the measured all-reduce bus bandwidth (nccl.allreduce.busbw), the "
+                           "communication roof"
+                         : "data-parallel steps: x is FLOPs per byte all-reduced; no all-reduce bandwidth is "
+                           "measured on this machine (roofline ceilings on a machine of 2+ GPUs), so no "
+                           "communication roof is drawn");
+}
+
 }  // namespace
 
 model::Roofline device_roofline(store::Db& db, const StoredDevice& dev, int* measured_count, int* theoretical_count) {
@@ -348,6 +400,7 @@ DeviceChart device_chart(store::Db& db, const StoredDevice& dev) {
   std::vector<std::string> precisions, kernel_roofs;
   add_workloads(db, dev, roof, c, precisions);
   add_kernels(db, dev, roof, c, kernel_roofs);
+  add_data_parallel(db, dev, roof, c, kernel_roofs);
   // Legible by default: the ceilings that matter for the points (default_ceilings) and each sweep's own;
   // every other ceiling behind the legend's toggle.
   c.shown_ceilings = default_ceilings(roof, dev.kind, precisions);

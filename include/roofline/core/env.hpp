@@ -28,6 +28,7 @@ enum class Var {
   ProfileNvtx,     // ROOFLINE_NVTX
   CuptiDebug,      // ROOFLINE_CUPTI_DEBUG
   CrashBacktrace,  // ROOFLINE_CRASH_BACKTRACE
+  DpFault,         // ROOFLINE_DP_FAULT
 };
 
 // Who sets it: a user (documented option), a developer comparing paths,

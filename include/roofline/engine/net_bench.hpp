@@ -50,13 +50,20 @@ struct NetBenchConfig {
   // threads (0: the hardware's).
   std::string data;
   int data_threads = 0;
+  // Data-parallel (net_scaling.hpp): the GPU counts of bench --gpus (empty:
+  // one GPU, no scaling table), what the gradients travel as, and how long a
+  // rank waits for its peers before it gives up on them.
+  std::vector<int> gpus;
+  DType grad_dtype = DType::F32;
+  int rank_timeout_s = 300;
 };
 
 // One cell: a model × device × precision × batch × mode, of one source.
 struct NetRecord {
   std::string source = "roofline";  // or "pytorch", "pytorch-compile"
   std::string model, device, precision, mode;  // device "cpu"/"gpu"; mode "train"/"infer"
-  std::int64_t batch = 0;
+  std::int64_t batch = 0;  // per GPU
+  int gpus = 1;            // data-parallel: the ranks, one GPU each (flops and images count all of them)
   int steps = 0;
   double median_s = 0, iqr_s = 0, min_s = 0, max_s = 0;  // per step (train) or per batch (infer)
   std::optional<double> peak_bytes;  // GPU: device memory of the cell (roofline: every buffer it planned)
@@ -75,11 +82,11 @@ struct NetRecord {
   std::optional<double> ceiling_flops;
   // Lines for the report's warnings: fp16 training steps skipped on a gradient overflow.
   std::vector<std::string> warnings;
-  double images_per_s() const { return median_s > 0 ? static_cast<double>(batch) / median_s : 0; }
+  double images_per_s() const { return median_s > 0 ? static_cast<double>(batch * gpus) / median_s : 0; }
   double tflops() const { return median_s > 0 ? flops / median_s * 1e-12 : 0; }
-  std::optional<double> ceiling_share() const {
+  std::optional<double> ceiling_share() const {  // of one GPU's ceiling times the GPUs
     if (!ceiling_flops || *ceiling_flops <= 0 || median_s <= 0) return std::nullopt;
-    return flops / median_s / *ceiling_flops;
+    return flops / median_s / (*ceiling_flops * gpus);
   }
 };
 

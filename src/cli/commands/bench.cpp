@@ -16,6 +16,8 @@
 #include <iostream>
 
 #include "src/cli/commands/bench_profile.hpp"
+#include "src/cli/commands/bench_scaling.hpp"
+#include "roofline/engine/rank_env.hpp"
 #include "src/cli/command.hpp"
 #include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/metrics.hpp"
@@ -171,11 +173,35 @@ class BenchCommand : public Command {
                  "and pass from the engine's NVTX ranges, diagnoses), print and store it; add --no-graphs to map "
                  "every kernel to its layer. Networks: a few more steps of each GPU cell run eagerly and are "
                  "traced, and the GPU time per layer and pass is printed beside the paper FLOPs and bytes");
+    sub.add_option("--gpus", gpus_,
+                   "networks: data-parallel training on these GPU counts (e.g. 1,2,4), one process per GPU over "
+                   "NCCL, and the scaling table (beside PyTorch DDP with --peer pytorch); under mpirun, torchrun "
+                   "or srun the launcher's ranks run instead");
+    sub.add_option("--grad-dtype", grad_dtype_, "with --gpus: what the gradients travel as, fp32 or bf16")
+        ->capture_default_str();
+    sub.add_option("--rank-timeout", net_.rank_timeout_s,
+                   "with --gpus: seconds a rank waits for its peers (rendezvous, a step's collectives) before it "
+                   "stops them all")
+        ->capture_default_str();
+    sub.add_option("--rank-out", rank_out_, "internal: where rank 0 of a bench --gpus job writes its records")
+        ->group("");
     sub.add_flag("--counters", counters_,
                  "networks, with --profile: one more eager step of each GPU cell under the hardware counters "
                  "(every kernel profiled, two runs: all metrics, then DRAM bytes in one pass), so each layer and "
                  "pass gets its counted FLOPs by unit and precision, DRAM and L2 bytes beside the paper figures; "
                  "stored with the layers. Needs counter access (docs/counters.md)");
+  }
+
+  // The ranks that bench --gpus starts, and a launcher's ranks other than 0,
+  // record no run of their own: the launching process (or rank 0) stores the cells.
+  bool records_run() const override {
+    if (!rank_out_.empty()) return false;
+    try {
+      const auto r = engine::dist::read_rank_env();
+      return !(r && r->world > 1 && r->rank != 0);
+    } catch (const Error&) {
+      return true;  // run() says what is wrong with the environment
+    }
   }
 
   Report run(Invocation& ctx) override {
@@ -445,7 +471,18 @@ class BenchCommand : public Command {
     cfg.batches = parse_int_list(batch_, "--batch");
     cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
     Report report("bench");
-    choose_devices_and_modes(cfg, report);
+    // Data-parallel: bench --gpus, a rank it started, or a rank of a launcher's job (mpirun, torchrun, srun).
+    const auto ranks = engine::dist::read_rank_env();
+    const bool data_parallel = !gpus_.empty() || !rank_out_.empty() || (ranks && ranks->world > 1);
+    if (data_parallel) {
+      if ((device_opt_->count() > 0 && to_lower(trim(device_)) != "gpu") ||
+          (mode_opt_->count() > 0 && to_lower(trim(mode_)) != "train"))
+        throw_usage("data-parallel runs time GPU training steps", "use --device gpu --mode train (the defaults)");
+      cfg.gpu = cfg.train = true;
+      cfg.cpu = cfg.infer = false;
+    } else {
+      choose_devices_and_modes(cfg, report);
+    }
     cfg.graphs = !no_graphs_;
     cfg.peer = to_lower(trim(peer_));
     cfg.peer_script = peer_script_;
@@ -468,6 +505,27 @@ class BenchCommand : public Command {
       throw_usage("tf32, bf16 and fp16 run on the GPU only (the CPU computes in fp32), and no GPU is benchmarked",
                   "add --device gpu, or use --precision fp32");
     if (cfg.cpu && any_gpu_only) report.info("the CPU computes in fp32 only: its tf32/bf16/fp16 cells are left out");
+    // Data-parallel: a rank (started by bench --gpus or a launcher), or the launch of each GPU count.
+    if (data_parallel) {
+      if (profile_ || counters_ || !cfg.data.empty() || !cfg.weights.empty())
+        throw_usage("--profile, --counters, --data and --weights are for one GPU",
+                    "drop them from a data-parallel run (profile one with roofline profile -- mpirun ...)");
+      const std::string gd = to_lower(trim(grad_dtype_));
+      if (gd != "fp32" && gd != "bf16")
+        throw_usage(fmt::format("--grad-dtype {}", grad_dtype_), "gradients travel as fp32 or bf16");
+      cfg.grad_dtype = gd == "bf16" ? engine::DType::BF16 : engine::DType::F32;
+      if (!rank_out_.empty() && !ranks)
+        throw_usage("--rank-out is for the ranks bench --gpus starts (RANK and WORLD_SIZE unset)",
+                    "run roofline bench ... --gpus N instead");
+      if (ranks && (ranks->world > 1 || !rank_out_.empty())) {
+        if (!gpus_.empty())
+          throw_usage(fmt::format("--gpus inside a launcher's job of {} ranks", ranks->world),
+                      "drop --gpus: the launcher's ranks (" + ranks->launcher + ") are the GPUs");
+        return bench_scaling::run_rank(ctx, cfg, *ranks, rank_out_);
+      }
+      cfg.gpus = parse_gpu_counts(gpus_);
+      return bench_scaling::run(ctx, cfg);
+    }
     if (profile_) {
       if (!cfg.gpu)
         throw_usage("--profile traces GPU runs, and no GPU is benchmarked", "add --device gpu (or drop --profile)");
@@ -661,6 +719,17 @@ class BenchCommand : public Command {
        counters_ = false;
   std::string precision_ = "fp32";
   std::string layout_;
+  std::string gpus_, grad_dtype_ = "fp32", rank_out_;
+
+  static std::vector<int> parse_gpu_counts(const std::string& list) {
+    std::vector<int> out;
+    for (auto n : parse_int_list(list, "--gpus")) {
+      if (n < 1 || n > 1024) throw_usage(fmt::format("--gpus {}", n), "give GPU counts from 1, such as --gpus 1,2,4");
+      if (std::find(out.begin(), out.end(), static_cast<int>(n)) == out.end()) out.push_back(static_cast<int>(n));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   std::string seq_ = "128,384", checkpoint_, question_, context_;
   CLI::Option* seq_opt_ = nullptr;
   CLI::Option* batch_opt_ = nullptr;

@@ -20,6 +20,7 @@
 #include "roofline/engine/rng.hpp"
 #include "roofline/engine/trainer.hpp"
 #include "roofline/store/db.hpp"
+#include "src/engine/bench/net_cell.hpp"
 #include "src/engine/bench/net_data.hpp"
 #include "src/engine/cuda/cuda_api.hpp"
 
@@ -33,9 +34,6 @@ CounterSourceFactory& counter_slot() {
 }  // namespace
 
 void register_counter_source_factory(CounterSourceFactory f) { counter_slot() = std::move(f); }
-const CounterSourceFactory& counter_source_factory() { return counter_slot(); }
-
-namespace {
 
 void fill_synthetic(GraphNetwork& net, std::int64_t batch, std::uint64_t seed) {
   const Shape& s = net.graph().input_shape();
@@ -46,6 +44,21 @@ void fill_synthetic(GraphNetwork& net, std::int64_t batch, std::uint64_t seed) {
   for (auto& v : y) v = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(net.graph().classes())));
   net.set_batch(x, y, batch);
 }
+
+GraphOptions cell_options(const NetBenchConfig& cfg, const LayerGraph& g, Precision p, bool train) {
+  GraphOptions o;
+  o.precision = p;
+  o.sgd.lr = recipe_learning_rate(g.name());
+  o.training = train;
+  o.fold_batchnorm = cfg.fold_batchnorm;
+  o.format = cfg.layout;
+  return o;
+}
+
+
+const CounterSourceFactory& counter_source_factory() { return counter_slot(); }
+
+namespace {
 
 // A loss-scaled training cell (fp16): the final scale and the skipped steps
 // in its params, and a warning when any of the `ran` steps was skipped.
@@ -58,17 +71,6 @@ void note_loss_scaling(NetRecord& r, const GraphNetwork& net, int ran) {
     r.warnings.push_back(fmt::format("{} {} {} b{} train: {} of {} steps skipped (gradient overflow; loss scale now "
                                      "{}), as torch.amp.GradScaler does",
                                      r.model, r.device, r.precision, r.batch, skipped, ran, scale));
-}
-
-// The network options of one cell.
-GraphOptions cell_options(const NetBenchConfig& cfg, const LayerGraph& g, Precision p, bool train) {
-  GraphOptions o;
-  o.precision = p;
-  o.sgd.lr = recipe_learning_rate(g.name());
-  o.training = train;
-  o.fold_batchnorm = cfg.fold_batchnorm;
-  o.format = cfg.layout;
-  return o;
 }
 
 NetRecord measure_cell_at(const LayerGraph& g, Context& ctx, const NetBenchConfig& cfg, Precision p,
@@ -324,7 +326,9 @@ void store_net_record(store::Db& db, std::int64_t run_id, std::optional<std::int
     st.bind(8, std::nullopt);
   else
     st.bind(8, r.source);
-  st.bind(9, json_text(r.params)).bind(10, store::utc_now()).bind(11, r.precision);
+  nlohmann::json params = r.params;
+  if (r.gpus > 1) params["gpus"] = r.gpus;  // data-parallel: batch is per GPU, flops count every GPU
+  st.bind(9, json_text(params)).bind(10, store::utc_now()).bind(11, r.precision);
   st.bind(12, r.median_s).bind(13, r.iqr_s).bind(14, r.peak_bytes).bind(15, r.flops);
   if (train) {
     st.bind(16, r.median_s * r.steps).bind(17, std::nullopt).bind(18, std::nullopt).bind(19, r.loss);
@@ -343,6 +347,8 @@ NetRecord parse_peer_record(const nlohmann::json& x) {
   r.precision = x.at("precision").get<std::string>();
   r.mode = x.at("mode").get<std::string>();
   r.batch = x.at("batch").get<std::int64_t>();
+  r.gpus = x.value("gpus", 1);
+  if (r.gpus < 1) throw Error(ErrorKind::Input, fmt::format("a record of {} GPUs", r.gpus), "the peer script is broken");
   r.steps = x.value("steps", 0);
   r.median_s = x.at("median_s").get<double>();
   r.iqr_s = x.value("iqr_s", 0.0);
@@ -362,8 +368,9 @@ std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
     NetRecord r = parse_peer_record(x);
     const LayerGraph g = make_graph_model(r.model);
     const DType dtype = activation_dtype(parse_precision(r.precision));
-    r.flops = r.mode == "train" ? g.cost(r.batch, dtype).train().flops
-                                : inference_cost(g, r.batch, dtype, false).flops;  // eager PyTorch folds nothing
+    r.flops = (r.mode == "train" ? g.cost(r.batch, dtype).train().flops
+                                 : inference_cost(g, r.batch, dtype, false).flops) *  // eager PyTorch folds nothing
+              r.gpus;
     if (x.contains("layout") && x["layout"].is_string()) r.params["format"] = x["layout"];
     if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
     out.push_back(std::move(r));

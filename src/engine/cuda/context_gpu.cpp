@@ -118,11 +118,12 @@ size_t cuda_free_memory(const CudaState* s) {
   return free_b;
 }
 
-double cuda_time(const CudaState* s, const std::function<void()>& work, int reps) {
+double cuda_time(const CudaState* s, const std::function<void()>& work, int reps, const std::function<void()>& wait) {
   cuda::Event start, stop;
   start.record(s->stream.get());
   for (int i = 0; i < reps; ++i) work();
   stop.record(s->stream.get());
+  if (wait) wait();
   stop.sync();
   return static_cast<double>(stop.since(start)) * 1e-3 / reps;
 }

@@ -23,7 +23,10 @@ size_t cuda_free_memory(const CudaState* s);
 // The device's compute capability (major, minor).
 std::pair<int, int> cuda_compute_capability(const CudaState* s);
 // Seconds per call of `work` (enqueued `reps` times between two events).
-double cuda_time(const CudaState* s, const std::function<void()>& work, int reps);
+// `wait` (when given) waits for the stop event's stream instead of a plain
+// synchronise: the data-parallel bench's watchdog, which gives up on a dead peer.
+double cuda_time(const CudaState* s, const std::function<void()>& work, int reps,
+                 const std::function<void()>& wait = {});
 // Captures `work` into an executable graph (type-erased owner).
 std::shared_ptr<void> cuda_capture(const CudaState* s, const std::function<void()>& work);
 void cuda_launch(const CudaState* s, const void* graph);

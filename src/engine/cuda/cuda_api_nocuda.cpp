@@ -19,7 +19,7 @@ void cuda_memset_async(const CudaState*, void*, int, size_t) { no_cuda(); }
 void cuda_synchronize(const CudaState*) { no_cuda(); }
 size_t cuda_free_memory(const CudaState*) { no_cuda(); }
 std::pair<int, int> cuda_compute_capability(const CudaState*) { no_cuda(); }
-double cuda_time(const CudaState*, const std::function<void()>&, int) { no_cuda(); }
+double cuda_time(const CudaState*, const std::function<void()>&, int, const std::function<void()>&) { no_cuda(); }
 std::shared_ptr<void> cuda_capture(const CudaState*, const std::function<void()>&) { no_cuda(); }
 void cuda_launch(const CudaState*, const void*) { no_cuda(); }
 

@@ -1,0 +1,261 @@
+// Data-parallel training cells and the scaling table: see roofline/engine/net_scaling.hpp.
+#include "roofline/engine/net_scaling.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "roofline/build_info.hpp"
+#include "roofline/core/env.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/stats.hpp"
+#include "roofline/core/strings.hpp"
+#include "roofline/engine/bench.hpp"
+#include "roofline/engine/graph_network.hpp"
+#include "roofline/engine/nccl_sync.hpp"
+#include "roofline/engine/rendezvous.hpp"
+#include "src/engine/bench/net_cell.hpp"
+#include "src/engine/cuda/cuda_api.hpp"
+
+namespace roofline::engine {
+
+namespace {
+
+// What every rank must agree on: the build and the cells.
+std::string fingerprint(const NetBenchConfig& cfg) {
+  std::vector<std::string> p, b;
+  for (Precision x : cfg.precisions) p.push_back(to_string(x));
+  for (auto x : cfg.batches) b.push_back(std::to_string(x));
+  return fmt::format("build {} ({}); models {}; precisions {}; batches {}; steps {}+{}; graphs {}; gradients {}; layout {}",
+                     build::kGitSha, build::kVersion, join(cfg.models, ","), join(p, ","), join(b, ","), cfg.warmup,
+                     cfg.steps, cfg.graphs ? "on" : "off", to_string(cfg.grad_dtype),
+                     cfg.layout ? to_string(*cfg.layout) : "default");
+}
+
+std::string join_doubles(const std::vector<double>& v) {
+  std::string s;
+  for (double x : v) s += fmt::format("{:.9g} ", x);
+  return s;
+}
+
+std::vector<double> split_doubles(const std::string& s) {
+  std::vector<double> v;
+  for (const auto& w : split(trim(s), ' '))
+    if (!w.empty()) v.push_back(std::stod(w));
+  return v;
+}
+
+// A fault for the tests of a rank that dies: ROOFLINE_DP_FAULT="exit:RANK:STEP"
+// makes that rank exit with status 9 before that step of its first cell.
+struct Fault {
+  int rank = -1, step = -1;
+};
+Fault read_fault() {
+  Fault f;
+  const auto v = env::get(env::Var::DpFault);
+  if (!v || v->empty()) return f;
+  const auto parts = split(*v, ':');
+  if (parts.size() != 3 || parts[0] != "exit")
+    throw Error(ErrorKind::Usage, fmt::format("ROOFLINE_DP_FAULT='{}'", printable(*v)),
+                "it takes exit:RANK:STEP (a test hook: that rank exits before that step)");
+  f.rank = std::stoi(parts[1]);
+  f.step = std::stoi(parts[2]);
+  return f;
+}
+
+}  // namespace
+
+std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist::RankEnv& env,
+                                          const NetStatus& status) {
+  using namespace std::chrono;
+  const milliseconds timeout = seconds(std::max(1, cfg.rank_timeout_s));
+  const Fault fault = read_fault();
+  dist::Rendezvous rv(env.rank, env.world, env.master_addr, env.master_port, timeout);
+  const std::vector<std::string> fps = rv.all_gather(fingerprint(cfg));
+  for (int r = 1; r < env.world; ++r)
+    if (fps[size_t(r)] != fps[0])
+      throw Error(ErrorKind::Input,
+                  fmt::format("rank {} runs a different build or benchmark from rank 0:\n  rank 0: {}\n  rank {}: {}", r,
+                              fps[0], r, fps[size_t(r)]),
+                  "start every rank from the same roofline build with the same arguments");
+  Context ctx(Backend::Cuda, env.local_rank);
+  std::unique_ptr<dist::NcclSync> sync;
+  if (env.world > 1) {
+    const std::vector<std::string> ids = rv.all_gather(env.rank == 0 ? dist::nccl_unique_id() : std::string());
+    sync = std::make_unique<dist::NcclSync>(ctx, ids[0], env.rank, env.world, cfg.grad_dtype);
+  }
+  const auto wait = [&] {
+    if (sync)
+      sync->wait(ctx, timeout);
+    else
+      ctx.synchronize();
+  };
+  std::vector<NetRecord> out;
+  int cell = 0;
+  for (const auto& model : cfg.models)
+    for (Precision p : cfg.precisions)
+      for (std::int64_t batch : cfg.batches) {
+        if (env.rank == 0)
+          status(fmt::format("{} gpu {} batch {} per GPU on {} GPU{}: data-parallel training", model, to_string(p),
+                             batch, env.world, env.world > 1 ? "s" : ""));
+        const LayerGraph g = make_graph_model(model);
+        GraphNetwork net(g, ctx, batch, cell_options(cfg, g, p, true));
+        dist::BucketPlanConfig bc;
+        bc.grad_dtype = cfg.grad_dtype;
+        if (sync) net.set_grad_sync(sync.get(), bc);
+        fill_synthetic(net, batch, 1 + static_cast<std::uint64_t>(env.rank));
+        const bool graphs = cfg.graphs;
+        int step_no = 0;
+        const auto step = [&] {
+          if (cell == 0 && env.rank == fault.rank && step_no == fault.step) {
+            std::fprintf(stderr, "roofline: rank %d exits before step %d (ROOFLINE_DP_FAULT)\n", env.rank, step_no);
+            std::_Exit(9);
+          }
+          ++step_no;
+          if (net.captured())
+            net.replay();
+          else
+            net.train_step(batch);
+        };
+        if (graphs) {
+          net.capture_train_step(batch);  // one eager step (collectives included), then the capture
+          wait();
+        }
+        for (int i = 0; i < cfg.warmup; ++i) step();
+        wait();
+        std::vector<double> t;
+        for (int i = 0; i < cfg.steps; ++i) t.push_back(detail::cuda_time(ctx.cuda(), step, 1, wait));
+        // A data-parallel step is as slow as its slowest rank.
+        const auto all_t = rv.all_gather(join_doubles(t));
+        const auto losses = rv.all_gather(fmt::format("{:.9g}", net.loss()));
+        const auto peaks = rv.all_gather(std::to_string(net.memory().total() + ctx.scratch_bytes()));
+        ++cell;
+        if (env.rank != 0) continue;
+        std::vector<double> slowest = t;
+        for (int r = 1; r < env.world; ++r) {
+          const auto v = split_doubles(all_t[size_t(r)]);
+          for (size_t i = 0; i < slowest.size() && i < v.size(); ++i) slowest[i] = std::max(slowest[i], v[i]);
+        }
+        double loss = 0, peak = 0;
+        for (int r = 0; r < env.world; ++r) {
+          loss += std::stod(losses[size_t(r)]) / env.world;
+          peak = std::max(peak, std::stod(peaks[size_t(r)]));
+        }
+        NetRecord r;
+        r.model = model;
+        r.device = "gpu";
+        r.precision = to_string(p);
+        r.mode = "train";
+        r.batch = batch;
+        r.gpus = env.world;
+        r.steps = cfg.steps;
+        const Summary s = summarize(slowest);
+        r.median_s = s.median, r.iqr_s = s.iqr(), r.min_s = s.min, r.max_s = s.max;
+        r.flops = g.cost(batch, activation_dtype(p)).train().flops * env.world;
+        r.loss = loss;
+        r.peak_bytes = peak;
+        const auto m = net.memory();
+        r.params = {{"graphs", graphs},
+                    {"format", to_string(net.format())},
+                    {"memory", {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer},
+                                {"copies", m.copies}, {"arena", m.arena}}},
+                    {"data", "synthetic, seeded by rank"},
+                    {"launcher", env.launcher.empty() ? std::string("none (one process)") : env.launcher}};
+        if (sync) {
+          std::int64_t bytes = 0;
+          for (const auto& b : net.grad_buckets()) bytes += b.bytes;
+          r.params["gradients"] = to_string(cfg.grad_dtype);
+          r.params["buckets"] = net.grad_buckets().size();
+          r.params["bucket_bytes"] = bytes;
+          r.params["nccl"] = dist::nccl_version();
+        }
+        out.push_back(std::move(r));
+      }
+  rv.barrier();  // no rank leaves (and tears down its communicator) while another still reads
+  return out;
+}
+
+nlohmann::json net_records_to_json(const std::vector<NetRecord>& records) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& r : records) {
+    nlohmann::json x = {{"source", r.source}, {"model", r.model},   {"device", r.device}, {"precision", r.precision},
+                        {"mode", r.mode},     {"batch", r.batch},   {"gpus", r.gpus},     {"steps", r.steps},
+                        {"median_s", r.median_s}, {"iqr_s", r.iqr_s}, {"min_s", r.min_s}, {"max_s", r.max_s},
+                        {"flops", r.flops},   {"params", r.params}};
+    if (r.peak_bytes) x["peak_bytes"] = *r.peak_bytes;
+    if (r.loss && std::isfinite(*r.loss)) x["loss"] = *r.loss;
+    a.push_back(std::move(x));
+  }
+  return {{"records", a}};
+}
+
+std::vector<NetRecord> net_records_from_json(const nlohmann::json& j) {
+  if (!j.contains("records") || !j["records"].is_array())
+    throw Error(ErrorKind::Input, "a rank's results hold no records", "the rank failed before it wrote them");
+  std::vector<NetRecord> out;
+  for (const auto& x : j["records"]) {
+    NetRecord r = parse_peer_record(x);
+    r.flops = x.value("flops", 0.0);
+    if (x.contains("params") && x["params"].is_object()) r.params = x["params"];
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<NetRecord> run_net_ddp_peer(const NetBenchConfig& cfg) {
+  const std::string script = find_peer_script(cfg.peer_script, "peers/pytorch_ddp.py");
+  std::vector<std::string> precisions, batches, gpus, layouts, lrs;
+  for (Precision p : cfg.precisions) {
+    precisions.push_back(to_string(p));
+    layouts.push_back(
+        fmt::format("gpu/{}={}", to_string(p), to_string(cfg.layout.value_or(default_format(Backend::Cuda, p)))));
+  }
+  for (auto b : cfg.batches) batches.push_back(std::to_string(b));
+  for (int n : cfg.gpus) gpus.push_back(std::to_string(n));
+  for (const auto& m : cfg.models) lrs.push_back(fmt::format("{}={}", m, recipe_learning_rate(m)));
+  const std::string cmd = fmt::format(
+      "python3 '{}' --models {} --precisions {} --batches {} --gpus {} --steps {} --warmup {} --layouts {} --lrs {}",
+      script, join(cfg.models, ","), join(precisions, ","), join(batches, ","), join(gpus, ","), cfg.steps, cfg.warmup,
+      join(layouts, ","), join(lrs, ","));
+  return parse_net_peer_json(run_peer_command(cmd));
+}
+
+Table net_scaling_table(const std::vector<NetRecord>& ours, const std::vector<NetRecord>& peer) {
+  Table t("bench.nets.scaling", "Data-parallel training: scaling over GPUs (batch per GPU)");
+  t.col("model", "Model").col("precision", "Precision").col("batch", "Batch/GPU").col("gpus", "GPUs");
+  t.col("step_ms", "step", "ms", 2).col("images_s", "images/s", "", 0).col("efficiency", "efficiency", "%", 1);
+  t.col("added_ms", "added", "ms", 2);
+  t.col("ddp_step_ms", "DDP step", "ms", 2).col("ddp_images_s", "DDP images/s", "", 0);
+  t.col("ddp_efficiency", "DDP eff.", "%", 1).col("vs_ddp", "× DDP", "×", 2);
+  const auto find = [](const std::vector<NetRecord>& v, const NetRecord& like, int gpus) -> const NetRecord* {
+    for (const auto& r : v)
+      if (r.model == like.model && r.precision == like.precision && r.batch == like.batch && r.gpus == gpus &&
+          r.mode == "train" && r.device == "gpu")
+        return &r;
+    return nullptr;
+  };
+  const auto ms = [](const NetRecord* r) { return r ? Cell{r->median_s * 1e3} : Cell{}; };
+  for (const auto& r : ours) {
+    if (r.mode != "train") continue;
+    const NetRecord* one = find(ours, r, 1);
+    const NetRecord* d = find(peer, r, r.gpus);
+    const NetRecord* d1 = find(peer, r, 1);
+    const auto eff = [](const NetRecord* base, const NetRecord* x) {
+      return base && x && x->median_s > 0 ? Cell{100.0 * base->median_s / x->median_s} : Cell{};
+    };
+    t.row({r.model, r.precision, r.batch, static_cast<std::int64_t>(r.gpus), ms(&r), r.images_per_s(), eff(one, &r),
+           one ? Cell{(r.median_s - one->median_s) * 1e3} : Cell{}, ms(d), d ? Cell{d->images_per_s()} : Cell{},
+           eff(d1, d), d && r.median_s > 0 ? Cell{d->median_s / r.median_s} : Cell{}});
+  }
+  t.note("efficiency: the one-GPU step time over this one (each GPU does the same work: weak scaling); added: the "
+         "step's growth over one GPU, which is the communication not hidden behind backward plus what the "
+         "collectives slow the kernels they overlap; a step is the slowest rank's");
+  if (!peer.empty())
+    t.note("DDP: PyTorch DistributedDataParallel (25 MiB buckets, fp32 gradients) on the same GPUs in the same call; "
+           "× DDP above 1: roofline is faster");
+  return t;
+}
+
+}  // namespace roofline::engine
