@@ -21,6 +21,13 @@ Aggregator::Aggregator(Options o)
 }
 
 bool Aggregator::is_nccl_kernel(std::string_view n) {
+  // CUPTI gives the mangled name: "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorage...";
+  // the identifier starts after "_Z" and its length.
+  if (n.size() > 3 && n[0] == '_' && n[1] == 'Z') {
+    size_t i = 2;
+    while (i < n.size() && n[i] >= '0' && n[i] <= '9') ++i;
+    if (i > 2) n.remove_prefix(i);
+  }
   for (const char* p : kNcclKernelPrefixes)
     if (n.rfind(p, 0) == 0) return true;
   return false;
@@ -161,6 +168,8 @@ void Aggregator::add_one(const Activity& a) {
       kernel_busy_.add(a.start, busy_end(a));
       gpu_busy_.add(a.start, busy_end(a));
       (names_[name].nccl ? comm_busy_ : compute_busy_).add(a.start, busy_end(a));
+      if (names_[name].nccl && collectives_.size() < Timeline::kMaxCollectives)
+        collectives_.push_back({a.start, a.end});
       sequences_.add((std::uint64_t{a.device} << 32) | a.stream, name, a.start, dur);
       if (a.nvtx_path) {
         RangeGpu& r = range_gpu_[a.nvtx_path];
@@ -288,6 +297,9 @@ ProfileData Aggregator::snapshot() const {
   t.kernel_busy_ns = kernel_busy_.busy_ns();
   t.gpu_busy_ns = gpu_busy_.busy_ns();
   t.comm_busy_ns = comm_busy_.busy_ns();
+  t.collectives = collectives_;
+  std::sort(t.collectives.begin(), t.collectives.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
   t.compute_busy_ns = compute_busy_.busy_ns();
   // |comm ∩ compute| = |comm| + |compute| − |comm ∪ compute|, the last being every kernel's union.
   t.overlap_ns = t.comm_busy_ns + t.compute_busy_ns > t.kernel_busy_ns
@@ -340,6 +352,7 @@ void Aggregator::reset_locked() {
   gpu_busy_ = BusyTracker(opt_.max_open_intervals, true);
   comm_busy_ = BusyTracker(opt_.max_open_intervals, false);
   compute_busy_ = BusyTracker(opt_.max_open_intervals, false);
+  collectives_.clear();
   for (BusyTracker* b : {&kernel_busy_, &gpu_busy_, &comm_busy_, &compute_busy_})
     b->set_windows(gate_ ? &windows_ : nullptr);
   left_out_ = 0;

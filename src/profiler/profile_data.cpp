@@ -300,6 +300,12 @@ nlohmann::json ProfileData::to_json() const {
                       {"launcher", r.launcher}, {"kernel_ns", r.kernel_ns}, {"window_ns", r.window_ns},
                       {"kernel_busy_ns", r.kernel_busy_ns}, {"comm_busy_ns", r.comm_busy_ns},
                       {"compute_busy_ns", r.compute_busy_ns}, {"overlap_ns", r.overlap_ns}});
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (ranks[i].collectives.empty()) continue;
+      nlohmann::json flat = nlohmann::json::array();  // start, end, start, end, ...
+      for (const Interval& c : ranks[i].collectives) flat.push_back(c.start_ns), flat.push_back(c.end_ns);
+      rows[i]["collectives"] = std::move(flat);
+    }
     j["ranks"] = rows;
   }
   if (timeline.comm_busy_ns > 0) {  // runs with NCCL only: other profiles keep their form
@@ -374,6 +380,12 @@ ProfileData read_profile(const nlohmann::json& j) {
     row.comm_busy_ns = integer_or<std::uint64_t>(r, "comm_busy_ns", 0);
     row.compute_busy_ns = integer_or<std::uint64_t>(r, "compute_busy_ns", 0);
     row.overlap_ns = integer_or<std::uint64_t>(r, "overlap_ns", 0);
+    if (r.contains("collectives")) {
+      const auto flat = integers<std::uint64_t>(r["collectives"]);
+      if (flat.size() % 2 != 0 || flat.size() / 2 > Timeline::kMaxCollectives)
+        throw Error(ErrorKind::Input, "a rank's collectives are not (start, end) pairs", "the profile file is damaged");
+      for (size_t i = 0; i < flat.size(); i += 2) row.collectives.push_back({flat[i], flat[i + 1]});
+    }
     p.ranks.push_back(std::move(row));
   }
   p.wall_ns = j.value("wall_ns", 0.0);
@@ -572,6 +584,7 @@ void ProfileData::add_rank_row(int rank, int world, int local_rank, const std::s
   r.comm_busy_ns = timeline.comm_busy_ns;
   r.compute_busy_ns = timeline.compute_busy_ns;
   r.overlap_ns = timeline.overlap_ns;
+  r.collectives = timeline.collectives;
   ranks.push_back(std::move(r));
 }
 

@@ -300,7 +300,7 @@ TEST(Diagnosis, SeverityAndDeviceTables) {
     EXPECT_TRUE(ids.insert(r.id).second) << r.id;
     EXPECT_FALSE(r.title.empty()) << r.id;
   }
-  EXPECT_EQ(ids.size(), 13u);
+  EXPECT_EQ(ids.size(), 14u);
 }
 
 TEST(Diagnosis, RecordedProfilesSurviveAJsonRoundTrip) {

@@ -10,6 +10,7 @@
 
 #include "roofline/profiler/aggregator.hpp"
 #include "roofline/profiler/busy_tracker.hpp"
+#include "roofline/profiler/diagnosis.hpp"
 #include "roofline/profiler/nvtx_tracker.hpp"
 #include "roofline/profiler/sequence_counter.hpp"
 #include "roofline/profiler/summary.hpp"
@@ -565,6 +566,10 @@ TEST(AggregatorComm, NcclTimeAndItsOverlapWithComputation) {
   EXPECT_TRUE(Aggregator::is_nccl_kernel("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
   EXPECT_FALSE(Aggregator::is_nccl_kernel("ampere_sgemm_128x64_nn"));
   EXPECT_FALSE(Aggregator::is_nccl_kernel("my_ncclDevKernel_copy"));
+  // As CUPTI names them: mangled (NCCL 2.28's kernels take their arguments by a templated struct).
+  EXPECT_TRUE(Aggregator::is_nccl_kernel("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
+  EXPECT_FALSE(Aggregator::is_nccl_kernel("_Z20my_ncclDevKernel_copyPf"));
+  EXPECT_FALSE(Aggregator::is_nccl_kernel("_Z"));
   std::mt19937_64 rng(fresh_seed());
   std::uniform_int_distribution<std::uint64_t> len(1'000, 50'000), at(0, 2'000'000);
   std::vector<Interval> comm, comp;
@@ -645,4 +650,66 @@ TEST(AggregatorComm, RanksKeepTheirOwnRowsThroughTheMerge) {
   EXPECT_NE(table.find("0.0004        50.0       0.0002", row0), std::string::npos) << table;
   EXPECT_NE(table.find("0.0004       100.0       0.0000", row1), std::string::npos) << table;
   EXPECT_NE(table.find("of a job of 2 (torchrun)"), std::string::npos) << table;
+}
+
+// The straggler rule lines up the k-th collective of every rank: rank 2 of 3
+// starts its collectives late at most steps, so the others wait for it; with
+// the ranks arriving in turn, nobody is named.
+TEST(AggregatorComm, AStragglerRankIsNamedWithTheWaitItCauses) {
+  std::mt19937_64 rng(fresh_seed());
+  std::uniform_int_distribution<std::uint64_t> jitter(0, 20'000);
+  const int steps = 40, world = 3;
+  const auto rank_profile = [&](int rank, auto late_at) {
+    Aggregator agg;
+    std::vector<Activity> batch;
+    for (int s = 0; s < steps; ++s) {
+      const std::uint64_t t0 = 10'000'000ull * static_cast<std::uint64_t>(s + 1);
+      Activity k;
+      k.type = Activity::Type::Kernel;
+      k.stream = 1, k.name = "compute_kernel";
+      // 2 ms more work when late; rank 2 is otherwise the first to arrive.
+      const std::uint64_t compute = late_at(rank, s) ? 3'000'000 : rank == 2 ? 500'000 : 1'000'000;
+      k.start = t0, k.end = t0 + compute + jitter(rng);
+      batch.push_back(k);
+      Activity c = k;
+      c.stream = 2, c.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+      c.start = k.end + 1'000, c.end = t0 + 3'500'000;  // all ranks leave the collective together
+      batch.push_back(c);
+    }
+    agg.add(batch);
+    ProfileData p = agg.snapshot();
+    p.pid = 100 + rank;
+    p.processes = {p.pid};
+    p.add_rank_row(rank, world, rank, "torchrun");
+    return p;
+  };
+  const auto merged = [&](auto late_at) {
+    ProfileData m = rank_profile(0, late_at);
+    for (int r = 1; r < world; ++r) m.merge(rank_profile(r, late_at));
+    return ProfileData::from_json(m.to_json());  // the collectives survive the store's JSON
+  };
+  const auto find = [](const std::vector<Diagnosis>& ds) -> const Diagnosis* {
+    for (const auto& d : ds)
+      if (d.rule == "straggler") return &d;
+    return nullptr;
+  };
+  // Rank 2 is late at 36 of 40 steps (every step but a multiple of 10).
+  const ProfileData slow = merged([](int rank, int s) { return rank == 2 && s % 10 != 0; });
+  ASSERT_EQ(slow.ranks.size(), 3u);
+  for (const auto& r : slow.ranks) EXPECT_EQ(r.collectives.size(), size_t(steps));
+  const std::vector<Diagnosis> found = diagnose(slow);
+  const Diagnosis* d = find(found);
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->evidence.find("rank 2 reaches the NCCL collectives last at 36 of 40 (90%, 3 ranks)"),
+            std::string::npos)
+      << d->evidence;
+  // The others wait about 2 ms each time it is late: 36 × ~2 ms in all.
+  EXPECT_GT(d->impact_ns, 36 * 1.95e6);
+  EXPECT_LT(d->impact_ns, 36 * 2.05e6);
+  // Lateness taking turns: each rank late at a third of the steps. Nobody is named.
+  const std::vector<Diagnosis> turns = diagnose(merged([](int rank, int s) { return s % 3 == rank; }));
+  EXPECT_EQ(find(turns), nullptr);
+  // One process alone (no ranks) gives no finding either.
+  const std::vector<Diagnosis> alone = diagnose(rank_profile(0, [](int, int) { return false; }));
+  EXPECT_EQ(find(alone), nullptr);
 }

@@ -150,6 +150,7 @@ class Aggregator {
   std::unordered_map<std::uint32_t, RangeGpu> range_gpu_;  // by NVTX path id (exact path)
   BusyTracker kernel_busy_, gpu_busy_;
   BusyTracker comm_busy_, compute_busy_;  // NCCL kernels, every other kernel
+  std::vector<Interval> collectives_;     // NCCL kernels as they arrive (Timeline::collectives)
   SequenceCounter sequences_;
   std::map<std::uint32_t, std::pair<std::string, double>> devices_;
   std::vector<std::string> warnings_;

@@ -62,6 +62,11 @@ struct DiagnosisOptions {
   // among those with at least `min_kernel_share` of the counted kernel time.
   std::optional<model::Roofline> roofline;
   double low_efficiency = 0.50;
+
+  // straggler: with one process per rank, one rank's collectives start last
+  // at least this share of the time, over at least `straggler_min_collectives`.
+  double straggler_share = 0.60;
+  std::uint64_t straggler_min_collectives = 8;
   double min_kernel_share = 0.02;
 };
 

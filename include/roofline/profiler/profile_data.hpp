@@ -97,6 +97,11 @@ struct Timeline {
   // collective kernels' intervals, of every other kernel's, and their
   // intersection (communication hidden under computation). 0 without NCCL.
   std::uint64_t comm_busy_ns = 0, compute_busy_ns = 0, overlap_ns = 0;
+  // Each NCCL kernel's interval in start order (the first kMaxCollectives):
+  // this process's collectives, which add_rank_row hands to its RankRow (the
+  // straggler rule lines them up across ranks). Not merged, not stored.
+  static constexpr size_t kMaxCollectives = 20000;
+  std::vector<Interval> collectives;
   std::vector<Interval> largest_gaps;  // GPU idle gaps, longest first (bounded)
   std::map<std::string, std::uint64_t> gap_histogram;  // "<10us", "10-100us", "0.1-1ms", "1-10ms", ">10ms"
   // Idle time (ns) in the gaps of each gap_histogram bucket, same keys. Lets
@@ -186,6 +191,9 @@ struct RankRow {
   std::string launcher;
   double kernel_ns = 0;  // sum of kernel durations
   std::uint64_t window_ns = 0, kernel_busy_ns = 0, comm_busy_ns = 0, compute_busy_ns = 0, overlap_ns = 0;
+  // Its NCCL kernels in start order (CUPTI timestamps: one clock for every
+  // process of a machine): the k-th of every rank is the same collective.
+  std::vector<Interval> collectives;
 };
 
 struct ProfileData {

@@ -108,5 +108,6 @@ std::optional<Diagnosis> fusion_candidates(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> memory_bound_low_bandwidth(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> compute_below_peak(const Facts& c, const Rule& rule);
 std::optional<Diagnosis> no_gpu_work(const Facts& c, const Rule& rule);
+std::optional<Diagnosis> straggler(const Facts& c, const Rule& rule);
 
 }  // namespace roofline::prof::diag

@@ -52,6 +52,11 @@ constexpr Rule kRules[] = {
   {"compute-bound-below-peak", "Compute-bound kernels far below the compute peak",
    "with counters and a roofline: compute-bound kernels below low_efficiency of the compute roof",
    compute_below_peak},
+  {"straggler", "One rank reaches the collectives last: the others wait for it",
+   "a profile of >= 2 ranks with NCCL kernels, >= straggler_min_collectives of them per rank, where one rank's "
+   "k-th collective starts last at >= straggler_share of them (and clearly more than its fair 1/ranks), the "
+   "others' waits for it >= low_share of the GPU-active window",
+   straggler},
   {"no-gpu-work", "No GPU work recorded",
    "no kernel, copy or memset in the profile",
    no_gpu_work, /*empty_profile=*/true},
