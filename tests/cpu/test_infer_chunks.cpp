@@ -139,6 +139,9 @@ TEST(InferChunks, InferProbsAndTheTrainingForwardMatchTheReferenceBackend) {
 TEST(InferChunks, PreparedCopiesAreReadUntilTheParametersChange) {
   Threads t(4);
   Context ctx(Backend::Cpu);
+  // Whether the copies' path rounds differently at a batch size depends on the CPU's vector width and
+  // the row split: over the three batches, at least one must differ.
+  bool mlp_differs = false;
   for (const char* name : {"simple-mlp", "simple-cnn", "ece408"})
     for (const std::int64_t batch : {1, 16, 37}) {
       SCOPED_TRACE(::testing::Message() << name << " batch " << batch);
@@ -164,7 +167,7 @@ TEST(InferChunks, PreparedCopiesAreReadUntilTheParametersChange) {
         ASSERT_NEAR(got[size_t(i)], want[size_t(i)], 2e-6 + 1e-5 * want[size_t(i)]) << "probability " << i;
         differs = differs || got[size_t(i)] != want[size_t(i)];
       }
-      if (std::string(name) == "simple-mlp") EXPECT_TRUE(differs) << "the transposed copies were not read";
+      if (std::string(name) == "simple-mlp") mlp_differs = mlp_differs || differs;
 
       auto expect_dropped = [&](const char* how) {
         EXPECT_FALSE(net.inference_prepared()) << how;
@@ -199,6 +202,8 @@ TEST(InferChunks, PreparedCopiesAreReadUntilTheParametersChange) {
       for (Network* x : {&net, &plain}) x->param_data()[0] += 0.25f;
       expect_dropped("after a write through param_data()");
     }
+  EXPECT_TRUE(mlp_differs) << "the transposed copies were not read (simple-mlp's probabilities were bit-equal at "
+                              "every batch size)";
 }
 
 }  // namespace
