@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 
 #include "roofline/core/error.hpp"
 #include "roofline/engine/net_scaling.hpp"
+#include "roofline/engine/rendezvous.hpp"
 #include "roofline/cuda/runtime.hpp"
 #include "roofline/measure/figure.hpp"
 #include "roofline/report/store_chart.hpp"
@@ -57,6 +59,28 @@ TEST(ScalingCli, MoreGpusThanTheMachineHasIsRefused) {
   EXPECT_NE(r.err.find(have == 0 ? "this machine has none" : "this machine has " + std::to_string(have)),
             std::string::npos)
       << r.err;
+}
+
+// Two ranks of a launcher's job that were given different arguments meet at
+// the rendezvous, compare fingerprints before any GPU is touched, and both
+// stop with both fingerprints printed.
+TEST(ScalingCli, RanksThatDisagreeStopTogetherWithBothNamed) {
+  TempDir dir;
+  const std::string port = std::to_string(engine::dist::free_port());
+  const auto rank = [&](int r, const std::string& batch) {
+    return run_cli({"--db", dir.file("r.db"), "bench", "resnet18", "--precision", "bf16", "--batch", batch,
+                    "--rank-timeout", "30"},
+                   {"RANK=" + std::to_string(r), "WORLD_SIZE=2", "LOCAL_RANK=" + std::to_string(r),
+                    "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port},
+                   {}, 60);
+  };
+  auto zero = std::async(std::launch::async, rank, 0, "128");
+  auto one = std::async(std::launch::async, rank, 1, "64");
+  for (const auto& r : {zero.get(), one.get()}) {
+    EXPECT_EQ(r.exit_code, 3) << r.err;  // Error(Input)
+    EXPECT_NE(r.err.find("rank 1 runs a different build or benchmark from rank 0"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("batches 64"), std::string::npos) << r.err;
+  }
 }
 
 TEST(ScalingTable, EfficiencyAndTheAddedTimeComeFromTheOneGpuRow) {
