@@ -223,6 +223,17 @@ TEST(Diagnosis, ThresholdsAreOptions) {
   EXPECT_FALSE(rules(diagnose(p, o)).count("low-utilization-small-batch"));
 }
 
+// NCCL's kernels launch one block per channel by design and mostly wait for
+// the other ranks: the small-batch rule does not count them, even mangled.
+TEST(Diagnosis, CollectivesAreNotSmallBatchKernels) {
+  ProfileData p = fixture("diag_mlp_eager");
+  ASSERT_TRUE(rules(diagnose(p)).count("low-utilization-small-batch"));
+  for (auto& [key, k] : p.kernels)
+    if (static_cast<std::uint64_t>(k.grid[0]) * k.grid[1] * k.grid[2] < 108)
+      k.name = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+  EXPECT_FALSE(rules(diagnose(p)).count("low-utilization-small-batch"));
+}
+
 TEST(Diagnosis, CountersShowingTensorFlopsOverruleTheName) {
   ProfileData p = fixture("diag_mlp_eager");
   for (auto& c : p.counters)

@@ -120,6 +120,17 @@ TEST(Rendezvous, AnImpostorRankIsRefused) {
   EXPECT_NE(message_of([] { dist::Rendezvous rv(0, 2, "", 70000, 1s); }).find("not a TCP port"), std::string::npos);
 }
 
+TEST(Rendezvous, ThePortStepsAsideFromTorchrunsStore) {
+  dist::RankEnv e;
+  e.world = 2;
+  e.launcher = "torchrun", e.master_port = 29500;
+  EXPECT_EQ(dist::rendezvous_port(e), 29501);  // torchrun's agent holds MASTER_PORT
+  e.launcher = "mpirun (OpenMPI)";
+  EXPECT_EQ(dist::rendezvous_port(e), 29500);
+  e.master_port = 0;
+  EXPECT_EQ(dist::rendezvous_port(e), 29500);  // mpirun and srun give none
+}
+
 TEST(RankLaunch, EveryRankGetsTorchrunsVariables) {
   dist::RankLaunch l;
   l.world = 3;

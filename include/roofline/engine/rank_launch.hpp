@@ -14,7 +14,7 @@ namespace roofline::engine::dist {
 struct RankLaunch {
   std::vector<std::string> argv;  // the program and its arguments, the same for every rank
   int world = 1;
-  int port = 0;                                  // the rendezvous port; 0: free_port()
+  int port = 0;  // the rendezvous port (MASTER_PORT is one less, as torchrun's agent would hold it); 0: free_port()
   std::chrono::milliseconds grace{5000};         // after a rank fails: SIGTERM to the rest, SIGKILL after this
   std::chrono::milliseconds timeout{0};          // the whole job; 0: none
 };

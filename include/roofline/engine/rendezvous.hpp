@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "roofline/engine/rank_env.hpp"
+
 namespace roofline::engine::dist {
 
 class Rendezvous {
@@ -40,6 +42,12 @@ class Rendezvous {
   int listen_fd_ = -1;
   std::vector<int> fds_;  // rank 0: the socket of each rank (index 0 unused); others: fds_[0], to rank 0
 };
+
+// The port rank 0 listens on for a job's ranks: MASTER_PORT + 1 under torchrun
+// (whose agent holds MASTER_PORT itself, for its TCPStore; launch_ranks sets
+// torchrun's variables the same way), MASTER_PORT as given by other
+// launchers, else 29500 (torchrun's default: mpirun and srun set none).
+int rendezvous_port(const RankEnv& env);
 
 // A TCP port that is free on this machine now (bound to port 0 and released),
 // for a launcher that starts its ranks itself (bench --gpus).

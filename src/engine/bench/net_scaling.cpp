@@ -72,8 +72,7 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
   using namespace std::chrono;
   const milliseconds timeout = seconds(std::max(1, cfg.rank_timeout_s));
   const Fault fault = read_fault();
-  // mpirun and srun give no port: torchrun's default, 29500, as every rank's choice.
-  dist::Rendezvous rv(env.rank, env.world, env.master_addr, env.master_port > 0 ? env.master_port : 29500, timeout);
+  dist::Rendezvous rv(env.rank, env.world, env.master_addr, dist::rendezvous_port(env), timeout);
   const std::vector<std::string> fps = rv.all_gather(fingerprint(cfg));
   for (int r = 1; r < env.world; ++r)
     if (fps[size_t(r)] != fps[0])

@@ -44,6 +44,7 @@ std::string how(int status) {
 void launch_ranks(const RankLaunch& l) {
   if (l.world < 1) throw Error(ErrorKind::Usage, fmt::format("a job of {} ranks", l.world), "give 1 or more GPUs");
   if (l.argv.empty()) throw Error(ErrorKind::Usage, "no program to start on the ranks", "");
+  // The ranks read torchrun's variables, so they listen on MASTER_PORT + 1 (rendezvous_port).
   const int port = l.port > 0 ? l.port : free_port();
   std::vector<char*> args;
   for (const auto& a : l.argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -70,7 +71,7 @@ void launch_ranks(const RankLaunch& l) {
       ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(l.world).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("MASTER_PORT", std::to_string(port - 1).c_str(), 1);
       ::setenv("NCCL_NVLS_ENABLE", "0", 0);
       // Other launchers' variables would win over torchrun's in read_rank_env.
       for (const char* v : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",

@@ -225,6 +225,11 @@ std::vector<std::string> Rendezvous::all_gather(const std::string& mine) {
   return all;
 }
 
+int rendezvous_port(const RankEnv& env) {
+  if (env.master_port <= 0) return 29500;
+  return env.launcher == "torchrun" ? env.master_port + 1 : env.master_port;
+}
+
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) fail(fmt::format("socket: {}", std::strerror(errno)), "");

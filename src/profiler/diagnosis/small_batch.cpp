@@ -1,10 +1,12 @@
 // low-utilization-small-batch: the GPU is mostly idle and its kernels launch
 // fewer thread blocks than it has SMs, so even while one runs most SMs wait
-// (TensorBoard plugin: GPU utilization < 50% -> larger batch).
+// (TensorBoard plugin: GPU utilization < 50% -> larger batch). NCCL's
+// collective kernels are left out: their grids are their channels.
 #include <algorithm>
 
 #include "src/profiler/diagnosis/facts.hpp"
 #include "roofline/core/strings.hpp"
+#include "roofline/profiler/aggregator.hpp"
 
 namespace roofline::prof::diag {
 
@@ -14,6 +16,9 @@ std::optional<Diagnosis> small_batch(const Facts& c, const Rule& rule) {
   std::vector<const KernelAgg*> small;
   for (const auto& k : c.kernels) {
     if (k.blocks == 0) continue;  // launch configuration not recorded
+    // A collective's few blocks move data over the link (NCCL takes one block per channel on purpose),
+    // and much of its time is waiting for the other ranks: no batch size changes that.
+    if (Aggregator::is_nccl_kernel(k.name)) continue;
     known_time += k.total_ns;
     if (k.blocks >= static_cast<std::uint64_t>(c.sm_count)) continue;
     small.push_back(&k);

@@ -40,24 +40,26 @@ std::optional<Diagnosis> straggler(const Facts& c, const Rule& rule) {
   const double share = static_cast<double>(last[worst]) / static_cast<double>(n);
   // Fair play among R ranks makes each last about 1/R of the time.
   if (share < c.o.straggler_share || share <= 1.0 / static_cast<double>(ranks.size()) + 0.1) return std::nullopt;
-  // The time at stake: the wait per step, against one rank's window.
+  // The time at stake: the median wait times the collectives it was last at
+  // (a sum would be ruled by one-time waits: start-up, a first compilation).
   double window = 0;
   for (const RankRow* r : ranks) window = std::max(window, static_cast<double>(r->window_ns));
-  if (window <= 0 || waits[worst] < c.o.low_share * window) return std::nullopt;
   auto& w = each[worst];
   std::nth_element(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(w.size() / 2), w.end());
+  const double at_stake = w[w.size() / 2] * static_cast<double>(last[worst]);
+  if (window <= 0 || at_stake < c.o.low_share * window) return std::nullopt;
   const RankRow& s = *ranks[worst];
   const std::string who = s.rank >= 0 ? "rank " + std::to_string(s.rank) : "process " + std::to_string(s.pid);
   Diagnosis d = c.make(
       rule,
       who + " reaches the NCCL collectives last at " + count(last[worst]) + " of " + count(n) + " (" + pct(share) +
           ", " + std::to_string(ranks.size()) + " ranks); the others wait a median " + t(w[w.size() / 2]) +
-          " for it each time, " + t(waits[worst]) + " in all (" + pct(waits[worst] / window) +
-          " of the GPU-active window)",
+          " for it each time, about " + t(at_stake) + " over those collectives (" + pct(at_stake / window) +
+          " of the GPU-active window; " + t(waits[worst]) + " summed, one-time waits included)",
       "find what " + who + " does before each collective that the others do not: a slower or throttled GPU "
           "(roofline device shows clocks and throttling), more work (a larger batch or longer sequences), its "
           "input pipeline or host code; the other ranks' NCCL time is mostly this wait, not the link",
-      waits[worst]);
+      at_stake);
   return d;
 }
 
