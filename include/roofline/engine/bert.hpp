@@ -22,6 +22,10 @@
 #include "roofline/engine/ops_transformer.hpp"
 #include "roofline/engine/safetensors.hpp"
 
+namespace roofline::engine::dist {
+class GradSync;
+}
+
 namespace roofline::engine::bert {
 
 // A batch of token sequences as the model reads it (host side).
@@ -94,6 +98,15 @@ class BertQA {
   // from here on stage() keeps one activation set per layer.
   void enable_training(const BertTrainConfig& tc);
   bool training() const;
+  // Data-parallel fine-tuning (engine/data_parallel.hpp): from now on backward
+  // hands its gradients to `sync` in buckets as it finishes them (the QA
+  // head, each encoder layer's Linear weights and biases from the last layer
+  // to the first, then the fp32 tensors: embeddings and every LayerNorm), and
+  // the AdamW update waits for them; the parameters are made rank 0's. Every
+  // rank trains on its own batch; the average of the ranks' gradients is the
+  // global batch's when their batches are of one size. Error(Usage) before
+  // enable_training(); null detaches. Call before the step is captured.
+  void set_grad_sync(dist::GradSync* sync);
   // The answers' first and last token of each sequence of the staged batch
   // (0 ≤ start, end < its padded length; Error Input otherwise).
   void stage_targets(const std::vector<std::int32_t>& start, const std::vector<std::int32_t>& end);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "roofline/engine/bert.hpp"
+#include "roofline/engine/data_parallel.hpp"
 #include "roofline/engine/graph.hpp"
 #include "roofline/engine/ops.hpp"
 
@@ -37,6 +38,10 @@ struct BertQA::Impl {
   std::int64_t word = 0, pos = 0, type = 0, emb_g = 0, emb_b = 0;
   std::vector<DevLayer> layers;
   DevLinear qa;
+  // Data-parallel (set_grad_sync): the buckets as [first, end) of the flat
+  // gradients, in the order backward completes them.
+  dist::GradSync* sync = nullptr;
+  std::vector<std::pair<std::int64_t, std::int64_t>> sync_ranges;
   // Activations for `capacity` tokens: one set shared by every layer
   // (inference), or one per layer (training).
   std::int64_t capacity = 0;

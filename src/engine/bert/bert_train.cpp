@@ -5,10 +5,13 @@
 // The Impl and the forward are bert_model.cpp's; this file is the backward.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "roofline/core/error.hpp"
 #include "roofline/engine/bert.hpp"
 #include "roofline/engine/ops.hpp"
 #include "roofline/engine/ops_cnn.hpp"
+#include "roofline/engine/ops_optim.hpp"
 #include "roofline/engine/ops_transformer.hpp"
 #include "src/engine/bert/bert_impl.hpp"
 #include "src/engine/cpu/thread_pool.hpp"
@@ -64,8 +67,50 @@ void BertQA::stage_targets(const std::vector<std::int32_t>& start, const std::ve
   d.train_graph.reset();
 }
 
+void BertQA::set_grad_sync(dist::GradSync* sync) {
+  Impl& d = *impl_;
+  if (!d.training)
+    throw Error(ErrorKind::Usage, "data-parallel BERT before enable_training()", "call enable_training() first");
+  d.sync = sync;
+  d.sync_ranges.clear();
+  d.train_graph.reset();
+  if (!sync) return;
+  const auto span = [](const DevLinear& l) {
+    return std::pair{std::min(l.w, l.b), std::max(l.w + l.shape.in * l.shape.out, l.b + l.shape.out)};
+  };
+  d.sync_ranges.push_back(span(d.qa));
+  for (size_t l = d.layers.size(); l-- > 0;) {
+    const DevLayer& L = d.layers[l];
+    std::pair<std::int64_t, std::int64_t> r = span(L.qkv);
+    for (const DevLinear* x : {&L.attn_out, &L.inter, &L.out}) {
+      const auto s = span(*x);
+      r = {std::min(r.first, s.first), std::max(r.second, s.second)};
+    }
+    d.sync_ranges.push_back(r);
+  }
+  d.sync_ranges.push_back({0, d.n_fp32});
+  // The buckets must tile the parameters exactly: no gradient averaged twice or left out.
+  auto sorted = d.sync_ranges;
+  std::sort(sorted.begin(), sorted.end());
+  std::int64_t at = 0;
+  for (const auto& [lo, hi] : sorted) {
+    ROOFLINE_ASSERT(lo == at && hi > lo, "BERT's gradient buckets do not tile its parameters");
+    at = hi;
+  }
+  ROOFLINE_ASSERT(at == d.n_params, "BERT's gradient buckets do not cover its parameters");
+  sync->broadcast(ctx_, d.p32.f32(), d.n_params);
+  if (dtype_ != DType::F32) ops::cast(ctx_, {d.n_params, DType::F32, dtype_}, d.plow.raw(), d.p32.raw());
+}
+
 void BertQA::backward() {
   Impl& d = *impl_;
+  size_t bucket = 0;  // data-parallel: the next bucket to hand over
+  const auto done = [&] {
+    if (!d.sync) return;
+    const auto [lo, hi] = d.sync_ranges[bucket];
+    d.sync->reduce(ctx_, static_cast<int>(bucket), d.g32(lo), hi - lo);
+    ++bucket;
+  };
   const BertBatch& b = d.staged;
   const int64_t T = b.tokens, h = cfg_.hidden, f = cfg_.intermediate;
   const fast::OpenMpJobs one_team(ctx_.backend() == Backend::Cpu);
@@ -91,6 +136,7 @@ void BertQA::backward() {
   const ops::AttentionShape as = attention_shape(cfg_, b, dtype_, tf32_);
 
   linear_back(d.qa, d.dx, d.dlogits, d.acts.back().xout);  // dx: ∂loss/∂(the last layer's output)
+  done();
   for (size_t l = d.layers.size(); l-- > 0;) {
     const DevLayer& L = d.layers[l];
     const Acts& A = d.acts[l];
@@ -110,6 +156,7 @@ void BertQA::backward() {
     ops::attention_backward(ctx_, as, d.dqkv, d.dctx, A.qkv, A.ctx, A.lse, d.start.i32(), d.len.i32());
     linear_back(L.qkv, d.dtmp, d.dqkv, A.xin);
     ops::add_forward(ctx_, add, d.dx, d.dsum, d.dtmp);  // ∂/∂x_in
+    done();  // this layer's Linear weights and biases
   }
   const void* d_emb = undrop(d.dtmp, d.dx, 0);
   ln.residual = false;
@@ -118,6 +165,7 @@ void BertQA::backward() {
   ops::EmbeddingShape es{T, h, cfg_.vocab_size, cfg_.max_positions, cfg_.type_vocab, dtype_, cfg_.pad_token_id};
   ops::embeddings_backward(ctx_, es, d.g32(d.word), d.g32(d.pos), d.g32(d.type), d.dsum, d.ids.i32(),
                            d.positions.i32(), d.type_ids.i32());
+  done();  // the fp32 tensors: embeddings and every LayerNorm
 }
 
 void BertQA::train_step() {
@@ -126,6 +174,7 @@ void BertQA::train_step() {
   if (!d.targets_staged) throw Error(ErrorKind::Internal, "BertQA::train_step before stage_targets()");
   forward_pass(true);
   backward();
+  if (d.sync) d.sync->finish(ctx_);
   const ops::ParamCopy copy{dtype_ == DType::F32 ? nullptr : d.plow.raw(), dtype_};
   ops::adamw_update(ctx_, {d.n_params}, d.p32.f32(), d.grad.f32(), d.m.f32(), d.v.f32(), d.train.adamw,
                     d.step.i32(), d.step.i32(), copy);
