@@ -69,14 +69,10 @@ except ImportError as e:
     log(f"pytorch_ddp: PyTorch/torchvision is not installed for {sys.executable}: {e}")
     sys.exit(3)
 
+# What each precision means on the PyTorch side (fp32: TF32 off on matmuls and cuDNN) has one home.
+from pytorch_nets import set_precision  # noqa: E402  (same folder)
+
 TIMEOUT = datetime.timedelta(minutes=5)  # a collective stuck this long aborts its rank instead of hanging
-
-
-def set_precision(precision):
-    tf32 = precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.backends.cudnn.benchmark = True
 
 
 def free_port():
