@@ -169,12 +169,15 @@ struct Chase {
   size_t bytes, stride, nodes;
   long long hops;
   bool warm_lap;  // one full lap before timing (brings an L2-sized set into L2)
+  int memory_device = -1;  // the chain in another GPU's memory (peer access on): loads cross the link
 };
 
 // Adds `name` (seconds per hop) from a chase over `c`; the in-kernel probe
 // gives the SM clock and the cycles per hop.
 void chase(Session& s, const Chase& c, const std::string& name, const std::string& label, const std::string& what) {
+  if (c.memory_device >= 0) CUDA_CHECK(cudaSetDevice(c.memory_device));
   cuda::DeviceBuffer<uint32_t> next(c.bytes / 4, "pointer-chase buffer");
+  CUDA_CHECK(cudaSetDevice(s.device()));
   {
     const std::vector<uint32_t> succ = single_cycle(c.nodes, 0x5eed4000u + static_cast<uint32_t>(c.nodes));
     cuda::DeviceBuffer<uint32_t> dsucc(c.nodes, "pointer-chase successors");
@@ -283,6 +286,30 @@ void measure_latency(Session& s) {
       c.warm_lap = true;
       chase(s, c, "l2.latency", "L2 latency (pointer chase, set in L2)",
             "set resident in L2 after a first lap; near and far L2 partitions mixed");
+    });
+  }
+  // A peer's memory over the link (NVLink or PCIe): the same chase through 256 MiB of GPU J's memory.
+  int count = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  for (int j = 0; j < count; ++j) {
+    const std::string name = fmt::format("p2p.gpu{}.latency", j);
+    if (j == s.device() || !s.wants(name)) continue;
+    int can = 0;
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&can, s.device(), j));
+    if (!can) continue;  // measure_peers notes the pair
+    s.attempt(name, fmt::format("Latency of GPU {}'s memory", j), [&] {
+      enable_peer_access(s.device(), j);
+      Chase c;
+      c.bytes = 256ull << 20;
+      c.stride = 256;
+      c.nodes = c.bytes / c.stride;
+      c.hops = s.quick() ? 4096 : 16384;
+      c.warm_lap = false;
+      c.memory_device = j;
+      chase(s, c, name, fmt::format("Latency of GPU {}'s memory (pointer chase over the link)", j),
+            fmt::format("GPU {}'s memory, read by GPU {} over the link with peer access (the peer's DRAM latency "
+                        "included)",
+                        j, s.device()));
     });
   }
 }

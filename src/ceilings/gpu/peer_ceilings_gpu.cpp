@@ -18,17 +18,6 @@ namespace roofline::ceilings::gpu {
 
 namespace {
 
-// Peer access from `from` to `to` (already enabled is fine). Leaves `from` current.
-void enable_peer(int from, int to) {
-  CUDA_CHECK(cudaSetDevice(from));
-  const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
-  if (e == cudaErrorPeerAccessAlreadyEnabled) {
-    (void)cudaGetLastError();  // clear it
-    return;
-  }
-  CUDA_CHECK(e);
-}
-
 // `bytes` of device memory on `device`, filled with a non-zero pattern; `back` is made current after.
 cuda::DeviceBuffer<char> buffer_on(int device, size_t bytes, int back, const char* what) {
   CUDA_CHECK(cudaSetDevice(device));
@@ -40,6 +29,16 @@ cuda::DeviceBuffer<char> buffer_on(int device, size_t bytes, int back, const cha
 }
 
 }  // namespace
+
+void enable_peer_access(int from, int to) {
+  CUDA_CHECK(cudaSetDevice(from));
+  const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();  // clear it
+    return;
+  }
+  CUDA_CHECK(e);
+}
 
 void measure_peers(Session& s) {
   int count = 0;
@@ -60,8 +59,8 @@ void measure_peers(Session& s) {
       continue;
     }
     s.attempt(write, fmt::format("Copy to GPU {} (peer to peer)", j), [&] {
-      enable_peer(j, self);
-      enable_peer(self, j);
+      enable_peer_access(j, self);
+      enable_peer_access(self, j);
       const std::optional<hw::LinkFigure> link = hw::datasheet_link(self, j);
       cuda::DeviceBuffer<char> here = buffer_on(self, bytes, self, "peer copy source");
       cuda::DeviceBuffer<char> here_in = buffer_on(self, bytes, self, "peer copy destination");

@@ -80,7 +80,9 @@ class Session {
 // calls them in this order: the kernels whose faults would end the CUDA context
 // (bulk copies, wgmma) come after everything that does not depend on them.
 void measure_memory(Session& s);        // dram.read/write/copy (SM load/store kernels), dram.memcpy, l2.read, smem.read
-void measure_latency(Session& s);       // launch.*, dram.latency, l2.latency
+void measure_latency(Session& s);       // launch.*, dram.latency, l2.latency, p2p.gpu<J>.latency
+// Peer access from `from` to `to` (already enabled is fine). Leaves `from` current.
+void enable_peer_access(int from, int to);
 void measure_transfers(Session& s);     // pcie.*
 void measure_peers(Session& s);         // p2p.gpu<J>.write, .bidir: copies to every other GPU reached as a peer
 void measure_collectives(Session& s);   // nccl.<collective>.busbw across every GPU (GPU 0's session only)
