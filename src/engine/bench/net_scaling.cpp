@@ -30,7 +30,7 @@ std::string fingerprint(const NetBenchConfig& cfg) {
   for (auto x : cfg.batches) b.push_back(std::to_string(x));
   return fmt::format("build {} ({}); models {}; precisions {}; batches {}; steps {}+{}; graphs {}; gradients {}; layout {}",
                      build::kGitSha, build::kVersion, join(cfg.models, ","), join(p, ","), join(b, ","), cfg.warmup,
-                     cfg.steps, cfg.graphs ? "on" : "off", to_string(cfg.grad_dtype),
+                     cfg.steps, cfg.graphs ? "on" : "off", cfg.grad_dtype == DType::BF16 ? "bf16" : "fp32",
                      cfg.layout ? to_string(*cfg.layout) : "default");
 }
 
@@ -166,7 +166,7 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
         if (sync) {
           std::int64_t bytes = 0;
           for (const auto& b : net.grad_buckets()) bytes += b.bytes;
-          r.params["gradients"] = to_string(cfg.grad_dtype);
+          r.params["gradients"] = cfg.grad_dtype == DType::BF16 ? "bf16" : "fp32";
           r.params["buckets"] = net.grad_buckets().size();
           r.params["bucket_bytes"] = bytes;
           r.params["nccl"] = dist::nccl_version();
