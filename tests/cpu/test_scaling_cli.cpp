@@ -49,6 +49,19 @@ TEST(ScalingCli, BadRequestsAreRefusedWithTheProblemNamed) {
   }
 }
 
+TEST(ScalingCli, BertBaseOnSeveralGpusTakesOneSequenceLengthAndTrains) {
+  TempDir dir;
+  const auto two = run_cli({"--db", dir.file("r.db"), "bench", "bert-base", "--gpus", "2", "--seq", "128,384"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("bert-base --gpus takes one --seq"), std::string::npos) << two.err;
+  const auto infer = run_cli({"--db", dir.file("r.db"), "bench", "bert-base", "--gpus", "2", "--mode", "infer"});
+  EXPECT_EQ(infer.exit_code, 2);
+  EXPECT_NE(infer.err.find("data-parallel runs time GPU training steps"), std::string::npos) << infer.err;
+  const auto ckpt = run_cli({"--db", dir.file("r.db"), "bench", "bert-base", "--gpus", "2", "--checkpoint", dir.path()});
+  EXPECT_EQ(ckpt.exit_code, 2);
+  EXPECT_NE(ckpt.err.find("are for one GPU"), std::string::npos) << ckpt.err;
+}
+
 TEST(ScalingCli, MoreGpusThanTheMachineHasIsRefused) {
   TempDir dir;
   const int have = cuda::gpu_count();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/engine/bert.hpp"
 #include "roofline/engine/net_bench.hpp"
 
 namespace roofline::engine {
@@ -34,6 +35,20 @@ struct BertBenchConfig {
 // The lengths of a varied batch: sequence b has seq/4 + (b·37 mod (seq − seq/4 + 1))
 // tokens (the peer computes the same), the first at most seq.
 std::vector<std::int64_t> bert_varied_lengths(std::int64_t batch, std::int64_t seq);
+
+// The bench's synthetic inputs, also the data-parallel ranks' (net_scaling.cpp):
+// `batch` sequences of `seq` random word pieces drawn from `seed` (ids 1 ..
+// vocab−1), the last two thirds typed 1 (the context after a question), as the
+// peer makes them; with `lens`, sequence b has lens[b] tokens instead (padded
+// to the longest, or packed). The answers they train towards: a span in each
+// sequence's context. A step's paper FLOPs: the forward, or forward, backward
+// and AdamW.
+bert::BertBatch bert_synthetic_batch(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq,
+                                     const std::vector<std::int64_t>& lens = {}, bool packed = false,
+                                     std::uint64_t seed = 7);
+void bert_synthetic_targets(std::int64_t batch, std::int64_t seq, std::vector<std::int32_t>& start,
+                            std::vector<std::int32_t>& end);
+double bert_step_flops(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq, DType dtype, bool train);
 
 // roofline's cells, devices × precisions × modes × seqs × batches,
 // each to `sink` as soon as it is measured (sequences of `seq` tokens each,

@@ -54,6 +54,7 @@ struct NetBenchConfig {
   // one GPU, no scaling table), what the gradients travel as, and how long a
   // rank waits for its peers before it gives up on them.
   std::vector<int> gpus;
+  std::int64_t seq = 128;  // bert-base with --gpus: tokens per sequence
   DType grad_dtype = DType::F32;
   int rank_timeout_s = 300;
 };

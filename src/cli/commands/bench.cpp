@@ -366,9 +366,57 @@ class BenchCommand : public Command {
                   "train-images-idx3-ubyte and its siblings");
   }
 
+  // bench --gpus, its ranks, or a launcher's ranks (bench_scaling.hpp): the
+  // gradient type, then the launch of each GPU count or this process's rank.
+  Report run_data_parallel(Invocation& ctx, engine::NetBenchConfig cfg,
+                           const std::optional<engine::dist::RankEnv>& ranks) const {
+    const std::string gd = to_lower(trim(grad_dtype_));
+    if (gd != "fp32" && gd != "bf16")
+      throw_usage(fmt::format("--grad-dtype {}", grad_dtype_), "gradients travel as fp32 or bf16");
+    cfg.grad_dtype = gd == "bf16" ? engine::DType::BF16 : engine::DType::F32;
+    if (!rank_out_.empty() && !ranks)
+      throw_usage("--rank-out is for the ranks bench --gpus starts (RANK and WORLD_SIZE unset)",
+                  "run roofline bench ... --gpus N instead");
+    if (ranks && (ranks->world > 1 || !rank_out_.empty())) {
+      if (!gpus_.empty())
+        throw_usage(fmt::format("--gpus inside a launcher's job of {} ranks", ranks->world),
+                    "drop --gpus: the launcher's ranks (" + ranks->launcher + ") are the GPUs");
+      return bench_scaling::run_rank(ctx, cfg, *ranks, rank_out_);
+    }
+    cfg.gpus = parse_gpu_counts(gpus_);
+    return bench_scaling::run(ctx, cfg);
+  }
+
+  // bert-base --gpus: the fine-tuning step data-parallel, as the networks' (one --seq).
+  Report run_bert_data_parallel(Invocation& ctx, const std::optional<engine::dist::RankEnv>& ranks) const {
+    if ((device_opt_->count() > 0 && to_lower(trim(device_)) != "gpu") ||
+        (mode_opt_->count() > 0 && to_lower(trim(mode_)) != "train"))
+      throw_usage("data-parallel runs time GPU training steps", "use --device gpu --mode train (the defaults)");
+    if (profile_ || counters_ || !data_.empty() || !layout_.empty() || !net_.weights.empty() || !checkpoint_.empty() ||
+        lengths_ != "equal")
+      throw_usage("--profile, --counters, --data, --layout, --weights, --checkpoint and --lengths are for one GPU",
+                  "drop them from a data-parallel run");
+    engine::NetBenchConfig cfg = net_;
+    cfg.models = {"bert-base"};
+    cfg.gpu = cfg.train = true;
+    cfg.cpu = cfg.infer = false;
+    cfg.precisions = engine::parse_precisions(to_lower(trim(precision_)));
+    cfg.batches = parse_int_list(batch_opt_->count() > 0 ? batch_ : "32", "--batch");
+    const auto seqs = parse_int_list(seq_opt_->count() > 0 ? seq_ : "128", "--seq");
+    if (seqs.size() != 1) throw_usage("bert-base --gpus takes one --seq", "give one sequence length, e.g. --seq 128");
+    cfg.seq = seqs.front();
+    cfg.graphs = !no_graphs_;
+    cfg.peer = to_lower(trim(peer_));
+    cfg.peer_script = peer_script_;
+    return run_data_parallel(ctx, cfg, ranks);
+  }
+
   // bert-base: question-answering inference and fine-tuning cells
   // (engine/bert_bench.hpp), stored and tabled as the networks' cells.
   Report run_bert(Invocation& ctx) {
+    if (const auto ranks = engine::dist::read_rank_env();
+        !gpus_.empty() || !rank_out_.empty() || (ranks && ranks->world > 1))
+      return run_bert_data_parallel(ctx, ranks);
     engine::BertBenchConfig cfg;
     Report report("bench");
     choose_devices_and_modes(cfg, report);
@@ -510,21 +558,7 @@ class BenchCommand : public Command {
       if (profile_ || counters_ || !cfg.data.empty() || !cfg.weights.empty())
         throw_usage("--profile, --counters, --data and --weights are for one GPU",
                     "drop them from a data-parallel run (profile one with roofline profile -- mpirun ...)");
-      const std::string gd = to_lower(trim(grad_dtype_));
-      if (gd != "fp32" && gd != "bf16")
-        throw_usage(fmt::format("--grad-dtype {}", grad_dtype_), "gradients travel as fp32 or bf16");
-      cfg.grad_dtype = gd == "bf16" ? engine::DType::BF16 : engine::DType::F32;
-      if (!rank_out_.empty() && !ranks)
-        throw_usage("--rank-out is for the ranks bench --gpus starts (RANK and WORLD_SIZE unset)",
-                    "run roofline bench ... --gpus N instead");
-      if (ranks && (ranks->world > 1 || !rank_out_.empty())) {
-        if (!gpus_.empty())
-          throw_usage(fmt::format("--gpus inside a launcher's job of {} ranks", ranks->world),
-                      "drop --gpus: the launcher's ranks (" + ranks->launcher + ") are the GPUs");
-        return bench_scaling::run_rank(ctx, cfg, *ranks, rank_out_);
-      }
-      cfg.gpus = parse_gpu_counts(gpus_);
-      return bench_scaling::run(ctx, cfg);
+      return run_data_parallel(ctx, cfg, ranks);
     }
     if (profile_) {
       if (!cfg.gpu)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,6 +29,8 @@ std::vector<std::string> rank_argv(const engine::NetBenchConfig& cfg, const std:
                                 "--precision", join(p, ","), "--batch", join(b, ","), "--steps", std::to_string(cfg.steps),
                                 "--warmup", std::to_string(cfg.warmup), "--grad-dtype", cfg.grad_dtype == engine::DType::BF16 ? "bf16" : "fp32",
                                 "--rank-timeout", std::to_string(cfg.rank_timeout_s), "--rank-out", out};
+  if (std::find(cfg.models.begin(), cfg.models.end(), "bert-base") != cfg.models.end())
+    a.insert(a.end(), {"--seq", std::to_string(cfg.seq)});
   if (!cfg.graphs) a.push_back("--no-graphs");
   if (cfg.layout) a.insert(a.end(), {"--layout", engine::to_string(*cfg.layout)});
   if (!cfg.fold_batchnorm) a.push_back("--no-fold");
@@ -70,6 +73,10 @@ Report run(Invocation& ctx, const engine::NetBenchConfig& cfg) {
                             have == 0 ? "none" : std::to_string(have),
                             have == 0 ? " (" + cuda::gpu_unavailable_reason() + ")" : ""),
                 have == 0 ? "run on a machine with GPUs" : fmt::format("give counts up to {}", have));
+  if (!cfg.peer.empty() && std::find(cfg.models.begin(), cfg.models.end(), "bert-base") != cfg.models.end())
+    throw_usage("the DDP peer runs alexnet and resnet18: a data-parallel Hugging Face BERT beside bert-base is not "
+                "built yet",
+                "drop --peer for bert-base --gpus");
   std::vector<engine::NetRecord> ours;
   for (int n : cfg.gpus) {
     if (n == 1) {

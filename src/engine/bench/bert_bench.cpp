@@ -17,14 +17,12 @@
 
 namespace roofline::engine {
 
-namespace {
-
 // `batch` sequences of `seq` random word pieces (ids 1 .. vocab−1), the last
 // two thirds typed 1 (the context after a question), as the peer makes them.
 // With `lens`, sequence b has lens[b] tokens instead (padded to the longest, or packed).
-bert::BertBatch synthetic_batch(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq,
-                                const std::vector<std::int64_t>& lens = {}, bool packed = false) {
-  Rng r(7);
+bert::BertBatch bert_synthetic_batch(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq,
+                                     const std::vector<std::int64_t>& lens, bool packed, std::uint64_t seed) {
+  Rng r(seed);
   std::vector<std::vector<std::int32_t>> ids(static_cast<size_t>(batch)), types(static_cast<size_t>(batch));
   for (std::int64_t b = 0; b < batch; ++b) {
     const std::int64_t n = lens.empty() ? seq : lens[size_t(b)];
@@ -35,6 +33,32 @@ bert::BertBatch synthetic_batch(const bert::BertConfig& c, std::int64_t batch, s
   }
   return bert::BertBatch::make(ids, types, packed);
 }
+
+// A step's paper FLOPs: the forward (inference), or forward, backward and AdamW (training).
+double bert_step_flops(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq, DType dtype, bool train) {
+  double f = 0;
+  for (const auto& n : bert::describe_bert(c, batch, seq, dtype))
+    f += train ? n.cost.train().flops : n.cost.forward.flops;
+  if (train) {
+    double params = 0;
+    for (const auto& t : bert::bert_qa_tensors(c)) params += double(numel(t.shape));
+    f += ops::AdamWShape{static_cast<std::int64_t>(params)}.cost().flops;
+  }
+  return f;
+}
+
+// The answers a synthetic batch trains towards: a span in the context of each sequence.
+void bert_synthetic_targets(std::int64_t batch, std::int64_t seq, std::vector<std::int32_t>& start,
+                            std::vector<std::int32_t>& end) {
+  start.clear(), end.clear();
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::int64_t s0 = std::min(seq - 1, seq / 3 + 1 + b % 7);
+    start.push_back(static_cast<std::int32_t>(s0));
+    end.push_back(static_cast<std::int32_t>(std::min(seq - 1, s0 + 3)));
+  }
+}
+
+namespace {
 
 // The forward's paper FLOPs on a batch as staged: the layers' over its rows, attention over the
 // query-key pairs it computes (padding queries see the real keys; packed batches have no padding).
@@ -48,30 +72,6 @@ double batch_forward_flops(const bert::BertConfig& c, const bert::BertBatch& b, 
     f += bert::attention_shape(c, b, dtype).cost().forward.flops;
   }
   return f;
-}
-
-// A step's paper FLOPs: the forward (inference), or forward, backward and AdamW (training).
-double step_flops(const bert::BertConfig& c, std::int64_t batch, std::int64_t seq, DType dtype, bool train) {
-  double f = 0;
-  for (const auto& n : bert::describe_bert(c, batch, seq, dtype))
-    f += train ? n.cost.train().flops : n.cost.forward.flops;
-  if (train) {
-    double params = 0;
-    for (const auto& t : bert::bert_qa_tensors(c)) params += double(numel(t.shape));
-    f += ops::AdamWShape{static_cast<std::int64_t>(params)}.cost().flops;
-  }
-  return f;
-}
-
-// The answers a synthetic batch trains towards: a span in the context of each sequence.
-void synthetic_targets(std::int64_t batch, std::int64_t seq, std::vector<std::int32_t>& start,
-                       std::vector<std::int32_t>& end) {
-  start.clear(), end.clear();
-  for (std::int64_t b = 0; b < batch; ++b) {
-    const std::int64_t s0 = std::min(seq - 1, seq / 3 + 1 + b % 7);
-    start.push_back(static_cast<std::int32_t>(s0));
-    end.push_back(static_cast<std::int32_t>(std::min(seq - 1, s0 + 3)));
-  }
 }
 
 }  // namespace
@@ -181,11 +181,11 @@ std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink&
             const bool varied = cfg.varied && !train;
             const std::vector<std::int64_t> lens = varied ? bert_varied_lengths(batch, seq) : std::vector<std::int64_t>{};
             for (const bool packed : varied ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-              const bert::BertBatch b = synthetic_batch(bc, batch, seq, lens, packed);
+              const bert::BertBatch b = bert_synthetic_batch(bc, batch, seq, lens, packed);
               model.stage(b);
               if (train) {
                 std::vector<std::int32_t> start, end;
-                synthetic_targets(batch, seq, start, end);
+                bert_synthetic_targets(batch, seq, start, end);
                 model.stage_targets(start, end);
               }
               std::int64_t real = 0;
@@ -194,7 +194,7 @@ std::vector<NetRecord> run_bert_bench(const BertBenchConfig& cfg, const NetSink&
               r.model = fmt::format("bert-base s{}{}", seq, varied ? (packed ? " varied packed" : " varied") : "");
               r.device = dev;
               r.precision = to_string(p);
-              r.flops = varied ? batch_forward_flops(bc, b, dtype) : step_flops(bc, batch, seq, dtype, train);
+              r.flops = varied ? batch_forward_flops(bc, b, dtype) : bert_step_flops(bc, batch, seq, dtype, train);
               r.params["seq"] = seq;
               if (varied) {
                 r.params["lengths"] = lens;
@@ -267,7 +267,7 @@ std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {
       const DType dtype = activation_dtype(parse_precision(r.precision));
       r.params["seq"] = seq;
       if (!varied) {
-        r.flops = step_flops(bc, r.batch, seq, dtype, r.mode == "train");
+        r.flops = bert_step_flops(bc, r.batch, seq, dtype, r.mode == "train");
         out.push_back(std::move(r));
         continue;
       }
@@ -275,7 +275,7 @@ std::vector<NetRecord> run_bert_peer(const BertBenchConfig& cfg) {
         throw Error(ErrorKind::Input, fmt::format("the BERT peer sent a varied cell of batch {}", r.batch),
                     "run peers/pytorch_bert.py bench by hand to see why");
       // Hugging Face pads: its one padded cell stands beside both of ours, the padded and the packed.
-      r.flops = batch_forward_flops(bc, synthetic_batch(bc, r.batch, seq, bert_varied_lengths(r.batch, seq)), dtype);
+      r.flops = batch_forward_flops(bc, bert_synthetic_batch(bc, r.batch, seq, bert_varied_lengths(r.batch, seq)), dtype);
       r.params["lengths"] = bert_varied_lengths(r.batch, seq);
       NetRecord packed = r;
       packed.model += " packed";

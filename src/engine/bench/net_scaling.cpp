@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 
 #include "roofline/build_info.hpp"
 #include "roofline/core/env.hpp"
@@ -13,6 +15,9 @@
 #include "roofline/core/stats.hpp"
 #include "roofline/core/strings.hpp"
 #include "roofline/engine/bench.hpp"
+#include "roofline/engine/bert.hpp"
+#include "roofline/engine/bert_bench.hpp"
+#include "roofline/engine/bert_text.hpp"
 #include "roofline/engine/graph_network.hpp"
 #include "roofline/engine/nccl_sync.hpp"
 #include "roofline/engine/rendezvous.hpp"
@@ -28,8 +33,8 @@ std::string fingerprint(const NetBenchConfig& cfg) {
   std::vector<std::string> p, b;
   for (Precision x : cfg.precisions) p.push_back(to_string(x));
   for (auto x : cfg.batches) b.push_back(std::to_string(x));
-  return fmt::format("build {} ({}); models {}; precisions {}; batches {}; steps {}+{}; graphs {}; gradients {}; layout {}",
-                     build::kGitSha, build::kVersion, join(cfg.models, ","), join(p, ","), join(b, ","), cfg.warmup,
+  return fmt::format("build {} ({}); models {}; seq {}; precisions {}; batches {}; steps {}+{}; graphs {}; gradients {}; layout {}",
+                     build::kGitSha, build::kVersion, join(cfg.models, ","), cfg.seq, join(p, ","), join(b, ","), cfg.warmup,
                      cfg.steps, cfg.graphs ? "on" : "off", cfg.grad_dtype == DType::BF16 ? "bf16" : "fp32",
                      cfg.layout ? to_string(*cfg.layout) : "default");
 }
@@ -63,6 +68,81 @@ Fault read_fault() {
   f.rank = std::stoi(parts[1]);
   f.step = std::stoi(parts[2]);
   return f;
+}
+
+// One rank's cell, whatever the model: the step (replayed once captured),
+// its capture, and what the record says of it.
+struct RankCell {
+  std::string name;                        // the record's model
+  std::function<void(bool graphs)> step;
+  std::function<void()> capture;
+  std::function<float()> loss;             // synchronous
+  std::function<double()> bytes;           // the model's planned device memory
+  double flops = 0;                        // per GPU and step
+  size_t buckets = 0;
+  std::int64_t bucket_bytes = 0;           // of gradients all-reduced per step
+  nlohmann::json params = nlohmann::json::object();
+  std::shared_ptr<void> keep;              // the model
+};
+
+RankCell net_cell(const NetBenchConfig& cfg, Context& ctx, dist::GradSync* sync, const std::string& model,
+                  Precision p, std::int64_t batch, int rank) {
+  auto g = std::make_shared<LayerGraph>(make_graph_model(model));
+  auto net = std::make_shared<GraphNetwork>(*g, ctx, batch, cell_options(cfg, *g, p, true));
+  dist::BucketPlanConfig bc;
+  bc.grad_dtype = cfg.grad_dtype;
+  if (sync) net->set_grad_sync(sync, bc);
+  fill_synthetic(*net, batch, 1 + static_cast<std::uint64_t>(rank));
+  RankCell c;
+  c.name = model;
+  c.step = [net, batch](bool) { net->captured() ? net->replay() : net->train_step(batch); };
+  c.capture = [net, batch] { net->capture_train_step(batch); };
+  c.loss = [net] { return net->loss(); };
+  c.bytes = [net] { return static_cast<double>(net->memory().total()); };
+  c.flops = g->cost(batch, activation_dtype(p)).train().flops;
+  for (const auto& b : net->grad_buckets()) c.bucket_bytes += b.bytes;
+  c.buckets = net->grad_buckets().size();
+  const auto m = net->memory();
+  c.params = {{"format", to_string(net->format())},
+              {"memory", {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer}, {"copies", m.copies},
+                          {"arena", m.arena}}}};
+  c.keep = std::make_shared<std::pair<std::shared_ptr<LayerGraph>, std::shared_ptr<GraphNetwork>>>(g, net);
+  return c;
+}
+
+// BERT-base question answering's fine-tuning step (bert_bench's synthetic
+// sequences of cfg.seq tokens, seeded by rank), its buckets per encoder layer.
+RankCell bert_cell(const NetBenchConfig& cfg, Context& ctx, dist::GradSync* sync, Precision p, std::int64_t batch,
+                   int rank) {
+  const bert::BertConfig bc = bert::bert_base_cased();
+  if (cfg.seq < 1 || cfg.seq > bc.max_positions)
+    throw_usage(fmt::format("--seq {}", cfg.seq), fmt::format("use 1 to {}", bc.max_positions));
+  const DType dtype = activation_dtype(p);
+  auto model = std::make_shared<bert::BertQA>(bc, ctx, dtype, allows_tf32(p));
+  model->init_random(1);
+  model->enable_training({});
+  if (sync) model->set_grad_sync(sync);
+  model->stage(bert_synthetic_batch(bc, batch, cfg.seq, {}, false, 7 + static_cast<std::uint64_t>(rank)));
+  std::vector<std::int32_t> start, end;
+  bert_synthetic_targets(batch, cfg.seq, start, end);
+  model->stage_targets(start, end);
+  RankCell c;
+  c.name = fmt::format("bert-base s{}", cfg.seq);
+  c.step = [model](bool graphs) { graphs ? model->train_step_graph() : model->train_step(); };
+  c.capture = [model] {
+    model->train_step();  // plans and workspaces first, outside the capture
+    model->train_step_graph();
+  };
+  c.loss = [model] { return model->last_loss(); };
+  std::int64_t params = 0;
+  for (const auto& t : bert::bert_qa_tensors(bc)) params += numel(t.shape);
+  c.bytes = [params] { return static_cast<double>(params) * 4 * 4; };  // fp32 weights, gradients and AdamW's two moments
+  c.flops = bert_step_flops(bc, batch, cfg.seq, dtype, true);
+  c.buckets = sync ? bc.layers + 2 : 0;  // the QA head, each layer, the fp32 tensors
+  c.bucket_bytes = sync ? params * (cfg.grad_dtype == DType::BF16 ? 2 : 4) : 0;
+  c.params = {{"seq", cfg.seq}, {"memory", "parameters, gradients and AdamW's state only"}};
+  c.keep = model;
+  return c;
 }
 
 }  // namespace
@@ -100,12 +180,8 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
         if (env.rank == 0)
           status(fmt::format("{} gpu {} batch {} per GPU on {} GPU{}: data-parallel training", model, to_string(p),
                              batch, env.world, env.world > 1 ? "s" : ""));
-        const LayerGraph g = make_graph_model(model);
-        GraphNetwork net(g, ctx, batch, cell_options(cfg, g, p, true));
-        dist::BucketPlanConfig bc;
-        bc.grad_dtype = cfg.grad_dtype;
-        if (sync) net.set_grad_sync(sync.get(), bc);
-        fill_synthetic(net, batch, 1 + static_cast<std::uint64_t>(env.rank));
+        const RankCell c = model == "bert-base" ? bert_cell(cfg, ctx, sync.get(), p, batch, env.rank)
+                                                : net_cell(cfg, ctx, sync.get(), model, p, batch, env.rank);
         const bool graphs = cfg.graphs;
         int step_no = 0;
         const auto step = [&] {
@@ -114,13 +190,10 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
             std::_Exit(9);
           }
           ++step_no;
-          if (net.captured())
-            net.replay();
-          else
-            net.train_step(batch);
+          c.step(graphs);
         };
         if (graphs) {
-          net.capture_train_step(batch);  // one eager step (collectives included), then the capture
+          c.capture();  // one eager step (collectives included), then the capture
           wait();
         }
         for (int i = 0; i < cfg.warmup; ++i) step();
@@ -129,8 +202,8 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
         for (int i = 0; i < cfg.steps; ++i) t.push_back(detail::cuda_time(ctx.cuda(), step, 1, wait));
         // A data-parallel step is as slow as its slowest rank.
         const auto all_t = rv.all_gather(join_doubles(t));
-        const auto losses = rv.all_gather(fmt::format("{:.9g}", net.loss()));
-        const auto peaks = rv.all_gather(std::to_string(net.memory().total() + ctx.scratch_bytes()));
+        const auto losses = rv.all_gather(fmt::format("{:.9g}", c.loss()));
+        const auto peaks = rv.all_gather(std::to_string(c.bytes() + ctx.scratch_bytes()));
         ++cell;
         if (env.rank != 0) continue;
         std::vector<double> slowest = t;
@@ -144,7 +217,7 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
           peak = std::max(peak, std::stod(peaks[size_t(r)]));
         }
         NetRecord r;
-        r.model = model;
+        r.model = c.name;
         r.device = "gpu";
         r.precision = to_string(p);
         r.mode = "train";
@@ -153,22 +226,17 @@ std::vector<NetRecord> run_net_bench_rank(const NetBenchConfig& cfg, const dist:
         r.steps = cfg.steps;
         const Summary s = summarize(slowest);
         r.median_s = s.median, r.iqr_s = s.iqr(), r.min_s = s.min, r.max_s = s.max;
-        r.flops = g.cost(batch, activation_dtype(p)).train().flops * env.world;
+        r.flops = c.flops * env.world;
         r.loss = loss;
         r.peak_bytes = peak;
-        const auto m = net.memory();
-        r.params = {{"graphs", graphs},
-                    {"format", to_string(net.format())},
-                    {"memory", {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer},
-                                {"copies", m.copies}, {"arena", m.arena}}},
-                    {"data", "synthetic, seeded by rank"},
-                    {"launcher", env.launcher.empty() ? std::string("none (one process)") : env.launcher}};
+        r.params = c.params;
+        r.params["graphs"] = graphs;
+        r.params["data"] = "synthetic, seeded by rank";
+        r.params["launcher"] = env.launcher.empty() ? std::string("none (one process)") : env.launcher;
         if (sync) {
-          std::int64_t bytes = 0;
-          for (const auto& b : net.grad_buckets()) bytes += b.bytes;
           r.params["gradients"] = cfg.grad_dtype == DType::BF16 ? "bf16" : "fp32";
-          r.params["buckets"] = net.grad_buckets().size();
-          r.params["bucket_bytes"] = bytes;
+          r.params["buckets"] = c.buckets;
+          r.params["bucket_bytes"] = c.bucket_bytes;
           r.params["nccl"] = dist::nccl_version();
         }
         out.push_back(std::move(r));
