@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The data-parallel PyTorch peer of `roofline bench alexnet,resnet18 --gpus N,...`.
+"""The data-parallel PyTorch peer of `roofline bench alexnet,resnet18 --gpus N,...` (and bert-base).
 
 Times a DistributedDataParallel training step of torchvision's alexnet and
 resnet18 (1000 classes, synthetic 224x224 batches: forward, cross-entropy,
@@ -87,27 +87,52 @@ def nccl_version():
     return ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
 
 
-def cell(rank, gpus, model_name, precision, batch, steps, warmup, layout, lr, bucket_mb, classes=1000, size=224):
+def cell(rank, gpus, model_name, precision, batch, steps, warmup, layout, lr, bucket_mb, seq=128, classes=1000,
+         size=224):
     set_precision(precision)
     torch.manual_seed(0)
-    model = getattr(torchvision.models, model_name)(num_classes=classes).cuda()
     lowp = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
-    fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
-    model = model.to(memory_format=fmt)
     dev = torch.cuda.current_device()  # the local rank's GPU
-    ddp = DDP(model, device_ids=[dev], bucket_cap_mb=bucket_mb, gradient_as_bucket_view=True)
-    g = torch.Generator().manual_seed(1 + rank)  # every rank its own batch
-    x = torch.randn(batch, 3, size, size, generator=g).to("cuda", memory_format=fmt)
-    y = torch.randint(0, classes, (batch,), generator=g).cuda()
-    opt = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
     amp = torch.autocast(device_type="cuda", dtype=lowp or torch.bfloat16, enabled=lowp is not None)
     # fp16's range needs loss scaling; bf16 and fp32 run the same calls with it off.
     scaler = torch.amp.GradScaler("cuda", enabled=precision == "fp16")
+    if model_name == "bert-base":
+        # Hugging Face's BertForQuestionAnswering of bert-base-cased's shape, as peers/pytorch_bert.py's train
+        # cells (attention-probability dropout off, as roofline's fused attention has none; fused AdamW), its
+        # synthetic sequences of `seq` tokens drawn per rank.
+        from pytorch_bert import config, make_batch, targets
+        from transformers import BertForQuestionAnswering
+        cfg = config("base")
+        cfg.attention_probs_dropout_prob = 0.0
+        model = BertForQuestionAnswering(cfg).cuda()
+        ddp = DDP(model, device_ids=[dev], bucket_cap_mb=bucket_mb, gradient_as_bucket_view=True)
+        lens = [seq] * batch
+        ids, types, mask = make_batch(cfg, lens, rank, "cuda")
+        start, end = targets(lens, "cuda")
+        opt = torch.optim.AdamW(ddp.parameters(), lr=3e-5, weight_decay=0.01, fused=True)
+        model_name = f"bert-base s{seq}"
+        layout = "nchw"
+
+        def forward():
+            return ddp(input_ids=ids, token_type_ids=types, attention_mask=mask, start_positions=start,
+                       end_positions=end).loss
+    else:
+        model = getattr(torchvision.models, model_name)(num_classes=classes).cuda()
+        fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
+        model = model.to(memory_format=fmt)
+        ddp = DDP(model, device_ids=[dev], bucket_cap_mb=bucket_mb, gradient_as_bucket_view=True)
+        g = torch.Generator().manual_seed(1 + rank)  # every rank its own batch
+        x = torch.randn(batch, 3, size, size, generator=g).to("cuda", memory_format=fmt)
+        y = torch.randint(0, classes, (batch,), generator=g).cuda()
+        opt = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
+
+        def forward():
+            return F.cross_entropy(ddp(x), y)
 
     def train_step():
         opt.zero_grad(set_to_none=True)
         with amp:
-            loss = F.cross_entropy(ddp(x), y)
+            loss = forward()
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
@@ -153,7 +178,7 @@ def cell(rank, gpus, model_name, precision, batch, steps, warmup, layout, lr, bu
     return rec
 
 
-def rank_main(rank, gpus, port, cells, steps, warmup, bucket_mb, path, local_rank=None):
+def rank_main(rank, gpus, port, cells, steps, warmup, bucket_mb, path, local_rank=None, seq=128):
     if port is not None:
         os.dup2(2, 1)  # stdout carries the parent's one JSON document: whatever a rank prints goes to stderr
     torch.cuda.set_device(rank if local_rank is None else local_rank)
@@ -163,7 +188,7 @@ def rank_main(rank, gpus, port, cells, steps, warmup, bucket_mb, path, local_ran
     for model, precision, batch, layout, lr in cells:
         if rank == 0:
             log(f"pytorch_ddp: {model} {precision} batch {batch} gpus {gpus}")
-        out.append(cell(rank, gpus, model, precision, batch, steps, warmup, layout, lr, bucket_mb))
+        out.append(cell(rank, gpus, model, precision, batch, steps, warmup, layout, lr, bucket_mb, seq))
     if rank == 0 and path:
         with open(path, "w") as f:
             json.dump(out, f)
@@ -186,6 +211,7 @@ def main():
                     help="DEVICE/PRECISION=nchw|nhwc,...: each cell's layout, contiguous or channels_last, as "
                          "roofline's network of that cell takes it (only gpu/ entries matter); default nchw")
     ap.add_argument("--bucket-mb", type=float, default=25, help="DDP's bucket_cap_mb")
+    ap.add_argument("--seq", type=int, default=128, help="bert-base: tokens per sequence")
     ap.add_argument("--port", type=int, default=0,
                     help="the rendezvous port on 127.0.0.1, the same for every N (0: a free one for each N)")
     a = ap.parse_args()
@@ -211,7 +237,7 @@ def main():
         # Started by torchrun (or any launcher that sets its variables): this process is one rank of that
         # job, --gpus is ignored, and NCCL meets through MASTER_ADDR/MASTER_PORT (env://).
         rank_main(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), None, cells, a.steps, a.warmup,
-                  a.bucket_mb, None, int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
+                  a.bucket_mb, None, int(os.environ.get("LOCAL_RANK", os.environ["RANK"])), a.seq)
         return
     out = []
     for n in gpu_counts:
@@ -219,7 +245,7 @@ def main():
         with tempfile.TemporaryDirectory(prefix="pytorch_ddp.") as d:
             path = os.path.join(d, "records.json")
             try:  # a rank's exception comes back here (the other ranks are terminated) instead of hanging
-                mp.spawn(rank_main, args=(n, port, cells, a.steps, a.warmup, a.bucket_mb, path), nprocs=n,
+                mp.spawn(rank_main, args=(n, port, cells, a.steps, a.warmup, a.bucket_mb, path, None, a.seq), nprocs=n,
                          join=True)
             except Exception as e:
                 raise SystemExit(f"pytorch_ddp: {n} GPU(s): {type(e).__name__}: {e}")

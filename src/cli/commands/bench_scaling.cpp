@@ -73,10 +73,6 @@ Report run(Invocation& ctx, const engine::NetBenchConfig& cfg) {
                             have == 0 ? "none" : std::to_string(have),
                             have == 0 ? " (" + cuda::gpu_unavailable_reason() + ")" : ""),
                 have == 0 ? "run on a machine with GPUs" : fmt::format("give counts up to {}", have));
-  if (!cfg.peer.empty() && std::find(cfg.models.begin(), cfg.models.end(), "bert-base") != cfg.models.end())
-    throw_usage("the DDP peer runs alexnet and resnet18: a data-parallel Hugging Face BERT beside bert-base is not "
-                "built yet",
-                "drop --peer for bert-base --gpus");
   std::vector<engine::NetRecord> ours;
   for (int n : cfg.gpus) {
     if (n == 1) {

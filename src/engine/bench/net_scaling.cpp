@@ -284,10 +284,24 @@ std::vector<NetRecord> run_net_ddp_peer(const NetBenchConfig& cfg) {
   for (int n : cfg.gpus) gpus.push_back(std::to_string(n));
   for (const auto& m : cfg.models) lrs.push_back(fmt::format("{}={}", m, recipe_learning_rate(m)));
   const std::string cmd = fmt::format(
-      "python3 '{}' --models {} --precisions {} --batches {} --gpus {} --steps {} --warmup {} --layouts {} --lrs {}",
+      "python3 '{}' --models {} --precisions {} --batches {} --gpus {} --steps {} --warmup {} --layouts {} --lrs {} "
+      "--seq {}",
       script, join(cfg.models, ","), join(precisions, ","), join(batches, ","), join(gpus, ","), cfg.steps, cfg.warmup,
-      join(layouts, ","), join(lrs, ","));
-  return parse_net_peer_json(run_peer_command(cmd));
+      join(layouts, ","), join(lrs, ","), cfg.seq);
+  const nlohmann::json j = run_peer_command(cmd);
+  if (!j.contains("records") || !j["records"].is_array())
+    throw Error(ErrorKind::Input, "the DDP peer printed no records", "run peers/pytorch_ddp.py by hand to see why");
+  std::vector<NetRecord> out;
+  for (const auto& x : j["records"]) {
+    NetRecord r = parse_peer_record(x);
+    const DType dtype = activation_dtype(parse_precision(r.precision));
+    // The same paper FLOPs as roofline's cell of that model, over every GPU.
+    r.flops = (r.model.rfind("bert-base", 0) == 0 ? bert_step_flops(bert::bert_base_cased(), r.batch, cfg.seq, dtype, true)
+                                                  : make_graph_model(r.model).cost(r.batch, dtype).train().flops) *
+              r.gpus;
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 Table net_scaling_table(const std::vector<NetRecord>& ours, const std::vector<NetRecord>& peer) {
