@@ -102,9 +102,10 @@ std::vector<NetRecord> run_net_bench(const NetBenchConfig& cfg, const NetSink& s
 // The peer's cells (eager, and torch.compile unless !cfg.peer_compile).
 std::vector<NetRecord> run_net_peer(const NetBenchConfig& cfg);
 std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j);
-// One record of a peer script's "records" list (peers/pytorch_nets.py, peers/pytorch_bert.py): its
-// source, model, device, precision, mode, batch, steps, times, peak memory, loss and the torch version and
-// threads in params; the FLOPs are the caller's (from the engine's costs of that model).
+// One record of a peer script's "records" list (peers/pytorch_nets.py, pytorch_bert.py, pytorch_ddp.py):
+// its source, model, device, precision, mode, batch, GPUs, steps, times, peak memory, loss, and in params
+// the torch version, threads, layout (as "format") and loss scale where given; the FLOPs are the caller's
+// (from the engine's costs of that model).
 NetRecord parse_peer_record(const nlohmann::json& x);
 // The largest batch whose planned bytes fit in free_bytes less `margin`,
 // from the bytes a network plans at batch 1 and 2 (affine in the batch);

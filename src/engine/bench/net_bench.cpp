@@ -357,6 +357,8 @@ NetRecord parse_peer_record(const nlohmann::json& x) {
   if (x.contains("peak_bytes") && x["peak_bytes"].is_number()) r.peak_bytes = x["peak_bytes"].get<double>();
   if (x.contains("loss") && x["loss"].is_number()) r.loss = x["loss"].get<double>();
   r.params = {{"torch", x.value("torch", "")}, {"threads", x.value("threads", 0)}};
+  if (x.contains("layout") && x["layout"].is_string()) r.params["format"] = x["layout"];
+  if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
   return r;
 }
 
@@ -371,8 +373,6 @@ std::vector<NetRecord> parse_net_peer_json(const nlohmann::json& j) {
     r.flops = (r.mode == "train" ? g.cost(r.batch, dtype).train().flops
                                  : inference_cost(g, r.batch, dtype, false).flops) *  // eager PyTorch folds nothing
               r.gpus;
-    if (x.contains("layout") && x["layout"].is_string()) r.params["format"] = x["layout"];
-    if (x.contains("loss_scale") && x["loss_scale"].is_number()) r.params["loss_scale"] = x["loss_scale"];
     out.push_back(std::move(r));
   }
   return out;
