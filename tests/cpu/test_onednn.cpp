@@ -251,6 +251,28 @@ TEST(OneDnn, NhwcAndGroupedConvolutionsMatchFloat64Loops) {
   }
 }
 
+// oneDNN 2.6's AVX-512 1×1 weight gradient at stride 2 corrupts the heap with
+// 2 or 4 threads at these shapes (dnnl_conv.cpp, past_skipped): the plan takes
+// the next implementation, whose values match the float64 loops. On a CPU
+// without AVX-512 that kernel is never offered and the values are checked alone.
+TEST(OneDnn, AStridedOneByOneWeightGradientAvoidsTheCorruptingKernel) {
+  const int before = omp_get_max_threads();
+  Rng rng(28);
+  for (int threads : {2, 4}) {
+    omp_set_num_threads(threads);
+    for (MemoryFormat f : {MemoryFormat::NHWC, MemoryFormat::NCHW})
+      for (const auto& s : {conv(3, 8, 14, 16, 1, 2, 0), conv(1, 12, 8, 1, 1, 2, 0), conv(4, 12, 7, 20, 1, 2, 0)}) {
+        const onednn::ConvSpec c{s, 1, f};
+        check_layout_and_groups(c, rng);
+        const std::string impl = onednn::conv_impl(c, onednn::Pass::WeightGrad);
+        EXPECT_FALSE(impl.empty());
+        EXPECT_NE(impl.rfind("jit_1x1:avx512", 0), 0u) << impl;
+        EXPECT_TRUE(onednn::is_fast_impl(impl.substr(0, impl.find(' ')))) << impl;
+      }
+  }
+  omp_set_num_threads(before);
+}
+
 // Inside one of the fast path's parallel regions each call runs oneDNN on its
 // own thread (plans per thread, a team of one): the same values as a call
 // outside, and the thread count is restored afterwards.
