@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages roofline builds and tests with, skipping any
 # already present. Runs apt-get as root (directly, or through sudo).
-#   --test   also what the tests need (headless Chromium for the chart test; clang-14 with
+#   --test   also what the tests need (headless Chromium for the chart test; gdb, for the
+#            stacks of a command that hangs in a CLI test; clang-14 with
 #            libFuzzer and libomp for tools/sanitize.sh and tools/fuzz.sh)
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config ccache libsqlite3-dev zlib1g-dev
       nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libdnnl-dev libturbojpeg0-dev dataset-fashion-mnist)
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(chromium sqlite3 clang-14 libclang-rt-14-dev libomp-14-dev)
+  pkgs+=(chromium sqlite3 gdb clang-14 libclang-rt-14-dev libomp-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,21 @@ std::string roofline_binary() {
     if (std::filesystem::exists(beside, ec)) return beside.string();
   }
   return ROOFLINE_BINARY;
+}
+// Every thread's stack of a command that passed its time limit, so that a hang
+// seen once (on CI, under the sanitizers) says where it was: gdb attached for a
+// moment, when it is installed and allowed to attach.
+std::string stacks_of(pid_t pid) {
+  if (std::system("command -v gdb > /dev/null 2>&1") != 0) return "(gdb is not installed: no stacks)\n";
+  const std::string cmd = "timeout 120 gdb -batch -nx -p " + std::to_string(pid) +
+                          " -ex 'thread apply all bt 40' 2>&1 | grep -E '^(Thread|#)'";
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char line[1024];
+    while (std::fgets(line, sizeof line, p)) out += line;
+    ::pclose(p);
+  }
+  return out.empty() ? "(gdb could not attach: no stacks)\n" : out;
 }
 }  // namespace
 
@@ -68,6 +84,8 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
     int left = static_cast<int>(
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
     if (left <= 0) {
+      r.err += "\nrun_cli: roofline passed the test's " + std::to_string(timeout_s) +
+               " s limit and was killed; its threads were:\n" + stacks_of(pid);
       kill(pid, SIGKILL);
       break;
     }

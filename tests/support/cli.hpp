@@ -11,7 +11,9 @@ struct CliResult {
 };
 
 // Runs ROOFLINE_BINARY with `args`, extra environment entries ("K=V"), and an
-// optional working directory. Never throws on a nonzero exit.
+// optional working directory. Never throws on a nonzero exit. A command still
+// running after `timeout_s` is killed (exit 137), with every thread's stack
+// (gdb) added to `err`.
 CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                   const std::string& cwd = {}, int timeout_s = 300);
 
