@@ -17,7 +17,7 @@ TEST(RunCli, AHungCommandIsKilledAtItsLimitWithItsStacks) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(50));
   EXPECT_EQ(r.exit_code, 128 + 9);
   EXPECT_NE(r.err.find("passed the test's 1 s limit"), std::string::npos) << r.err;
-  if (std::system("command -v gdb > /dev/null 2>&1") != 0) GTEST_SKIP() << "gdb is not installed: no stacks to check";
+  if (r.err.find("gdb is not installed") != std::string::npos) GTEST_SKIP() << "gdb is not installed: no stacks to check";
   // sleep's one thread, in its wait (or a word from gdb saying why it could not attach).
   EXPECT_TRUE(r.err.find("#0") != std::string::npos || r.err.find("could not attach") != std::string::npos) << r.err;
 }
